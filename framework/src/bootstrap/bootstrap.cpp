@@ -1,0 +1,287 @@
+#include "bootstrap/bootstrap.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace uniperf::bootstrap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// ---------------------------------------------------------------------------
+// In-process pair: two queues guarded by one mutex.
+// ---------------------------------------------------------------------------
+
+struct SharedQueues {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Bytes> to_rank[2];
+  bool closed[2] = {false, false};
+};
+
+class InProcessBootstrap final : public Bootstrap {
+ public:
+  InProcessBootstrap(std::shared_ptr<SharedQueues> queues, int rank)
+      : queues_(std::move(queues)), rank_(rank) {}
+  ~InProcessBootstrap() override {
+    std::lock_guard lock(queues_->mutex);
+    queues_->closed[rank_] = true;
+    queues_->ready.notify_all();
+  }
+
+  int rank() const override { return rank_; }
+
+  void send(std::span<const std::byte> message) override {
+    std::lock_guard lock(queues_->mutex);
+    queues_->to_rank[1 - rank_].emplace_back(message.begin(), message.end());
+    queues_->ready.notify_all();
+  }
+
+  Bytes receive(std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(queues_->mutex);
+    auto& queue = queues_->to_rank[rank_];
+    const bool got = queues_->ready.wait_for(
+        lock, timeout, [&] { return !queue.empty() || queues_->closed[1 - rank_]; });
+    if (!queue.empty()) {
+      Bytes message = std::move(queue.front());
+      queue.pop_front();
+      return message;
+    }
+    if (!got) throw BootstrapError("peer did not answer within " + std::to_string(timeout.count()) + " ms");
+    throw BootstrapError("peer closed the control connection");
+  }
+
+  bool message_ready() override {
+    std::lock_guard lock(queues_->mutex);
+    return !queues_->to_rank[rank_].empty();
+  }
+
+ private:
+  std::shared_ptr<SharedQueues> queues_;
+  int rank_;
+};
+
+// ---------------------------------------------------------------------------
+// TCP: length-prefixed frames on a blocking socket, waits bounded by poll().
+// ---------------------------------------------------------------------------
+
+void configure_socket(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Keepalive with short intervals: a peer host that vanishes without a FIN
+  // is detected in seconds, not hours.
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int idle = 2, interval = 1, count = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+class TcpBootstrap final : public Bootstrap {
+ public:
+  TcpBootstrap(int fd, int rank) : fd_(fd), rank_(rank) { configure_socket(fd_); }
+  ~TcpBootstrap() override { ::close(fd_); }
+
+  int rank() const override { return rank_; }
+  int liveness_fd() const override { return fd_; }
+
+  void send(std::span<const std::byte> message) override {
+    const std::uint32_t length = htonl(static_cast<std::uint32_t>(message.size()));
+    write_all(reinterpret_cast<const std::byte*>(&length), sizeof length);
+    write_all(message.data(), message.size());
+  }
+
+  Bytes receive(std::chrono::milliseconds timeout) override {
+    const auto deadline = Clock::now() + timeout;
+    std::uint32_t length = 0;
+    read_all(reinterpret_cast<std::byte*>(&length), sizeof length, deadline, timeout);
+    Bytes message(ntohl(length));
+    read_all(message.data(), message.size(), deadline, timeout);
+    return message;
+  }
+
+  bool message_ready() override {
+    pollfd pfd{fd_, POLLIN, 0};
+    return ::poll(&pfd, 1, 0) > 0;
+  }
+
+ private:
+  void write_all(const std::byte* data, std::size_t size) {
+    while (size > 0) {
+      const ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw BootstrapError(errno_text("control connection to the peer failed"));
+      }
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+
+  void read_all(std::byte* data, std::size_t size, Clock::time_point deadline,
+                std::chrono::milliseconds timeout) {
+    while (size > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      pollfd pfd{fd_, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        throw BootstrapError("peer did not answer within " + std::to_string(timeout.count()) +
+                             " ms");
+      }
+      const ssize_t n = ::recv(fd_, data, size, 0);
+      if (n == 0) throw BootstrapError("peer closed the control connection");
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        throw BootstrapError(errno_text("control connection to the peer failed"));
+      }
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+
+  int fd_;
+  int rank_;
+};
+
+addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* result = nullptr;
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
+  if (rc != 0) throw BootstrapError("cannot resolve '" + host + "': " + gai_strerror(rc));
+  return result;
+}
+
+}  // namespace
+
+std::string Bootstrap::receive_text(std::chrono::milliseconds timeout) {
+  const Bytes message = receive(timeout);
+  return std::string(reinterpret_cast<const char*>(message.data()), message.size());
+}
+
+Bytes Bootstrap::exchange(std::span<const std::byte> mine, std::chrono::milliseconds timeout) {
+  send(mine);
+  return receive(timeout);
+}
+
+void Bootstrap::barrier(std::chrono::milliseconds timeout) {
+  static constexpr std::byte token[] = {std::byte{'B'}};
+  const Bytes reply = exchange(token, timeout);
+  if (reply.size() != 1 || reply[0] != token[0]) {
+    throw BootstrapError("protocol error: the peer is not at the same barrier");
+  }
+}
+
+std::pair<std::unique_ptr<Bootstrap>, std::unique_ptr<Bootstrap>> make_in_process_pair() {
+  auto queues = std::make_shared<SharedQueues>();
+  return {std::make_unique<InProcessBootstrap>(queues, 0),
+          std::make_unique<InProcessBootstrap>(queues, 1)};
+}
+
+TcpListener::TcpListener(const std::string& host, std::uint16_t port) {
+  addrinfo* addresses = resolve(host, port, true);
+  std::string last_error = "no address";
+  for (addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 4) == 0) {
+      fd_ = fd;
+      break;
+    }
+    last_error = std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(addresses);
+  if (fd_ < 0) {
+    throw BootstrapError("cannot listen on " + (host.empty() ? std::string("*") : host) + ":" +
+                         std::to_string(port) + ": " + last_error);
+  }
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &length);
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+TcpListener::~TcpListener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::milliseconds timeout) {
+  pollfd pfd{fd_, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
+  } while (ready < 0 && errno == EINTR);
+  if (ready == 0) {
+    throw BootstrapError("no peer connected to port " + std::to_string(port_) + " within " +
+                         std::to_string(timeout.count() / 1000) + " s");
+  }
+  const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) throw BootstrapError(errno_text("accept failed"));
+  return std::make_unique<TcpBootstrap>(fd, rank);
+}
+
+std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
+                                       std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string last_error;
+  while (true) {
+    addrinfo* addresses = resolve(host, port, false);
+    for (addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        freeaddrinfo(addresses);
+        return std::make_unique<TcpBootstrap>(fd, rank);
+      }
+      last_error = std::strerror(errno);
+      ::close(fd);
+    }
+    freeaddrinfo(addresses);
+    if (Clock::now() >= deadline) {
+      throw BootstrapError("cannot connect to " + host + ":" + std::to_string(port) + ": " +
+                           last_error);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+Bytes BootstrapPeerChannel::exchange(std::span<const std::byte> mine) {
+  try {
+    return bootstrap_.exchange(mine, bootstrap_.timeout());
+  } catch (const BootstrapError& e) {
+    throw TransportError(std::string("connecting to the peer: ") + e.what());
+  }
+}
+
+void BootstrapPeerChannel::barrier() {
+  try {
+    bootstrap_.barrier(bootstrap_.timeout());
+  } catch (const BootstrapError& e) {
+    throw TransportError(std::string("connecting to the peer: ") + e.what());
+  }
+}
+
+}  // namespace uniperf::bootstrap

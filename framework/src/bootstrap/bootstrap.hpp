@@ -1,0 +1,100 @@
+// Out-of-band control path between the two uniperf processes (DESIGN §4):
+// ordered messages with deadlines. The engine, the session handshake and the
+// plugins' connection blobs all travel here, never on the measured transport.
+//
+// Every wait has a deadline and throws BootstrapError when it passes or the
+// peer is gone, so a dead peer ends the run with a message, not a hang.
+#pragma once
+
+#include <uniperf/plugin.hpp>
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace uniperf::bootstrap {
+
+using namespace std::chrono_literals;
+
+struct BootstrapError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+
+  /// 0: the initiator (measures and reports); 1: the responder.
+  virtual int rank() const = 0;
+  /// Queues one message for the peer.
+  virtual void send(std::span<const std::byte> message) = 0;
+  /// The next message from the peer; throws BootstrapError on timeout or
+  /// when the peer is gone.
+  virtual Bytes receive(std::chrono::milliseconds timeout) = 0;
+  /// True when a message can be received without waiting (polled by the
+  /// passive side of a test between bursts of transport progress).
+  virtual bool message_ready() = 0;
+  /// A descriptor that reports POLLRDHUP/POLLHUP when the peer is gone, for
+  /// the watchdog; -1 when there is none (in-process).
+  virtual int liveness_fd() const { return -1; }
+
+  void send_text(const std::string& text) { send(std::as_bytes(std::span(text))); }
+  std::string receive_text(std::chrono::milliseconds timeout);
+
+  /// Symmetric exchange: both sides send, then both receive.
+  Bytes exchange(std::span<const std::byte> mine, std::chrono::milliseconds timeout);
+  void barrier(std::chrono::milliseconds timeout);
+
+  /// Deadline used by PeerChannel and the engine for setup steps.
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+
+ private:
+  std::chrono::milliseconds timeout_ = 30s;
+};
+
+/// Two connected in-process ends (rank 0 and rank 1), for tests that run
+/// both sides in two threads of one process.
+std::pair<std::unique_ptr<Bootstrap>, std::unique_ptr<Bootstrap>> make_in_process_pair();
+
+/// TCP: the listening side and the connecting side. Which side listens is
+/// independent of rank, so a local pair can have the parent listen while the
+/// child is the responder.
+class TcpListener {
+ public:
+  /// Binds host:port (port 0 = ephemeral). Throws BootstrapError.
+  TcpListener(const std::string& host, std::uint16_t port);
+  ~TcpListener();
+  TcpListener(const TcpListener&) = delete;
+  TcpListener& operator=(const TcpListener&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  /// Waits for one peer; throws BootstrapError on timeout.
+  std::unique_ptr<Bootstrap> accept(int rank, std::chrono::milliseconds timeout);
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+/// Connects to host:port, retrying until the deadline (the peer may still
+/// be starting).
+std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
+                                       std::chrono::milliseconds timeout);
+
+/// The PeerChannel a plugin sees during Context::connect().
+class BootstrapPeerChannel final : public PeerChannel {
+ public:
+  explicit BootstrapPeerChannel(Bootstrap& bootstrap) : bootstrap_(bootstrap) {}
+  int rank() const override { return bootstrap_.rank(); }
+  Bytes exchange(std::span<const std::byte> mine) override;
+  void barrier() override;
+
+ private:
+  Bootstrap& bootstrap_;
+};
+
+}  // namespace uniperf::bootstrap

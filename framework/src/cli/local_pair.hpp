@@ -1,0 +1,37 @@
+// With no --peer and no --listen, `uniperf run` measures on this machine: it
+// starts a second uniperf process as the responder over loopback, so a suite
+// runs with one command and no second terminal.
+#pragma once
+
+#include "bootstrap/bootstrap.hpp"
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+
+namespace uniperf::cli {
+
+class LocalPair {
+ public:
+  /// Listens on an ephemeral loopback port and starts this executable again
+  /// with the same arguments plus --pair-connect 127.0.0.1:PORT.
+  LocalPair(int argc, char** argv);
+  /// Kills the responder if it is still running.
+  ~LocalPair();
+  LocalPair(const LocalPair&) = delete;
+  LocalPair& operator=(const LocalPair&) = delete;
+
+  /// The control connection to the responder (rank 0 here). Fails fast when
+  /// the responder exits before connecting.
+  std::unique_ptr<bootstrap::Bootstrap> accept();
+  /// Waits a few seconds for the responder to exit; kills it otherwise.
+  /// Returns its exit status.
+  int wait();
+
+ private:
+  bootstrap::TcpListener listener_;
+  pid_t child_ = -1;
+};
+
+}  // namespace uniperf::cli

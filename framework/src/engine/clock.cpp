@@ -1,0 +1,65 @@
+#include "engine/clock.hpp"
+
+#include <time.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace uniperf::engine {
+namespace {
+
+double monotonic_raw_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Ticks per microsecond over one window of `window_us`, bracketing each end
+// of the window with two reads so a preemption between them is visible.
+double measure_rate(double window_us) {
+  const double start_us = monotonic_raw_us();
+  const Ticks start = now();
+  double end_us = start_us;
+  while (end_us - start_us < window_us) end_us = monotonic_raw_us();
+  const Ticks end = now();
+  return static_cast<double>(end - start) / (end_us - start_us);
+}
+
+bool cpu_has_invariant_tsc() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      return line.find(" constant_tsc") != std::string::npos &&
+             line.find(" nonstop_tsc") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+ClockInfo calibrate() {
+  ClockInfo info;
+#if defined(__x86_64__) || defined(__i386__)
+  info.source = "tsc";
+  info.invariant = cpu_has_invariant_tsc();
+  // Two windows: the second is the rate; their disagreement is the error.
+  const double first = measure_rate(20'000);
+  const double second = measure_rate(20'000);
+  info.ticks_per_us = second;
+  info.calibration_error_ppm = std::fabs(first - second) / second * 1e6;
+#else
+  info.source = "steady_clock";
+  info.ticks_per_us = 1e3;  // nanoseconds
+#endif
+  return info;
+}
+
+}  // namespace
+
+const ClockInfo& clock_info() {
+  static const ClockInfo info = calibrate();
+  return info;
+}
+
+}  // namespace uniperf::engine

@@ -1,0 +1,42 @@
+// The timed loop's clock. On x86-64 it reads the invariant TSC (one rdtsc,
+// no system call); elsewhere CLOCK_MONOTONIC_RAW through steady_clock. The
+// choice is made at compile time, so reading the clock never branches.
+// calibrate() measures the tick rate against CLOCK_MONOTONIC_RAW once per
+// process and says whether the TSC is invariant, for the result record.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+namespace uniperf::engine {
+
+using Ticks = std::uint64_t;
+
+inline Ticks now() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<Ticks>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count());
+#endif
+}
+
+struct ClockInfo {
+  std::string source;        ///< "tsc" or "steady_clock"
+  double ticks_per_us = 1e3; ///< calibrated rate
+  bool invariant = true;     ///< constant_tsc and nonstop_tsc seen in /proc/cpuinfo
+  double calibration_error_ppm = 0;  ///< disagreement between two calibration windows
+};
+
+/// Measured once per process (about 40 ms the first time), then cached.
+const ClockInfo& clock_info();
+
+inline double ticks_to_us(Ticks ticks) { return static_cast<double>(ticks) / clock_info().ticks_per_us; }
+
+}  // namespace uniperf::engine

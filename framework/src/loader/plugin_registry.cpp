@@ -1,0 +1,127 @@
+#include "loader/plugin_registry.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace uniperf::loader {
+namespace {
+
+constexpr std::string_view kPrefix = "libuniperf-";
+constexpr std::string_view kSuffix = ".so";
+
+bool is_plugin_file(const std::filesystem::path& path) {
+  const std::string file = path.filename().string();
+  return file.size() > kPrefix.size() + kSuffix.size() && file.starts_with(kPrefix) &&
+         file.ends_with(kSuffix);
+}
+
+std::string stem_name(const std::filesystem::path& path) {
+  const std::string file = path.filename().string();
+  if (!is_plugin_file(path)) return file;
+  return file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size());
+}
+
+}  // namespace
+
+PluginRegistry::PluginRegistry(const std::vector<std::filesystem::path>& search_dirs)
+    : search_dirs_(search_dirs) {
+  for (const auto& dir : search_dirs_) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) continue;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (entry.is_regular_file() && is_plugin_file(entry.path())) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      LoadedPlugin loaded = load(file);
+      if (loaded.ok() && find(loaded.name) != nullptr) {
+        loaded.load_error = "shadowed by an earlier plugin named '" + loaded.name + "'";
+        loaded.plugin.reset();
+      }
+      plugins_.push_back(std::move(loaded));
+    }
+  }
+}
+
+PluginRegistry::~PluginRegistry() {
+  plugins_.clear();  // plugin objects first, then the code they live in
+  libraries_.clear();
+}
+
+LoadedPlugin PluginRegistry::load(const std::filesystem::path& library) {
+  LoadedPlugin result;
+  result.path = library;
+  result.name = stem_name(library);
+  boost::dll::shared_library lib;
+  try {
+    lib.load(library.string(), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    result.load_error = std::string("cannot load: ") + e.what();
+    return result;
+  }
+  if (!lib.has(kPluginEntrySymbol)) {
+    result.load_error = std::string("not a uniperf plugin: no '") + kPluginEntrySymbol + "' symbol";
+    return result;
+  }
+  const auto& entry = lib.get<const PluginEntry>(kPluginEntrySymbol);
+  if (entry.abi_major != kAbiMajor || entry.abi_minor > kAbiMinor) {
+    std::ostringstream message;
+    message << "built for plugin ABI " << entry.abi_major << "." << entry.abi_minor
+            << ", this uniperf speaks " << kAbiMajor << "." << kAbiMinor
+            << ": rebuild the plugin against this uniperf";
+    result.load_error = message.str();
+    return result;
+  }
+  try {
+    result.plugin = entry.create();
+    if (!result.plugin) throw std::runtime_error("factory returned no plugin");
+    result.name = result.plugin->name();
+  } catch (const std::exception& e) {
+    result.plugin.reset();
+    result.load_error = std::string("plugin factory failed: ") + e.what();
+    return result;
+  } catch (...) {
+    result.plugin.reset();
+    result.load_error = "plugin factory failed with an unknown exception";
+    return result;
+  }
+  libraries_.push_back(std::move(lib));
+  return result;
+}
+
+Plugin* PluginRegistry::find(std::string_view name) const {
+  for (const auto& p : plugins_) {
+    if (p.ok() && p.name == name) return p.plugin.get();
+  }
+  return nullptr;
+}
+
+std::string PluginRegistry::why_missing(std::string_view name) const {
+  for (const auto& p : plugins_) {
+    if (p.name == name && !p.ok()) return p.path.string() + ": " + p.load_error;
+  }
+  std::string dirs;
+  for (const auto& d : search_dirs_) dirs += (dirs.empty() ? "" : ":") + d.string();
+  return "no plugin named '" + std::string(name) + "' in " + (dirs.empty() ? "(no directory)" : dirs) +
+         " (was it built? see `uniperf list`)";
+}
+
+std::vector<std::filesystem::path> default_search_path() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("UNIPERF_PLUGIN_PATH"); env != nullptr && *env != '\0') {
+    std::stringstream list(env);
+    std::string dir;
+    while (std::getline(list, dir, ':')) {
+      if (!dir.empty()) dirs.emplace_back(dir);
+    }
+  }
+  const auto exe_dir = std::filesystem::path(boost::dll::program_location().string()).parent_path();
+  dirs.push_back(exe_dir.parent_path() / "lib" / "uniperf");
+  return dirs;
+}
+
+}  // namespace uniperf::loader

@@ -1,0 +1,428 @@
+#include "session/session.hpp"
+
+#include "engine/clock.hpp"
+#include "engine/runner.hpp"
+#include "report/stats.hpp"
+#include "suite/suite.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <thread>
+
+namespace uniperf::session {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+/// Raises `abort` when the peer's control connection closes or the armed
+/// deadline passes, so a loop spinning on a transport that will never
+/// complete again ends within a fraction of a second.
+class Watchdog {
+ public:
+  explicit Watchdog(int liveness_fd) : fd_(liveness_fd), thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    stop_ = true;
+    thread_.join();
+  }
+
+  void arm(std::chrono::seconds limit) {
+    deadline_ns_ = (SteadyClock::now() + limit).time_since_epoch().count();
+  }
+  void disarm() { deadline_ns_ = 0; }
+  const std::atomic<bool>& abort() const { return abort_; }
+  bool fired() const { return abort_; }
+
+ private:
+  void watch() {
+    while (!stop_) {
+      if (fd_ >= 0) {
+        pollfd pfd{fd_, POLLRDHUP, 0};
+        if (::poll(&pfd, 1, 50) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+          abort_ = true;
+        }
+      } else {
+        std::this_thread::sleep_for(50ms);
+      }
+      const auto deadline = deadline_ns_.load();
+      if (deadline != 0 && SteadyClock::now().time_since_epoch().count() > deadline) abort_ = true;
+    }
+  }
+
+  int fd_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> abort_{false};
+  std::atomic<std::int64_t> deadline_ns_{0};
+  std::thread thread_;
+};
+
+/// Sets a config's environment for as long as it lives, then restores it.
+class ScopedEnvironment {
+ public:
+  explicit ScopedEnvironment(const std::map<std::string, std::string>& variables) {
+    for (const auto& [name, value] : variables) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, old] : saved_) {
+      if (old) {
+        ::setenv(name.c_str(), old->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+std::string hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+/// Both sides state an outcome; the first failure (ours, else the peer's)
+/// wins, so both sides take the same branch.
+struct Agreement {
+  bool ok = true;
+  report::Status status = report::Status::ok;
+  std::string reason;
+};
+
+Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
+  const json message = {{"ok", mine.ok}, {"status", std::string(report::to_string(mine.status))},
+                        {"reason", mine.reason}};
+  const std::string text = message.dump();
+  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  if (!mine.ok) return mine;
+  const json theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  Agreement result;
+  result.ok = theirs.at("ok").get<bool>();
+  if (!result.ok) {
+    result.status = theirs.at("status") == "error" ? report::Status::error : report::Status::skipped;
+    result.reason = "peer: " + theirs.at("reason").get<std::string>();
+  }
+  return result;
+}
+
+/// Per-size skip decisions agreed by both sides (an empty string = run it).
+std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<std::string> mine) {
+  const std::string text = json(mine).dump();
+  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  const auto theirs =
+      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()))
+          .get<std::vector<std::string>>();
+  for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
+    if (mine[i].empty() && !theirs[i].empty()) mine[i] = "peer: " + theirs[i];
+  }
+  return mine;
+}
+
+class SuiteRun {
+ public:
+  SuiteRun(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+           loader::PluginRegistry& plugins, const RunSettings& settings, const Observer& observer)
+      : control_(control),
+        suite_(suite),
+        plugins_(plugins),
+        settings_(settings),
+        observer_(observer),
+        watchdog_(control.liveness_fd()) {}
+
+  std::vector<report::Record> run(const std::vector<engine::ConfigSpec>& configs) {
+    total_ = 0;
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      for (const auto& test : suite_.tests) total_ += test.sizes.size();
+    }
+    for (const auto& config : configs) {
+      if (stopped_) {
+        for (const auto& test : suite_.tests) record_all(config, test, report::Status::error, stop_reason_);
+        continue;
+      }
+      run_config(config);
+    }
+    return std::move(records_);
+  }
+
+ private:
+  void run_config(const engine::ConfigSpec& config) {
+    ScopedEnvironment environment(config.environment);
+    plugin_ = plugins_.find(config.plugin);
+    context_.reset();
+    caps_ = Capabilities{};
+
+    Agreement mine;
+    if (plugin_ == nullptr) {
+      mine = {false, report::Status::skipped, "unavailable: " + plugins_.why_missing(config.plugin)};
+    } else {
+      try {
+        const Options options = suite::validate_options(config, plugin_->options());
+        context_ = plugin_->open(options);
+        caps_ = context_->capabilities();
+        device_ = context_->device();
+      } catch (const Unavailable& e) {
+        mine = {false, report::Status::skipped, std::string("unavailable: ") + e.what()};
+      } catch (const std::exception& e) {
+        mine = {false, report::Status::error, e.what()};
+      }
+    }
+    const Agreement agreed = guarded([&] { return agree(control_, mine); });
+    if (stopped_ || !agreed.ok) {
+      for (const auto& test : suite_.tests) {
+        record_all(config, test, stopped_ ? report::Status::error : agreed.status,
+                   stopped_ ? stop_reason_ : agreed.reason);
+      }
+      context_.reset();
+      return;
+    }
+    for (const auto& test : suite_.tests) {
+      if (stopped_) {
+        record_all(config, test, report::Status::error, stop_reason_);
+      } else {
+        run_test(config, test);
+      }
+    }
+    context_.reset();
+  }
+
+  void run_test(const engine::ConfigSpec& config, const engine::TestSpec& test) {
+    const engine::FlowSpec& flow = test.flows.front();
+    std::vector<std::string> reasons;
+    for (const auto size : test.sizes) reasons.push_back(engine::skip_reason(test, flow, caps_, size));
+    reasons = guarded([&] { return agree_sizes(control_, reasons); });
+    if (stopped_) {
+      record_all(config, test, report::Status::error, stop_reason_);
+      return;
+    }
+
+    bool any = false;
+    for (const auto& r : reasons) any |= r.empty();
+    std::optional<engine::TestRunner> runner;
+    std::string setup_error;
+    if (any) {
+      try {
+        watchdog_.arm(settings_.size_timeout);
+        runner.emplace(*context_, control_, test, watchdog_.abort());
+        runner->setup();
+        watchdog_.disarm();
+      } catch (const std::exception& e) {
+        stop(test, e.what());
+        setup_error = describe_failure(e.what());
+      }
+    }
+
+    for (std::size_t i = 0; i < test.sizes.size(); ++i) {
+      const std::uint64_t size = test.sizes[i];
+      notify_start(config, test, size);
+      report::Record record = make_record(config, test, size);
+      if (!reasons[i].empty()) {
+        record.status = report::Status::skipped;
+        record.reason = reasons[i];
+      } else if (!setup_error.empty() || stopped_) {
+        record.status = report::Status::error;
+        record.reason = setup_error.empty() ? stop_reason_ : setup_error;
+        setup_error.clear();
+      } else {
+        try {
+          const auto& d = test.duration;
+          watchdog_.arm(settings_.size_timeout +
+                        std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
+          engine::SizeOutcome outcome = runner->run(size);
+          watchdog_.disarm();
+          fill_results(record, flow, outcome);
+        } catch (const std::exception& e) {
+          stop(test, e.what());
+          record.status = report::Status::error;
+          record.reason = describe_failure(e.what());
+        }
+      }
+      emit(std::move(record));
+    }
+  }
+
+  /// A failure inside a test leaves the two sides at unknown points of the
+  /// control protocol: the run stops here and says why.
+  void stop(const engine::TestSpec& test, const std::string& what) {
+    watchdog_.disarm();
+    stopped_ = true;
+    stop_reason_ = "not run: the run stopped after test '" + test.name + "' failed (" + what + ")";
+  }
+
+  std::string describe_failure(const std::string& what) const {
+    if (watchdog_.fired()) return "peer gone or deadline passed: " + what;
+    return what;
+  }
+
+  template <class F>
+  auto guarded(F&& step) -> decltype(step()) {
+    try {
+      return step();
+    } catch (const std::exception& e) {
+      stopped_ = true;
+      stop_reason_ = std::string("not run: lost the peer: ") + e.what();
+      return {};
+    }
+  }
+
+  report::Record make_record(const engine::ConfigSpec& config, const engine::TestSpec& test,
+                             std::uint64_t size) const {
+    report::Record r;
+    r.suite = suite_.name;
+    r.config = config.name;
+    r.plugin = config.plugin;
+    if (plugin_ != nullptr) {
+      r.plugin_version = plugin_->version();
+      r.library_version = plugin_->library_version();
+    }
+    r.device = device_;
+    r.test = test.name;
+    r.size = size;
+    r.flow = engine::effective_flow(test.flows.front(), caps_);
+    r.duration = test.duration;
+    r.preset = test.preset;
+    r.emulated = engine::emulated_features(r.flow, caps_);
+    const auto& clock = engine::clock_info();
+    r.clock_source = clock.source;
+    r.clock_ghz = clock.ticks_per_us / 1e3;
+    r.host = host_;
+    r.timestamp = utc_timestamp();
+    return r;
+  }
+
+  void fill_results(report::Record& record, const engine::FlowSpec& flow,
+                    engine::SizeOutcome& outcome) const {
+    record.iterations_run = outcome.iterations;
+    record.corrupted_bytes = outcome.corrupted_bytes;
+    if (flow.pattern == engine::Pattern::latency) {
+      record.latency = report::compute_latency(outcome.latency_us, outcome.one_way);
+    }
+    record.bandwidth = report::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
+    if (flow.validate && outcome.corrupted_bytes != 0) {
+      record.status = report::Status::error;
+      record.reason = "payload validation failed: " + std::to_string(outcome.corrupted_bytes) +
+                      " corrupted bytes";
+    }
+  }
+
+  void record_all(const engine::ConfigSpec& config, const engine::TestSpec& test,
+                  report::Status status, const std::string& reason) {
+    for (const auto size : test.sizes) {
+      notify_start(config, test, size);
+      report::Record record = make_record(config, test, size);
+      record.status = status;
+      record.reason = reason;
+      emit(std::move(record));
+    }
+  }
+
+  void notify_start(const engine::ConfigSpec& config, const engine::TestSpec& test,
+                    std::uint64_t size) {
+    ++index_;
+    if (control_.rank() == 0 && observer_.on_start) observer_.on_start(config, test, size, index_, total_);
+  }
+
+  void emit(report::Record record) {
+    if (control_.rank() != 0) return;
+    if (observer_.on_record) observer_.on_record(record);
+    records_.push_back(std::move(record));
+  }
+
+  bootstrap::Bootstrap& control_;
+  const engine::SuiteSpec& suite_;
+  loader::PluginRegistry& plugins_;
+  const RunSettings& settings_;
+  const Observer& observer_;
+  Watchdog watchdog_;
+  std::string host_ = hostname();
+
+  Plugin* plugin_ = nullptr;
+  std::unique_ptr<Context> context_;
+  Capabilities caps_;
+  std::string device_;
+
+  bool stopped_ = false;
+  std::string stop_reason_;
+  std::size_t index_ = 0;
+  std::size_t total_ = 0;
+  std::vector<report::Record> records_;
+};
+
+}  // namespace
+
+void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+               const std::vector<engine::ConfigSpec>& configs) {
+  json mine = {{"magic", "uniperf"},
+               {"protocol", kProtocolVersion},
+               {"version", UNIPERF_VERSION},
+               {"suite", {{"name", suite.name}, {"hash", suite.content_hash}}},
+               {"configs", json::array()}};
+  for (const auto& c : configs) mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
+  const std::string text = mine.dump();
+  Bytes reply;
+  try {
+    reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  } catch (const bootstrap::BootstrapError& e) {
+    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+  }
+  json theirs;
+  try {
+    theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  } catch (const json::exception&) {
+    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
+  }
+  if (theirs.value("magic", "") != "uniperf") {
+    throw HandshakeError("the peer is not a uniperf process");
+  }
+  if (theirs.value("protocol", -1) != kProtocolVersion) {
+    throw HandshakeError("the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
+                         " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
+                         std::to_string(kProtocolVersion) + " (uniperf " UNIPERF_VERSION
+                         "): run the same uniperf version on both hosts");
+  }
+  if (theirs["suite"] != mine["suite"]) {
+    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
+                         suite.content_hash.substr(0, 12) + "), there '" +
+                         theirs["suite"].value("name", "?") + "' (" +
+                         theirs["suite"].value("hash", "?").substr(0, 12) +
+                         "): give both sides the same suite file");
+  }
+  if (theirs["configs"] != mine["configs"]) {
+    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() + ", there " +
+                         theirs["configs"].dump() + ": give both sides the same --config files in the same order");
+  }
+}
+
+std::vector<report::Record> run(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+                                const std::vector<engine::ConfigSpec>& configs,
+                                loader::PluginRegistry& plugins, const RunSettings& settings,
+                                const Observer& observer) {
+  SuiteRun suite_run(control, suite, plugins, settings, observer);
+  return suite_run.run(configs);
+}
+
+}  // namespace uniperf::session

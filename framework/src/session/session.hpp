@@ -1,0 +1,58 @@
+// A run: the handshake between the two uniperf processes, then every config
+// x test x size of a suite in lockstep on both sides, producing records on
+// the initiator. Sits above the engine, loader, suite model and reporters
+// and below the CLI; tests drive it in-process with two threads.
+#pragma once
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/test_spec.hpp"
+#include "loader/plugin_registry.hpp"
+#include "report/record.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace uniperf::session {
+
+/// The control protocol's version: bumped on any change to the messages the
+/// two sides exchange (handshake, engine control, plugin blobs framing).
+inline constexpr int kProtocolVersion = 1;
+
+struct HandshakeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Both sides call it first. Rejects a peer of another protocol version,
+/// another suite or other configs with a message that says which.
+void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+               const std::vector<engine::ConfigSpec>& configs);
+
+struct Observer {
+  /// Called on the initiator before each (config, test, size) runs.
+  std::function<void(const engine::ConfigSpec&, const engine::TestSpec&, std::uint64_t size,
+                     std::size_t index, std::size_t total)>
+      on_start;
+  /// Called on the initiator with each finished record.
+  std::function<void(const report::Record&)> on_record;
+};
+
+struct RunSettings {
+  /// Longest one size may take beyond its own duration before the run is
+  /// aborted as hung.
+  std::chrono::seconds size_timeout{120};
+};
+
+/// Runs the suite over every config on an established, handshaken control
+/// connection. Returns the records (initiator) or nothing (responder).
+/// An error that leaves the two sides out of step (a transport failure in
+/// the middle of a test, a dead peer) ends the run: the failing test gets an
+/// error record, every test not run after it gets one saying why, and the
+/// function returns. Both sides return within seconds.
+std::vector<report::Record> run(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+                                const std::vector<engine::ConfigSpec>& configs,
+                                loader::PluginRegistry& plugins, const RunSettings& settings,
+                                const Observer& observer = {});
+
+}  // namespace uniperf::session

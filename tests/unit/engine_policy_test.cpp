@@ -1,0 +1,281 @@
+// The engine's test semantics, checked against the fake transport with exact
+// counts: signaled posts, window depth, receive-queue replenish, acks,
+// samples, validation. Both sides run in one process on two threads.
+#include "bootstrap/bootstrap.hpp"
+#include "engine/runner.hpp"
+#include "fake_transport.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace uniperf::engine {
+namespace {
+
+using testing::FakeContext;
+using testing::FakeFabric;
+
+TestSpec make_test(Op op, Pattern pattern, std::uint64_t iterations, std::uint32_t window = 1,
+                   std::uint32_t signal_every = 1) {
+  TestSpec test;
+  test.name = "t";
+  test.sizes = {64};
+  test.duration.iterations = iterations;
+  test.duration.warmup_iterations = 0;
+  FlowSpec flow;
+  flow.op = op;
+  flow.pattern = pattern;
+  flow.window = window;
+  flow.signal_every = signal_every;
+  flow.cq_moderation = 4;
+  flow.rx_depth = 64;
+  flow.rx_replenish = 1;
+  test.flows = {flow};
+  return test;
+}
+
+struct PairRun {
+  FakeFabric fabric;
+  FakeContext initiator{fabric, FakeContext::everything()};
+  FakeContext responder{fabric, FakeContext::everything()};
+  SizeOutcome measured;
+  SizeOutcome served;
+
+  explicit PairRun(Capabilities caps = FakeContext::everything())
+      : initiator(fabric, caps), responder(fabric, caps) {}
+
+  /// Runs `size`, which must be one of test.sizes (buffers are sized for them).
+  void run(const TestSpec& test, std::uint64_t size) {
+    auto [control0, control1] = bootstrap::make_in_process_pair();
+    control0->set_timeout(std::chrono::seconds(10));
+    control1->set_timeout(std::chrono::seconds(10));
+    std::atomic<bool> abort{false};
+    std::exception_ptr responder_error;
+    std::thread peer([&, c1 = control1.get()] {
+      try {
+        TestRunner runner(responder, *c1, test, abort);
+        runner.setup();
+        served = runner.run(size);
+      } catch (...) {
+        responder_error = std::current_exception();
+        abort = true;
+      }
+    });
+    try {
+      TestRunner runner(initiator, *control0, test, abort);
+      runner.setup();
+      measured = runner.run(size);
+    } catch (...) {
+      abort = true;
+      control0.reset();  // wakes the responder
+      peer.join();
+      throw;
+    }
+    peer.join();
+    if (responder_error) std::rethrow_exception(responder_error);
+  }
+};
+
+TEST(EnginePolicy, StreamingSignalsEveryNthAndTheLastPost) {
+  PairRun pair;
+  pair.run(make_test(Op::write, Pattern::bandwidth, 1001, 16, 8), 64);
+  const auto& c = pair.initiator.counters;
+  EXPECT_EQ(c.requests, 1001u);
+  EXPECT_EQ(c.signaled, 1000u / 8 + 1);  // every 8th, plus the last one
+  EXPECT_EQ(c.max_outstanding, 16u);     // the window is filled, never exceeded
+  EXPECT_EQ(pair.measured.messages, 1001u);
+  EXPECT_EQ(pair.measured.bytes, 1001u * 64);
+  EXPECT_GT(pair.measured.seconds, 0.0);
+  EXPECT_EQ(pair.responder.counters.requests, 0u);  // a one-sided test: the target posts nothing
+}
+
+TEST(EnginePolicy, WarmupRunsBeforeTheMeasuredIterations) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 100, 8, 4);
+  test.duration.warmup_iterations = 20;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.initiator.counters.requests, 120u);
+  EXPECT_EQ(pair.initiator.counters.signaled, 30u);
+  EXPECT_EQ(pair.measured.messages, 100u);  // only the measured phase counts
+}
+
+TEST(EnginePolicy, PostListChainsRequestsPerPostCall) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 64, 16, 8);
+  test.flows[0].post_list = 4;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.initiator.counters.posts, 16u);
+  EXPECT_EQ(pair.initiator.counters.max_chain, 4u);
+  EXPECT_EQ(pair.initiator.counters.signaled, 8u);
+}
+
+TEST(EnginePolicy, ReceivesArePrepostedAndReplenishedInBatches) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::bandwidth, 200, 16, 8);
+  test.flows[0].rx_depth = 32;
+  test.flows[0].rx_replenish = 8;
+  pair.run(test, 64);
+  const auto& r = pair.responder.counters;
+  ASSERT_FALSE(r.recv_batches.empty());
+  EXPECT_EQ(r.recv_batches.front(), 32u);  // the pre-post fills the receive queue
+  for (std::size_t i = 1; i < r.recv_batches.size(); ++i) EXPECT_EQ(r.recv_batches[i], 8u) << i;
+  EXPECT_EQ(r.receives_posted, 32u + 200u / 8 * 8);  // one batch per 8 consumed
+  EXPECT_EQ(r.max_recv_level, 32u);                   // never above rx_depth
+  EXPECT_EQ(pair.responder.last_params.recv_depth, 32u);
+}
+
+TEST(EnginePolicy, WindowAckWaitsForEveryWindowAndItsAck) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::bandwidth, 150, 16, 16);
+  test.flows[0].window_mode = WindowMode::window_ack;
+  pair.run(test, 64);
+  // 150 rounds up to whole windows: 10 windows of 16, one ack each.
+  EXPECT_EQ(pair.initiator.counters.requests, 160u);
+  EXPECT_EQ(pair.initiator.counters.signaled, 10u);
+  EXPECT_EQ(pair.initiator.counters.max_outstanding, 16u);
+  EXPECT_EQ(pair.responder.counters.ops[Op::send], 10u);
+  EXPECT_EQ(pair.measured.messages, 160u);
+}
+
+TEST(EnginePolicy, SendLatencyKeepsOneSamplePerIteration) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::latency, 500);
+  test.duration.warmup_iterations = 50;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.measured.latency_us.size(), 500u);
+  EXPECT_TRUE(pair.measured.one_way);
+  EXPECT_EQ(pair.initiator.counters.requests, 550u);
+  EXPECT_EQ(pair.responder.counters.requests, 550u);  // one echo per ping
+  for (double sample : pair.measured.latency_us) ASSERT_GT(sample, 0.0);
+}
+
+TEST(EnginePolicy, WriteLatencyPollsTheLastByteAndValidates) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::latency, 300);
+  test.duration.warmup_iterations = 10;
+  test.flows[0].validate = true;
+  test.sizes = {100};
+  pair.run(test, 100);
+  EXPECT_EQ(pair.measured.latency_us.size(), 300u);
+  EXPECT_TRUE(pair.measured.one_way);
+  EXPECT_EQ(pair.measured.corrupted_bytes, 0u);
+  EXPECT_EQ(pair.responder.counters.requests, 310u);
+}
+
+TEST(EnginePolicy, ReadLatencyIsAFullRoundTripAndTheTargetStaysPassive) {
+  PairRun pair;
+  TestSpec test = make_test(Op::read, Pattern::latency, 200);
+  test.flows[0].validate = true;
+  test.sizes = {256};
+  pair.run(test, 256);
+  EXPECT_EQ(pair.measured.latency_us.size(), 200u);
+  EXPECT_FALSE(pair.measured.one_way);
+  EXPECT_EQ(pair.responder.counters.requests, 0u);
+  EXPECT_GT(pair.responder.counters.progress_calls, 0u);  // the target drives progress
+  EXPECT_EQ(pair.measured.corrupted_bytes, 0u);
+}
+
+TEST(EnginePolicy, AtomicsLeaveTheExpectedTargetWord) {
+  for (Op op : {Op::fetch_add, Op::cswap}) {
+    PairRun pair;
+    TestSpec test = make_test(op, Pattern::bandwidth, 100, 8, 4);
+    test.sizes = {8};
+    test.duration.warmup_iterations = 16;
+    test.flows[0].validate = true;
+    pair.run(test, 8);
+    EXPECT_EQ(pair.measured.corrupted_bytes, 0u) << to_string(op);
+    EXPECT_EQ(pair.measured.bytes, 800u) << to_string(op);
+  }
+}
+
+TEST(EnginePolicy, ValidationCountsCorruptedBytes) {
+  PairRun pair;
+  pair.initiator.corrupt_every = 1;  // flip the first byte of every write
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 64, 8, 4);
+  test.flows[0].validate = true;
+  pair.run(test, 64);
+  EXPECT_GT(pair.measured.corrupted_bytes, 0u);
+}
+
+TEST(EnginePolicy, BidirectionalBandwidthAddsBothDirections) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::bandwidth, 100, 8, 4);
+  test.flows[0].direction = Direction::bi;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.measured.bytes, 2u * 100 * 64);
+  EXPECT_EQ(pair.initiator.counters.requests, 100u);
+  EXPECT_EQ(pair.responder.counters.requests, 100u);
+}
+
+TEST(EnginePolicy, DurationModeEndsOnASignaledPost) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 0, 16, 8);
+  test.duration.seconds = 0.1;
+  pair.run(test, 64);
+  const auto& c = pair.initiator.counters;
+  EXPECT_GT(c.requests, 0u);
+  EXPECT_EQ(c.requests % 8, 0u);
+  EXPECT_EQ(c.signaled, c.requests / 8);
+  EXPECT_EQ(pair.measured.messages, c.requests);
+}
+
+TEST(EnginePolicy, InlineFlagFollowsTheEffectiveThreshold) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 32, 8, 4);
+  test.flows[0].inline_size = 1000;  // clamped to the fake's max_inline of 64
+  test.sizes = {32, 128};
+  pair.run(test, 32);
+  EXPECT_EQ(pair.initiator.counters.inline_requests, 32u);
+  EXPECT_EQ(effective_flow(test.flows[0], FakeContext::everything()).inline_size, 64u);
+}
+
+TEST(EnginePolicy, EventModeSleepsInsteadOfSpinning) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::latency, 200);
+  test.flows[0].completion = CompletionMode::event;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.measured.latency_us.size(), 200u);
+  EXPECT_GT(pair.initiator.counters.waits + pair.responder.counters.waits, 0u);
+}
+
+TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
+  Capabilities caps = FakeContext::everything();
+  TestSpec test = make_test(Op::read, Pattern::bandwidth, 10, 8, 4);
+  EXPECT_EQ(skip_reason(test, test.flows[0], caps, 64), "");
+
+  caps.set(Op::read, Support::none);
+  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("op read"), std::string::npos);
+
+  caps = FakeContext::everything();
+  caps.selective_completion = Support::none;
+  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("signal_every"), std::string::npos);
+
+  caps = FakeContext::everything();
+  caps.completion_events = Support::none;
+  test.flows[0].completion = CompletionMode::event;
+  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("completion events"), std::string::npos);
+
+  caps = FakeContext::everything();
+  caps.max_message = 1024;
+  test.flows[0].completion = CompletionMode::poll;
+  EXPECT_NE(skip_reason(test, test.flows[0], caps, 4096).find("max_message"), std::string::npos);
+
+  caps = FakeContext::everything();
+  caps.ordered_write_visibility = false;
+  TestSpec write_lat = make_test(Op::write, Pattern::latency, 10);
+  EXPECT_NE(skip_reason(write_lat, write_lat.flows[0], caps, 64).find("last byte"), std::string::npos);
+}
+
+TEST(EnginePolicy, EmulatedFeaturesAreNamed) {
+  Capabilities caps = FakeContext::everything();
+  caps.selective_completion = Support::emulated;
+  caps.post_list = Support::emulated;
+  FlowSpec flow;
+  flow.signal_every = 8;
+  flow.post_list = 2;
+  const auto emulated = emulated_features(flow, caps);
+  EXPECT_EQ(emulated, (std::vector<std::string>{"selective_completion", "post_list"}));
+}
+
+}  // namespace
+}  // namespace uniperf::engine

@@ -1,0 +1,289 @@
+// An in-process fake transport for the engine's policy tests. Both sides of
+// a test live in one process (two threads), so a RemoteRegion's address is
+// directly usable: writes, reads and atomics are memcpy / plain arithmetic.
+//
+// It enforces the plugin contract (never more than send_depth outstanding,
+// never more than recv_depth receives posted) and counts what the engine
+// did, so tests can assert exact numbers: signaled posts, window depth,
+// receive-queue level, replenish batches.
+#pragma once
+
+#include <uniperf/plugin.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+namespace uniperf::testing {
+
+struct FakeCounters {
+  std::uint64_t posts = 0;           ///< post() calls
+  std::uint64_t requests = 0;        ///< work requests posted
+  std::uint64_t signaled = 0;        ///< with kSignaled
+  std::uint64_t inline_requests = 0; ///< with kInline
+  std::uint64_t max_chain = 0;       ///< largest count in one post()
+  std::uint64_t max_outstanding = 0; ///< window depth reached
+  std::uint64_t recv_posts = 0;      ///< post_recv() calls
+  std::uint64_t receives_posted = 0;
+  std::uint64_t max_recv_level = 0;
+  std::uint64_t min_recv_level_after_start = UINT64_MAX;  ///< after the first post_recv
+  std::vector<std::uint64_t> recv_batches;  ///< counts of post_recv calls, in order
+  std::uint64_t progress_calls = 0;
+  std::uint64_t waits = 0;
+  std::map<Op, std::uint64_t> ops;
+};
+
+/// Messages in flight between the two fake endpoints of one index.
+struct FakeWire {
+  struct Message {
+    std::vector<std::byte> data;
+    std::uint32_t immediate = 0;
+    bool has_data = true;  // false: write_imm notification only
+  };
+  std::mutex mutex;
+  std::deque<Message> to_rank[2];
+};
+
+struct FakeFabric {
+  std::mutex mutex;
+  std::map<std::uint32_t, std::shared_ptr<FakeWire>> wires;
+  std::mutex atomics;  // serialises atomics on target memory
+  std::shared_ptr<FakeWire> wire(std::uint32_t index) {
+    std::lock_guard lock(mutex);
+    auto& w = wires[index];
+    if (!w) w = std::make_shared<FakeWire>();
+    return w;
+  }
+};
+
+class FakeMemory final : public MemoryRegion {
+ public:
+  using MemoryRegion::MemoryRegion;
+  Bytes remote_key() const override { return Bytes{std::byte{0x42}}; }
+};
+
+class FakeRemote final : public RemoteRegion {
+ public:
+  using RemoteRegion::RemoteRegion;
+};
+
+class FakeEndpoint final : public Endpoint {
+ public:
+  FakeEndpoint(std::shared_ptr<FakeWire> wire, FakeFabric& fabric, int rank,
+               const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
+               std::uint64_t corrupt_every)
+      : wire_(std::move(wire)),
+        fabric_(fabric),
+        rank_(rank),
+        params_(params),
+        counters_(counters),
+        counters_mutex_(counters_mutex),
+        corrupt_every_(corrupt_every) {}
+
+  std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
+                                              std::span<const std::byte> key) override {
+    if (key.size() != 1 || key[0] != std::byte{0x42}) throw TransportError("bad key");
+    return std::make_unique<FakeRemote>(address, length);
+  }
+
+  void post(const WorkRequest* requests, std::size_t count) override {
+    std::lock_guard counters_lock(counters_mutex_);
+    ++counters_.posts;
+    counters_.max_chain = std::max<std::uint64_t>(counters_.max_chain, count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const WorkRequest& wr = requests[i];
+      ++posted_;
+      const std::uint64_t outstanding = posted_ - covered_;
+      ++counters_.requests;
+      ++counters_.ops[wr.op];
+      if (wr.flags & WorkRequest::kInline) ++counters_.inline_requests;
+      if (outstanding > params_.send_depth) {
+        throw std::logic_error("engine broke the contract: more than send_depth outstanding");
+      }
+      counters_.max_outstanding = std::max<std::uint64_t>(counters_.max_outstanding, outstanding);
+      execute(wr);
+      if (wr.flags & WorkRequest::kSignaled) {
+        ++counters_.signaled;
+        // Once the engine has polled it, this completion covers every
+        // request posted up to here.
+        completions_.push_back(Completion{wr.id, CompletionType::send, 0, wr.length, 0});
+        covers_.push_back(posted_);
+      }
+    }
+  }
+
+  void post_recv(const RecvRequest* requests, std::size_t count) override {
+    std::lock_guard counters_lock(counters_mutex_);
+    ++counters_.recv_posts;
+    counters_.recv_batches.push_back(count);
+    for (std::size_t i = 0; i < count; ++i) receives_.push_back(requests[i]);
+    counters_.receives_posted += count;
+    if (receives_.size() > params_.recv_depth) {
+      throw std::logic_error("engine broke the contract: more than recv_depth receives posted");
+    }
+    counters_.max_recv_level = std::max<std::uint64_t>(counters_.max_recv_level, receives_.size());
+  }
+
+  std::size_t poll(Completion* out, std::size_t max) override {
+    deliver();
+    std::size_t n = 0;
+    while (n < max && !completions_.empty()) {
+      out[n] = completions_.front();
+      completions_.pop_front();
+      if (out[n].type == CompletionType::send) {
+        covered_ = covers_.front();
+        covers_.pop_front();
+      }
+      ++n;
+    }
+    return n;
+  }
+
+  bool wait(std::chrono::milliseconds, std::uint32_t) override {
+    std::lock_guard counters_lock(counters_mutex_);
+    ++counters_.waits;
+    return true;
+  }
+
+  void progress() override {
+    std::lock_guard counters_lock(counters_mutex_);
+    ++counters_.progress_calls;
+  }
+
+  std::string describe(std::int32_t status) const override {
+    return "fake status " + std::to_string(status);
+  }
+
+ private:
+  void execute(const WorkRequest& wr) {
+    auto* local = static_cast<std::byte*>(wr.local->address()) + wr.local_offset;
+    std::byte* remote = wr.remote ? reinterpret_cast<std::byte*>(wr.remote->address()) + wr.remote_offset
+                                  : nullptr;
+    switch (wr.op) {
+      case Op::send:
+        push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
+        break;
+      case Op::write:
+        std::memcpy(remote, local, wr.length);
+        maybe_corrupt(remote, wr.length);
+        break;
+      case Op::write_imm:
+        std::memcpy(remote, local, wr.length);
+        push({{}, wr.immediate, false});
+        break;
+      case Op::read:
+        std::memcpy(local, remote, wr.length);
+        break;
+      case Op::fetch_add: {
+        std::lock_guard lock(fabric_.atomics);
+        std::uint64_t old;
+        std::memcpy(&old, remote, 8);
+        const std::uint64_t updated = old + wr.compare_add;
+        std::memcpy(remote, &updated, 8);
+        std::memcpy(local, &old, 8);
+        break;
+      }
+      case Op::cswap: {
+        std::lock_guard lock(fabric_.atomics);
+        std::uint64_t old;
+        std::memcpy(&old, remote, 8);
+        if (old == wr.compare_add) std::memcpy(remote, &wr.swap, 8);
+        std::memcpy(local, &old, 8);
+        break;
+      }
+    }
+  }
+
+  void maybe_corrupt(std::byte* data, std::uint32_t length) {
+    if (corrupt_every_ != 0 && length > 1 && ++writes_ % corrupt_every_ == 0) data[0] ^= std::byte{0xff};
+  }
+
+  void push(FakeWire::Message message) {
+    if (!message.data.empty()) maybe_corrupt(message.data.data(), static_cast<std::uint32_t>(message.data.size()));
+    std::lock_guard lock(wire_->mutex);
+    wire_->to_rank[1 - rank_].push_back(std::move(message));
+  }
+
+  void deliver() {
+    std::lock_guard lock(wire_->mutex);
+    auto& incoming = wire_->to_rank[rank_];
+    while (!incoming.empty() && !receives_.empty()) {
+      const FakeWire::Message& m = incoming.front();
+      const RecvRequest r = receives_.front();
+      receives_.pop_front();
+      if (m.data.size() > r.length) throw TransportError("fake: message larger than the receive");
+      if (m.has_data) {
+        std::memcpy(static_cast<std::byte*>(r.local->address()) + r.offset, m.data.data(), m.data.size());
+      }
+      completions_.push_back(Completion{r.id, CompletionType::recv, 0,
+                                        static_cast<std::uint32_t>(m.has_data ? m.data.size() : 0),
+                                        m.immediate});
+      incoming.pop_front();
+      std::lock_guard counters_lock(counters_mutex_);
+      counters_.min_recv_level_after_start =
+          std::min<std::uint64_t>(counters_.min_recv_level_after_start, receives_.size() + 1);
+    }
+  }
+
+  std::shared_ptr<FakeWire> wire_;
+  FakeFabric& fabric_;
+  int rank_;
+  EndpointParams params_;
+  FakeCounters& counters_;
+  std::mutex& counters_mutex_;
+  std::uint64_t corrupt_every_;
+  std::uint64_t writes_ = 0;
+  std::uint64_t posted_ = 0;
+  std::uint64_t covered_ = 0;
+  std::deque<std::uint64_t> covers_;
+  std::deque<RecvRequest> receives_;
+  std::deque<Completion> completions_;
+};
+
+class FakeContext final : public Context {
+ public:
+  FakeContext(FakeFabric& fabric, Capabilities caps) : fabric_(fabric), caps_(caps) {}
+
+  Capabilities capabilities() const override { return caps_; }
+  std::string device() const override { return "fake"; }
+  std::unique_ptr<MemoryRegion> register_memory(void* address, std::size_t length) override {
+    return std::make_unique<FakeMemory>(address, length);
+  }
+  std::unique_ptr<Endpoint> connect(const EndpointParams& params, PeerChannel& channel) override {
+    last_params = params;
+    const std::string hello = "fake-endpoint-" + std::to_string(params.index);
+    const Bytes reply = channel.exchange(std::as_bytes(std::span(hello)));
+    if (std::string(reinterpret_cast<const char*>(reply.data()), reply.size()) != hello) {
+      throw TransportError("fake: peer connected another endpoint");
+    }
+    return std::make_unique<FakeEndpoint>(fabric_.wire(params.index), fabric_, channel.rank(),
+                                          params, counters, counters_mutex, corrupt_every);
+  }
+
+  FakeCounters counters;
+  std::mutex counters_mutex;
+  EndpointParams last_params;
+  std::uint64_t corrupt_every = 0;  ///< corrupt the first byte of every Nth payload
+
+  static Capabilities everything() {
+    Capabilities caps;
+    for (std::size_t i = 0; i < kOpCount; ++i) caps.ops[i] = Support::native;
+    caps.selective_completion = Support::native;
+    caps.completion_events = Support::native;
+    caps.post_list = Support::native;
+    caps.max_inline = 64;
+    caps.ordered_write_visibility = true;
+    return caps;
+  }
+
+ private:
+  FakeFabric& fabric_;
+  Capabilities caps_;
+};
+
+}  // namespace uniperf::testing
