@@ -1,13 +1,13 @@
 // The engine's test semantics, checked against the fake transport with exact
 // counts: signaled posts, window depth, receive-queue replenish, acks,
 // samples, validation. Both sides run in one process on two threads.
-#include "bootstrap/bootstrap.hpp"
-#include "engine/runner.hpp"
-#include "fake_transport.hpp"
-
 #include <gtest/gtest.h>
 
 #include <thread>
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/runner.hpp"
+#include "fake_transport.hpp"
 
 namespace uniperf::engine {
 namespace {
@@ -120,7 +120,7 @@ TEST(EnginePolicy, ReceivesArePrepostedAndReplenishedInBatches) {
   EXPECT_EQ(r.recv_batches.front(), 32u);  // the pre-post fills the receive queue
   for (std::size_t i = 1; i < r.recv_batches.size(); ++i) EXPECT_EQ(r.recv_batches[i], 8u) << i;
   EXPECT_EQ(r.receives_posted, 32u + 200u / 8 * 8);  // one batch per 8 consumed
-  EXPECT_EQ(r.max_recv_level, 32u);                   // never above rx_depth
+  EXPECT_EQ(r.max_recv_level, 32u);                  // never above rx_depth
   EXPECT_EQ(pair.responder.last_params.recv_depth, 32u);
 }
 
@@ -253,7 +253,8 @@ TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
   caps = FakeContext::everything();
   caps.completion_events = Support::none;
   test.flows[0].completion = CompletionMode::event;
-  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("completion events"), std::string::npos);
+  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("completion events"),
+            std::string::npos);
 
   caps = FakeContext::everything();
   caps.max_message = 1024;
@@ -263,7 +264,8 @@ TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
   caps = FakeContext::everything();
   caps.ordered_write_visibility = false;
   TestSpec write_lat = make_test(Op::write, Pattern::latency, 10);
-  EXPECT_NE(skip_reason(write_lat, write_lat.flows[0], caps, 64).find("last byte"), std::string::npos);
+  EXPECT_NE(skip_reason(write_lat, write_lat.flows[0], caps, 64).find("last byte"),
+            std::string::npos);
 }
 
 TEST(EnginePolicy, EmulatedFeaturesAreNamed) {

@@ -8,8 +8,6 @@
 // receive-queue level, replenish batches.
 #pragma once
 
-#include <uniperf/plugin.hpp>
-
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -17,22 +15,23 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <uniperf/plugin.hpp>
 #include <vector>
 
 namespace uniperf::testing {
 
 struct FakeCounters {
-  std::uint64_t posts = 0;           ///< post() calls
-  std::uint64_t requests = 0;        ///< work requests posted
-  std::uint64_t signaled = 0;        ///< with kSignaled
-  std::uint64_t inline_requests = 0; ///< with kInline
-  std::uint64_t max_chain = 0;       ///< largest count in one post()
-  std::uint64_t max_outstanding = 0; ///< window depth reached
-  std::uint64_t recv_posts = 0;      ///< post_recv() calls
+  std::uint64_t posts = 0;            ///< post() calls
+  std::uint64_t requests = 0;         ///< work requests posted
+  std::uint64_t signaled = 0;         ///< with kSignaled
+  std::uint64_t inline_requests = 0;  ///< with kInline
+  std::uint64_t max_chain = 0;        ///< largest count in one post()
+  std::uint64_t max_outstanding = 0;  ///< window depth reached
+  std::uint64_t recv_posts = 0;       ///< post_recv() calls
   std::uint64_t receives_posted = 0;
   std::uint64_t max_recv_level = 0;
   std::uint64_t min_recv_level_after_start = UINT64_MAX;  ///< after the first post_recv
-  std::vector<std::uint64_t> recv_batches;  ///< counts of post_recv calls, in order
+  std::vector<std::uint64_t> recv_batches;                ///< counts of post_recv calls, in order
   std::uint64_t progress_calls = 0;
   std::uint64_t waits = 0;
   std::map<Op, std::uint64_t> ops;
@@ -162,8 +161,8 @@ class FakeEndpoint final : public Endpoint {
  private:
   void execute(const WorkRequest& wr) {
     auto* local = static_cast<std::byte*>(wr.local->address()) + wr.local_offset;
-    std::byte* remote = wr.remote ? reinterpret_cast<std::byte*>(wr.remote->address()) + wr.remote_offset
-                                  : nullptr;
+    std::byte* remote =
+        wr.remote ? reinterpret_cast<std::byte*>(wr.remote->address()) + wr.remote_offset : nullptr;
     switch (wr.op) {
       case Op::send:
         push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
@@ -200,11 +199,13 @@ class FakeEndpoint final : public Endpoint {
   }
 
   void maybe_corrupt(std::byte* data, std::uint32_t length) {
-    if (corrupt_every_ != 0 && length > 1 && ++writes_ % corrupt_every_ == 0) data[0] ^= std::byte{0xff};
+    if (corrupt_every_ != 0 && length > 1 && ++writes_ % corrupt_every_ == 0)
+      data[0] ^= std::byte{0xff};
   }
 
   void push(FakeWire::Message message) {
-    if (!message.data.empty()) maybe_corrupt(message.data.data(), static_cast<std::uint32_t>(message.data.size()));
+    if (!message.data.empty())
+      maybe_corrupt(message.data.data(), static_cast<std::uint32_t>(message.data.size()));
     std::lock_guard lock(wire_->mutex);
     wire_->to_rank[1 - rank_].push_back(std::move(message));
   }
@@ -218,7 +219,8 @@ class FakeEndpoint final : public Endpoint {
       receives_.pop_front();
       if (m.data.size() > r.length) throw TransportError("fake: message larger than the receive");
       if (m.has_data) {
-        std::memcpy(static_cast<std::byte*>(r.local->address()) + r.offset, m.data.data(), m.data.size());
+        std::memcpy(static_cast<std::byte*>(r.local->address()) + r.offset, m.data.data(),
+                    m.data.size());
       }
       completions_.push_back(Completion{r.id, CompletionType::recv, 0,
                                         static_cast<std::uint32_t>(m.has_data ? m.data.size() : 0),

@@ -104,7 +104,7 @@ enum class Op : std::uint8_t { send, write, write_imm, read, fetch_add, cswap };
 inline constexpr std::size_t kOpCount = 6;
 
 inline constexpr std::string_view to_string(Op op) {
-  constexpr std::string_view names[kOpCount] = {"send", "write", "write_imm",
+  constexpr std::string_view names[kOpCount] = {"send", "write",     "write_imm",
                                                 "read", "fetch_add", "cswap"};
   return names[static_cast<std::size_t>(op)];
 }
@@ -214,10 +214,20 @@ inline std::optional<std::uint64_t> parse_size(std::string_view text) {
   std::uint64_t scale = 1;
   if (i < text.size()) {
     switch (text[i]) {
-      case 'k': case 'K': scale = 1ULL << 10; break;
-      case 'm': case 'M': scale = 1ULL << 20; break;
-      case 'g': case 'G': scale = 1ULL << 30; break;
-      default: return std::nullopt;
+      case 'k':
+      case 'K':
+        scale = 1ULL << 10;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1ULL << 20;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1ULL << 30;
+        break;
+      default:
+        return std::nullopt;
     }
     ++i;
     if (i < text.size() && (text[i] == 'B' || text[i] == 'b' || text[i] == 'i')) ++i;
@@ -347,9 +357,9 @@ enum class CompletionType : std::uint8_t {
 struct Completion {
   std::uint64_t id = 0;  ///< WorkRequest::id or RecvRequest::id
   CompletionType type = CompletionType::send;
-  std::int32_t status = 0;     ///< 0 = success; else plugin-specific, see describe()
-  std::uint32_t length = 0;    ///< bytes received (recv)
-  std::uint32_t immediate = 0; ///< immediate data (recv of write_imm)
+  std::int32_t status = 0;      ///< 0 = success; else plugin-specific, see describe()
+  std::uint32_t length = 0;     ///< bytes received (recv)
+  std::uint32_t immediate = 0;  ///< immediate data (recv of write_imm)
 };
 
 /// Parameters of one endpoint, fixed at connect time.
@@ -413,8 +423,7 @@ class Context {
   /// Creates one endpoint and connects it to the peer's endpoint of the same
   /// params.index, using `channel` for any blobs it needs. Both sides call
   /// connect() in the same order; the rank tells which side is which.
-  virtual std::unique_ptr<Endpoint> connect(const EndpointParams& params,
-                                            PeerChannel& channel) = 0;
+  virtual std::unique_ptr<Endpoint> connect(const EndpointParams& params, PeerChannel& channel) = 0;
 };
 
 /// A plugin: what the library's factory returns.
@@ -453,9 +462,8 @@ inline constexpr const char* kPluginEntrySymbol = "uniperf_plugin_entry";
 ///   UNIPERF_PLUGIN(MyPlugin)
 /// where MyPlugin is default-constructible and derives from uniperf::Plugin.
 /// The entry carries the ABI version this plugin was compiled against.
-#define UNIPERF_PLUGIN(PluginClass)                                                  \
-  extern "C" __attribute__((visibility("default"))) const ::uniperf::PluginEntry      \
-      uniperf_plugin_entry = {::uniperf::kAbiMajor, ::uniperf::kAbiMinor,            \
-                              []() -> std::unique_ptr<::uniperf::Plugin> {           \
-                                return std::make_unique<PluginClass>();              \
-                              }};
+#define UNIPERF_PLUGIN(PluginClass)                     \
+  extern "C" __attribute__((visibility("default")))     \
+  const ::uniperf::PluginEntry uniperf_plugin_entry = { \
+      ::uniperf::kAbiMajor, ::uniperf::kAbiMinor,       \
+      []() -> std::unique_ptr<::uniperf::Plugin> { return std::make_unique<PluginClass>(); }};

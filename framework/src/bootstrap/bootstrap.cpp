@@ -21,7 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
 
 // ---------------------------------------------------------------------------
 // In-process pair: two queues guarded by one mutex.
@@ -62,7 +64,8 @@ class InProcessBootstrap final : public Bootstrap {
       queue.pop_front();
       return message;
     }
-    if (!got) throw BootstrapError("peer did not answer within " + std::to_string(timeout.count()) + " ms");
+    if (!got)
+      throw BootstrapError("peer did not answer within " + std::to_string(timeout.count()) + " ms");
     throw BootstrapError("peer closed the control connection");
   }
 
@@ -136,7 +139,8 @@ class TcpBootstrap final : public Bootstrap {
   void read_all(std::byte* data, std::size_t size, Clock::time_point deadline,
                 std::chrono::milliseconds timeout) {
     while (size > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       pollfd pfd{fd_, POLLIN, 0};
       const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
       if (ready < 0 && errno == EINTR) continue;
@@ -166,7 +170,8 @@ addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive) {
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   addrinfo* result = nullptr;
   const std::string service = std::to_string(port);
-  const int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
+  const int rc =
+      getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
   if (rc != 0) throw BootstrapError("cannot resolve '" + host + "': " + gai_strerror(rc));
   return result;
 }

@@ -6,13 +6,12 @@
 // peer is gone, so a dead peer ends the run with a message, not a hang.
 #pragma once
 
-#include <uniperf/plugin.hpp>
-
 #include <chrono>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <uniperf/plugin.hpp>
 #include <utility>
 
 namespace uniperf::bootstrap {

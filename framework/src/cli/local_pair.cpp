@@ -19,7 +19,8 @@ using namespace std::chrono_literals;
 std::string self_executable() {
   std::vector<char> path(4096);
   const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (n <= 0) throw bootstrap::BootstrapError("cannot find the uniperf executable to start the responder");
+  if (n <= 0)
+    throw bootstrap::BootstrapError("cannot find the uniperf executable to start the responder");
   return std::string(path.data(), static_cast<std::size_t>(n));
 }
 
@@ -36,7 +37,9 @@ LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0) {
   child_argv.push_back(nullptr);
 
   child_ = ::fork();
-  if (child_ < 0) throw bootstrap::BootstrapError(std::string("cannot start the responder: ") + std::strerror(errno));
+  if (child_ < 0)
+    throw bootstrap::BootstrapError(std::string("cannot start the responder: ") +
+                                    std::strerror(errno));
   if (child_ == 0) {
     // The responder prints nothing on success; its errors go to stderr.
     ::execv(exe.c_str(), child_argv.data());

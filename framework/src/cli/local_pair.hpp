@@ -3,12 +3,12 @@
 // runs with one command and no second terminal.
 #pragma once
 
-#include "bootstrap/bootstrap.hpp"
-
 #include <sys/types.h>
 
 #include <memory>
 #include <optional>
+
+#include "bootstrap/bootstrap.hpp"
 
 namespace uniperf::cli {
 

@@ -1,5 +1,15 @@
 // uniperf command line: run, list, info, validate, and the one-off forms
 // lat / bw / rate that take perftest-like flags instead of a suite file.
+#include <fmt/format.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
 #include "bootstrap/bootstrap.hpp"
 #include "cli/local_pair.hpp"
 #include "loader/plugin_registry.hpp"
@@ -7,17 +17,6 @@
 #include "report/table.hpp"
 #include "session/session.hpp"
 #include "suite/suite.hpp"
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
-
-#include <unistd.h>
-
-#include <fstream>
-#include <iostream>
-#include <optional>
-#include <sstream>
 
 namespace {
 
@@ -35,9 +34,9 @@ enum ExitCode : int {
 
 struct ConnectionOptions {
   std::vector<std::string> configs;
-  std::string peer;         // --peer HOST[:PORT]: this side initiates and measures
-  std::string listen;       // --listen [HOST:]PORT: this side serves
-  std::string pair_connect; // internal: the responder of a local pair
+  std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
+  std::string listen;        // --listen [HOST:]PORT: this side serves
+  std::string pair_connect;  // internal: the responder of a local pair
   std::string output;
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
@@ -57,14 +56,16 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->check(CLI::ExistingFile);
   command->add_option("--peer", options.peer,
                       "Run against a `uniperf ... --listen` on HOST[:PORT] (this side measures)");
-  options.listen_flags.push_back(
-      command
-          ->add_option("--listen", options.listen,
-                       "Serve a peer on [HOST:]PORT (default port " + std::to_string(kDefaultPort) + ")")
-          ->expected(0, 1));
-  command->add_option("-o,--output", options.output, "Write JSON Lines results to FILE (atomically)");
-  command->add_option("--timeout", options.size_timeout_s,
-                      "Seconds one size may run past its duration before it counts as hung")
+  options.listen_flags.push_back(command
+                                     ->add_option("--listen", options.listen,
+                                                  "Serve a peer on [HOST:]PORT (default port " +
+                                                      std::to_string(kDefaultPort) + ")")
+                                     ->expected(0, 1));
+  command->add_option("-o,--output", options.output,
+                      "Write JSON Lines results to FILE (atomically)");
+  command
+      ->add_option("--timeout", options.size_timeout_s,
+                   "Seconds one size may run past its duration before it counts as hung")
       ->default_val(120);
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
   command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
@@ -105,7 +106,8 @@ int report_and_exit_code(const std::vector<report::Record>& records) {
 }
 
 /// Connects (or starts a local pair), handshakes, runs, reports.
-int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, int argc, char** argv) {
+int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, int argc,
+            char** argv) {
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
 
@@ -184,8 +186,10 @@ struct OneOffOptions {
 };
 
 void add_one_off_options(CLI::App* command, OneOffOptions& o) {
-  command->add_option("--op", o.op, "send | write | write_imm | read | fetch_add | cswap")->default_val("send");
-  command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")->delimiter(',');
+  command->add_option("--op", o.op, "send | write | write_imm | read | fetch_add | cswap")
+      ->default_val("send");
+  command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
+      ->delimiter(',');
   command->add_flag("-a,--all", o.all_sizes, "All sizes 2..8M in powers of two");
   command->add_option("-n,--iters", o.iterations, "Measured iterations");
   command->add_option("-D,--duration", o.duration, "Run for a time instead (e.g. 5s)");
@@ -277,10 +281,14 @@ int list_plugins() {
 
 std::string_view type_name(OptionType type) {
   switch (type) {
-    case OptionType::string: return "string";
-    case OptionType::integer: return "integer";
-    case OptionType::boolean: return "boolean";
-    case OptionType::size: return "size";
+    case OptionType::string:
+      return "string";
+    case OptionType::integer:
+      return "integer";
+    case OptionType::boolean:
+      return "boolean";
+    case OptionType::size:
+      return "size";
   }
   return "?";
 }
@@ -292,8 +300,8 @@ int plugin_info(const std::string& name, const std::string& config_path) {
     std::cerr << "uniperf: " << plugins.why_missing(name) << "\n";
     return kExitBadInput;
   }
-  std::cout << fmt::format("{} {} — {}\nlibrary: {}\n\noptions:\n", plugin->name(), plugin->version(),
-                           plugin->description(), plugin->library_version());
+  std::cout << fmt::format("{} {} — {}\nlibrary: {}\n\noptions:\n", plugin->name(),
+                           plugin->version(), plugin->description(), plugin->library_version());
   for (const auto& o : plugin->options()) {
     std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}\n", o.name, type_name(o.type),
                              o.default_value.empty() ? "(unset)" : o.default_value, o.help);
@@ -307,15 +315,20 @@ int plugin_info(const std::string& name, const std::string& config_path) {
     const Capabilities caps = context->capabilities();
     std::cout << fmt::format("\ncapabilities ({}):\n", context->device());
     for (std::size_t i = 0; i < kOpCount; ++i) {
-      std::cout << fmt::format("  op {:<19} {}\n", to_string(static_cast<Op>(i)), to_string(caps.ops[i]));
+      std::cout << fmt::format("  op {:<19} {}\n", to_string(static_cast<Op>(i)),
+                               to_string(caps.ops[i]));
     }
-    std::cout << fmt::format("  {:<22} {}\n", "selective_completion", to_string(caps.selective_completion));
-    std::cout << fmt::format("  {:<22} {}\n", "completion_events", to_string(caps.completion_events));
+    std::cout << fmt::format("  {:<22} {}\n", "selective_completion",
+                             to_string(caps.selective_completion));
+    std::cout << fmt::format("  {:<22} {}\n", "completion_events",
+                             to_string(caps.completion_events));
     std::cout << fmt::format("  {:<22} {}\n", "post_list", to_string(caps.post_list));
     std::cout << fmt::format("  {:<22} {}\n", "max_inline", caps.max_inline);
-    std::cout << fmt::format("  {:<22} {}\n", "max_message", caps.max_message ? std::to_string(caps.max_message) : "unlimited");
+    std::cout << fmt::format("  {:<22} {}\n", "max_message",
+                             caps.max_message ? std::to_string(caps.max_message) : "unlimited");
     std::cout << fmt::format("  {:<22} {}\n", "target_progress", caps.target_progress);
-    std::cout << fmt::format("  {:<22} {}\n", "ordered_write_visibility", caps.ordered_write_visibility);
+    std::cout << fmt::format("  {:<22} {}\n", "ordered_write_visibility",
+                             caps.ordered_write_visibility);
   } catch (const Unavailable& e) {
     std::cout << "\ncapabilities: unavailable: " << e.what() << "\n";
   }
@@ -339,7 +352,8 @@ int validate_files(const std::vector<std::string>& files) {
         }
       } else {
         const auto suite = suite::load_suite(file);
-        std::cout << fmt::format("ok      {} (suite '{}', {} tests)\n", file, suite.name, suite.tests.size());
+        std::cout << fmt::format("ok      {} (suite '{}', {} tests)\n", file, suite.name,
+                                 suite.tests.size());
       }
     } catch (const std::exception& e) {
       std::cout << "invalid " << e.what() << "\n";
@@ -374,11 +388,13 @@ int main(int argc, char** argv) {
     command->callback([&one_off_pattern, p = std::string(pattern)] { one_off_pattern = p; });
   }
 
-  auto* list = app.add_subcommand("list", "List the plugins found, their versions and availability");
+  auto* list =
+      app.add_subcommand("list", "List the plugins found, their versions and availability");
   std::string info_plugin, info_config;
   auto* info = app.add_subcommand("info", "Show a plugin's options and capabilities");
   info->add_option("plugin", info_plugin)->required();
-  info->add_option("-c,--config", info_config, "Open with this config's options")->check(CLI::ExistingFile);
+  info->add_option("-c,--config", info_config, "Open with this config's options")
+      ->check(CLI::ExistingFile);
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "Check suite and config files");
   validate->add_option("files", validate_paths)->required()->check(CLI::ExistingFile);

@@ -28,15 +28,17 @@ inline Ticks now() noexcept {
 }
 
 struct ClockInfo {
-  std::string source;        ///< "tsc" or "steady_clock"
-  double ticks_per_us = 1e3; ///< calibrated rate
-  bool invariant = true;     ///< constant_tsc and nonstop_tsc seen in /proc/cpuinfo
+  std::string source;                ///< "tsc" or "steady_clock"
+  double ticks_per_us = 1e3;         ///< calibrated rate
+  bool invariant = true;             ///< constant_tsc and nonstop_tsc seen in /proc/cpuinfo
   double calibration_error_ppm = 0;  ///< disagreement between two calibration windows
 };
 
 /// Measured once per process (about 40 ms the first time), then cached.
 const ClockInfo& clock_info();
 
-inline double ticks_to_us(Ticks ticks) { return static_cast<double>(ticks) / clock_info().ticks_per_us; }
+inline double ticks_to_us(Ticks ticks) {
+  return static_cast<double>(ticks) / clock_info().ticks_per_us;
+}
 
 }  // namespace uniperf::engine

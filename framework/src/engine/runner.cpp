@@ -1,13 +1,12 @@
 #include "engine/runner.hpp"
 
-#include "engine/clock.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
+
+#include "engine/clock.hpp"
 
 namespace uniperf::engine {
 namespace {
@@ -26,8 +25,12 @@ constexpr std::uint64_t kMaxDurationSamples = std::uint64_t{8} << 20;
 constexpr std::uint32_t kControlCheckInterval = 4096;
 constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
 
-bool is_two_sided(Op op) { return op == Op::send || op == Op::write_imm; }
-bool is_atomic(Op op) { return op == Op::fetch_add || op == Op::cswap; }
+bool is_two_sided(Op op) {
+  return op == Op::send || op == Op::write_imm;
+}
+bool is_atomic(Op op) {
+  return op == Op::fetch_add || op == Op::cswap;
+}
 
 /// Byte `index` of the validation pattern for messages of `size` bytes. Never
 /// zero, so a receive buffer cleared to zero shows what did not arrive.
@@ -38,7 +41,8 @@ inline std::uint8_t pattern_byte(std::uint64_t size, std::size_t index) {
 struct AlignedBuffer {
   std::byte* data = nullptr;
   std::size_t size = 0;
-  explicit AlignedBuffer(std::size_t bytes) : size((bytes + kPageSize - 1) / kPageSize * kPageSize) {
+  explicit AlignedBuffer(std::size_t bytes)
+      : size((bytes + kPageSize - 1) / kPageSize * kPageSize) {
     data = static_cast<std::byte*>(std::aligned_alloc(kPageSize, size));
     if (data == nullptr) throw TransportError("cannot allocate " + std::to_string(size) + " bytes");
     std::memset(data, 0, size);  // touch every page before anything is timed
@@ -105,7 +109,8 @@ FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps) {
 
 std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilities& caps) {
   std::vector<std::string> emulated;
-  if (caps.op(flow.op) == Support::emulated) emulated.push_back("op:" + std::string(to_string(flow.op)));
+  if (caps.op(flow.op) == Support::emulated)
+    emulated.push_back("op:" + std::string(to_string(flow.op)));
   if (flow.signal_every > 1 && caps.selective_completion == Support::emulated) {
     emulated.emplace_back("selective_completion");
   }
@@ -127,8 +132,8 @@ struct TestRunner::Impl {
     std::unique_ptr<MemoryRegion> memory;
     std::unique_ptr<Endpoint> endpoint;
     std::unique_ptr<RemoteRegion> remote;
-    std::vector<WorkRequest> chain;     // post_list requests, rewritten per post
-    std::vector<RecvRequest> receives;  // rx_replenish requests, rewritten per re-post
+    std::vector<WorkRequest> chain;        // post_list requests, rewritten per post
+    std::vector<RecvRequest> receives;     // rx_replenish requests, rewritten per re-post
     std::vector<std::uint32_t> rx_length;  // bytes last received per rx slot
     // Request ids grow for the endpoint's whole life, so a completion that
     // arrives late can never be mistaken for one of a later phase.
@@ -136,10 +141,10 @@ struct TestRunner::Impl {
     std::uint64_t completed = 0;    // covered by signaled completions
     std::uint64_t phase_start = 0;  // `posted` when the current phase began
     std::uint64_t received = 0;     // receives consumed in the current phase
-    std::uint64_t recv_ids = 0;   // next receive id (persists across sizes)
+    std::uint64_t recv_ids = 0;     // next receive id (persists across sizes)
     std::uint32_t replenish_pending = 0;
     std::uint64_t acks_sent = 0;  // window_ack: acknowledgements sent
-    std::uint64_t target = 0;       // id after the last request of the phase
+    std::uint64_t target = 0;     // id after the last request of the phase
 
     std::uint64_t phase_posted() const { return posted - phase_start; }
   };
@@ -178,7 +183,8 @@ struct TestRunner::Impl {
 
   void setup() {
     const std::uint64_t max_size = *std::max_element(test.sizes.begin(), test.sizes.end());
-    slot_size = std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
+    slot_size =
+        std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
     // At least two slots: atomics target slot 0 and return their result in slot 1.
     slots = std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots);
     while (slots > 2 && 2 * slots * slot_size > kMaxBufferBytes) slots /= 2;
@@ -213,9 +219,9 @@ struct TestRunner::Impl {
       const auto theirs = nlohmann::json::from_cbor(
           std::span(reinterpret_cast<const std::uint8_t*>(reply.data()), reply.size()));
       const auto& key = theirs.at("key").get_binary();
-      lane.remote = lane.endpoint->import_region(
-          theirs.at("address").get<std::uint64_t>(), theirs.at("length").get<std::uint64_t>(),
-          std::as_bytes(std::span(key.data(), key.size())));
+      lane.remote = lane.endpoint->import_region(theirs.at("address").get<std::uint64_t>(),
+                                                 theirs.at("length").get<std::uint64_t>(),
+                                                 std::as_bytes(std::span(key.data(), key.size())));
 
       lane.chain.resize(flow.post_list);
       lane.receives.resize(std::max(flow.rx_replenish, flow.rx_depth));
@@ -253,14 +259,16 @@ struct TestRunner::Impl {
 
   [[noreturn]] void fail(Lane& lane, const Completion& c) {
     throw TransportError(std::string(c.type == CompletionType::send ? "operation" : "receive") +
-                         " " + std::to_string(c.id) + " failed: " + lane.endpoint->describe(c.status));
+                         " " + std::to_string(c.id) +
+                         " failed: " + lane.endpoint->describe(c.status));
   }
 
   /// Consumes completions: credits the window, counts and re-posts receives.
   void absorb(Lane& lane, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
       const Completion& c = completions[i];
-      if (c.status != 0) [[unlikely]] fail(lane, c);
+      if (c.status != 0) [[unlikely]]
+        fail(lane, c);
       if (c.type == CompletionType::send) {
         lane.completed = c.id + 1;
       } else {
@@ -282,7 +290,8 @@ struct TestRunner::Impl {
       absorb(lane, n);
       return;
     }
-    if (abort.load(std::memory_order_relaxed)) [[unlikely]] throw_aborted();
+    if (abort.load(std::memory_order_relaxed)) [[unlikely]]
+      throw_aborted();
     if constexpr (Event) lane.endpoint->wait(100ms, flow.cq_moderation);
   }
 
@@ -432,7 +441,8 @@ struct TestRunner::Impl {
     while (true) {
       bool all_done = true;
       for (Lane& lane : lanes) {
-        while (lane.posted < lane.target && lane.posted + flow.post_list - lane.completed <= flow.window) {
+        while (lane.posted < lane.target &&
+               lane.posted + flow.post_list - lane.completed <= flow.window) {
           post_chain(lane, lane.target);
         }
         if (lane.completed < lane.target) {
@@ -465,7 +475,8 @@ struct TestRunner::Impl {
       more = false;
       for (Lane& lane : lanes) {
         if (lane.posted >= lane.target) continue;
-        const std::uint64_t window_end = std::min<std::uint64_t>(lane.posted + flow.window, lane.target);
+        const std::uint64_t window_end =
+            std::min<std::uint64_t>(lane.posted + flow.window, lane.target);
         while (lane.posted < window_end) post_chain(lane, window_end);
         while (lane.completed < lane.posted) pump<Event>(lane);
         if (acked) {
@@ -474,7 +485,8 @@ struct TestRunner::Impl {
           const std::uint64_t acks = lane.phase_posted() / flow.window;
           while (lane.received < acks) pump<Event>(lane);
         }
-        if (now() >= deadline) [[unlikely]] lane.target = lane.posted;
+        if (now() >= deadline) [[unlikely]]
+          lane.target = lane.posted;
         more |= lane.posted < lane.target;
       }
     }
@@ -493,7 +505,8 @@ struct TestRunner::Impl {
         return true;
       }
       lane.endpoint->progress();
-      if (abort.load(std::memory_order_relaxed)) [[unlikely]] throw_aborted();
+      if (abort.load(std::memory_order_relaxed)) [[unlikely]]
+        throw_aborted();
       if constexpr (Event) {
         lane.endpoint->wait(10ms, flow.cq_moderation);
         break;
@@ -529,7 +542,8 @@ struct TestRunner::Impl {
         idle = 0;
         continue;
       }
-      if (abort.load(std::memory_order_relaxed)) [[unlikely]] throw_aborted();
+      if (abort.load(std::memory_order_relaxed)) [[unlikely]]
+        throw_aborted();
       if constexpr (Event) {
         if (!done_received) lanes.front().endpoint->wait(10ms, flow.cq_moderation);
       }
@@ -585,9 +599,11 @@ struct TestRunner::Impl {
   void send_done(double seconds, std::uint64_t bytes) {
     nlohmann::json posted = nlohmann::json::array();
     for (const Lane& lane : lanes) posted.push_back(lane.phase_posted() - lane.acks_sent);
-    control.send_text(nlohmann::json{{"kind", "done"}, {"posted", posted}, {"seconds", seconds},
-                                     {"bytes", bytes}}
-                          .dump());
+    control.send_text(nlohmann::json{
+        {"kind", "done"},
+        {"posted", posted},
+        {"seconds", seconds},
+        {"bytes", bytes}}.dump());
   }
 
   // ------------------------------------------------------------ one size
@@ -614,8 +630,9 @@ struct TestRunner::Impl {
   /// `stamps` for latency.
   Ticks run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
     const bool event = flow.completion == CompletionMode::event;
-    const Ticks deadline = seconds > 0 ? now() + static_cast<Ticks>(seconds * 1e6 * clock_info().ticks_per_us)
-                                       : std::numeric_limits<Ticks>::max();
+    const Ticks deadline =
+        seconds > 0 ? now() + static_cast<Ticks>(seconds * 1e6 * clock_info().ticks_per_us)
+                    : std::numeric_limits<Ticks>::max();
     std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
     if (flow.window_mode == WindowMode::window_ack && total != kUnbounded) {
       // Whole windows only: the receiver acknowledges every `window` messages.
@@ -645,7 +662,8 @@ struct TestRunner::Impl {
     if (flow.pattern == Pattern::latency) {
       const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
       stamps.assign(cap + 1, 0);
-      const bool active = rank == 0 || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
+      const bool active =
+          rank == 0 || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
       if (flow.op == Op::write) {
         event ? pingpong_write<true>(cap, deadline) : pingpong_write<false>(cap, deadline);
       } else if (is_two_sided(flow.op)) {
@@ -668,10 +686,11 @@ struct TestRunner::Impl {
     } else {
       const bool active = rank == 0 || flow.direction == Direction::bi;
       if (active) {
-        finished = flow.window_mode == WindowMode::window_ack
-                       ? (event ? stream_window_ack<true>(deadline, started)
-                                : stream_window_ack<false>(deadline, started))
-                       : (event ? stream<true>(deadline, started) : stream<false>(deadline, started));
+        finished =
+            flow.window_mode == WindowMode::window_ack
+                ? (event ? stream_window_ack<true>(deadline, started)
+                         : stream_window_ack<false>(deadline, started))
+                : (event ? stream<true>(deadline, started) : stream<false>(deadline, started));
         const double secs = ticks_to_us(finished - started) / 1e6;
         std::uint64_t ops = 0;
         for (const Lane& lane : lanes) ops += lane.phase_posted() - lane.acks_sent;
@@ -747,12 +766,17 @@ struct TestRunner::Impl {
         bool filled = false;
         switch (flow.op) {
           case Op::send:
-          case Op::write_imm: filled = lane.rx_length[s] == size; break;
-          case Op::read: filled = active && s < slots_touched(lane.phase_posted()); break;
+          case Op::write_imm:
+            filled = lane.rx_length[s] == size;
+            break;
+          case Op::read:
+            filled = active && s < slots_touched(lane.phase_posted());
+            break;
           case Op::write:
             filled = write_latency ? s == 0 : target && s < slots_touched(peer_done_posted(lane));
             break;
-          default: break;
+          default:
+            break;
         }
         if (!filled) continue;
         const std::byte* in = rx(lane, s);
@@ -806,7 +830,8 @@ struct TestRunner::Impl {
       const std::uint64_t bad = corrupted_bytes();
       const std::string mine = std::to_string(bad);
       const Bytes theirs = control.exchange(std::as_bytes(std::span(mine)), control.timeout());
-      out.corrupted_bytes = bad + std::stoull(std::string(reinterpret_cast<const char*>(theirs.data()), theirs.size()));
+      out.corrupted_bytes = bad + std::stoull(std::string(
+                                      reinterpret_cast<const char*>(theirs.data()), theirs.size()));
     }
     return out;
   }
@@ -820,8 +845,12 @@ TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& bootstrap, const 
 // destroyed in the reverse order, as the plugin interface requires.
 TestRunner::~TestRunner() = default;
 
-void TestRunner::setup() { impl_->setup(); }
+void TestRunner::setup() {
+  impl_->setup();
+}
 
-SizeOutcome TestRunner::run(std::uint64_t size) { return impl_->run(size); }
+SizeOutcome TestRunner::run(std::uint64_t size) {
+  return impl_->run(size);
+}
 
 }  // namespace uniperf::engine

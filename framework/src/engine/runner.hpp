@@ -8,15 +8,14 @@
 // is counter arithmetic and, in latency tests, one clock read.
 #pragma once
 
-#include "bootstrap/bootstrap.hpp"
-#include "engine/test_spec.hpp"
-
-#include <uniperf/plugin.hpp>
-
 #include <atomic>
 #include <memory>
 #include <string>
+#include <uniperf/plugin.hpp>
 #include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/test_spec.hpp"
 
 namespace uniperf::engine {
 
@@ -24,10 +23,10 @@ namespace uniperf::engine {
 struct SizeOutcome {
   std::vector<double> latency_us;  ///< per-iteration samples (rank 0 of latency tests)
   bool one_way = true;             ///< samples are RTT/2 (send, write) or full RTT
-  std::uint64_t bytes = 0;         ///< payload bytes moved by the measured ops (both directions for bi)
+  std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
   std::uint64_t messages = 0;
-  double seconds = 0;              ///< first post -> last completion
-  std::uint64_t iterations = 0;    ///< measured iterations completed
+  double seconds = 0;            ///< first post -> last completion
+  std::uint64_t iterations = 0;  ///< measured iterations completed
   std::uint64_t corrupted_bytes = 0;
 };
 

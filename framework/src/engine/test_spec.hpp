@@ -4,10 +4,10 @@
 // told apart by what was measured.
 #pragma once
 
-#include <uniperf/plugin.hpp>
-
 #include <cstdint>
+#include <map>
 #include <string>
+#include <uniperf/plugin.hpp>
 #include <vector>
 
 namespace uniperf::engine {
@@ -26,31 +26,31 @@ struct FlowSpec {
   Op op = Op::send;
   Pattern pattern = Pattern::latency;
   Direction direction = Direction::uni;
-  std::uint32_t window = 1;          ///< ops in flight per endpoint (tx depth)
+  std::uint32_t window = 1;  ///< ops in flight per endpoint (tx depth)
   WindowMode window_mode = WindowMode::streaming;
-  std::uint32_t signal_every = 0;    ///< 0 = default: max(1, window / 2)
-  std::uint32_t cq_moderation = 1;   ///< completions consumed per poll / wake-up
+  std::uint32_t signal_every = 1;  ///< suite default: max(1, window / 2); latency: 1
+  std::uint32_t cq_moderation = 1;  ///< completions consumed per poll / wake-up
   CompletionMode completion = CompletionMode::poll;
-  std::uint32_t rx_depth = 0;        ///< 0 = default: max(window, 1) * 2, at least 16... see resolve()
-  std::uint32_t rx_replenish = 1;    ///< re-post receives in batches of this many
-  std::uint32_t post_list = 1;       ///< work requests per post call
-  std::uint32_t inline_size = 0;     ///< payloads <= this are posted inline
-  std::uint32_t endpoints = 1;       ///< endpoints (QPs) per flow
-  bool validate = false;             ///< fill and check payload patterns
+  std::uint32_t rx_depth = 64;     ///< receives pre-posted; suite default: max(2 * window, 64)
+  std::uint32_t rx_replenish = 1;  ///< re-post receives in batches of this many
+  std::uint32_t post_list = 1;     ///< work requests per post call
+  std::uint32_t inline_size = 0;   ///< payloads <= this are posted inline
+  std::uint32_t endpoints = 1;     ///< endpoints (QPs) per flow
+  bool validate = false;           ///< fill and check payload patterns
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
 /// margin trimmed at both ends (perftest -D/-f semantics).
 struct Duration {
   std::uint64_t iterations = 1000;
-  double seconds = 0;     ///< > 0 selects duration mode
-  double margin = 0;      ///< seconds excluded at start and end in duration mode
+  double seconds = 0;  ///< > 0 selects duration mode
+  double margin = 0;   ///< seconds excluded at start and end in duration mode
   std::uint64_t warmup_iterations = 0;
 };
 
 struct TestSpec {
-  std::string name;               ///< unique within the suite
-  std::string preset;             ///< "" or perftest / osu / itperf (already applied)
+  std::string name;    ///< unique within the suite
+  std::string preset;  ///< "" or perftest / osu / itperf (already applied)
   std::vector<std::uint64_t> sizes;
   Duration duration;
   std::vector<FlowSpec> flows;    ///< at least one
@@ -60,18 +60,18 @@ struct TestSpec {
 struct SuiteSpec {
   std::string name;
   std::string description;
-  std::string file;               ///< path it was read from
-  std::string content_hash;       ///< hex SHA-256 (or FNV) of the file's bytes
+  std::string file;          ///< path it was read from
+  std::string content_hash;  ///< hex SHA-256 (or FNV) of the file's bytes
   std::vector<TestSpec> tests;
 };
 
 /// A provider profile: which plugin, with which options.
 struct ConfigSpec {
-  std::string name;               ///< from the file's `name:` or its stem
+  std::string name;  ///< from the file's `name:` or its stem
   std::string plugin;
-  std::map<std::string, std::string> options;            ///< raw values, validated by the loader
-  std::map<std::string, std::uint32_t> option_lines;     ///< key -> line, for messages
-  std::map<std::string, std::string> environment;        ///< env vars set before the plugin opens
+  std::map<std::string, std::string> options;         ///< raw values, validated by the loader
+  std::map<std::string, std::uint32_t> option_lines;  ///< key -> line, for messages
+  std::map<std::string, std::string> environment;     ///< env vars set before the plugin opens
   std::string file;
   std::string content_hash;
 };

@@ -1,8 +1,7 @@
 #include "loader/plugin_registry.hpp"
 
-#include <boost/dll/runtime_symbol_info.hpp>
-
 #include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 #include <sstream>
 
@@ -105,9 +104,12 @@ std::string PluginRegistry::why_missing(std::string_view name) const {
     if (p.name == name && !p.ok()) return p.path.string() + ": " + p.load_error;
   }
   std::string dirs;
-  for (const auto& d : search_dirs_) dirs += (dirs.empty() ? "" : ":") + d.string();
-  return "no plugin named '" + std::string(name) + "' in " + (dirs.empty() ? "(no directory)" : dirs) +
-         " (was it built? see `uniperf list`)";
+  for (const auto& d : search_dirs_) {
+    if (!dirs.empty()) dirs += ':';
+    dirs += d.string();
+  }
+  return "no plugin named '" + std::string(name) + "' in " +
+         (dirs.empty() ? "(no directory)" : dirs) + " (was it built? see `uniperf list`)";
 }
 
 std::vector<std::filesystem::path> default_search_path() {

@@ -3,21 +3,19 @@
 // with the reason and skipped; the others keep working.
 #pragma once
 
-#include <uniperf/plugin.hpp>
-
 #include <boost/dll/shared_library.hpp>
-
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <uniperf/plugin.hpp>
 #include <vector>
 
 namespace uniperf::loader {
 
 struct LoadedPlugin {
   std::filesystem::path path;
-  std::string name;        ///< from Plugin::name(), or the file stem when broken
-  std::string load_error;  ///< non-empty when the library could not be used
+  std::string name;                ///< from Plugin::name(), or the file stem when broken
+  std::string load_error;          ///< non-empty when the library could not be used
   std::unique_ptr<Plugin> plugin;  ///< null when load_error is set
 
   bool ok() const { return plugin != nullptr; }

@@ -1,12 +1,5 @@
 #include "session/session.hpp"
 
-#include "engine/clock.hpp"
-#include "engine/runner.hpp"
-#include "report/stats.hpp"
-#include "suite/suite.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <poll.h>
 #include <unistd.h>
 
@@ -14,8 +7,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+
+#include "engine/clock.hpp"
+#include "engine/runner.hpp"
+#include "report/stats.hpp"
+#include "suite/suite.hpp"
 
 namespace uniperf::session {
 namespace {
@@ -115,16 +114,19 @@ struct Agreement {
 };
 
 Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
-  const json message = {{"ok", mine.ok}, {"status", std::string(report::to_string(mine.status))},
+  const json message = {{"ok", mine.ok},
+                        {"status", std::string(report::to_string(mine.status))},
                         {"reason", mine.reason}};
   const std::string text = message.dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
   if (!mine.ok) return mine;
-  const json theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  const json theirs =
+      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
   Agreement result;
   result.ok = theirs.at("ok").get<bool>();
   if (!result.ok) {
-    result.status = theirs.at("status") == "error" ? report::Status::error : report::Status::skipped;
+    result.status =
+        theirs.at("status") == "error" ? report::Status::error : report::Status::skipped;
     result.reason = "peer: " + theirs.at("reason").get<std::string>();
   }
   return result;
@@ -161,7 +163,8 @@ class SuiteRun {
     }
     for (const auto& config : configs) {
       if (stopped_) {
-        for (const auto& test : suite_.tests) record_all(config, test, report::Status::error, stop_reason_);
+        for (const auto& test : suite_.tests)
+          record_all(config, test, report::Status::error, stop_reason_);
         continue;
       }
       run_config(config);
@@ -178,7 +181,8 @@ class SuiteRun {
 
     Agreement mine;
     if (plugin_ == nullptr) {
-      mine = {false, report::Status::skipped, "unavailable: " + plugins_.why_missing(config.plugin)};
+      mine = {false, report::Status::skipped,
+              "unavailable: " + plugins_.why_missing(config.plugin)};
     } else {
       try {
         const Options options = suite::validate_options(config, plugin_->options());
@@ -213,7 +217,8 @@ class SuiteRun {
   void run_test(const engine::ConfigSpec& config, const engine::TestSpec& test) {
     const engine::FlowSpec& flow = test.flows.front();
     std::vector<std::string> reasons;
-    for (const auto size : test.sizes) reasons.push_back(engine::skip_reason(test, flow, caps_, size));
+    for (const auto size : test.sizes)
+      reasons.push_back(engine::skip_reason(test, flow, caps_, size));
     reasons = guarded([&] { return agree_sizes(control_, reasons); });
     if (stopped_) {
       record_all(config, test, report::Status::error, stop_reason_);
@@ -343,7 +348,8 @@ class SuiteRun {
   void notify_start(const engine::ConfigSpec& config, const engine::TestSpec& test,
                     std::uint64_t size) {
     ++index_;
-    if (control_.rank() == 0 && observer_.on_start) observer_.on_start(config, test, size, index_, total_);
+    if (control_.rank() == 0 && observer_.on_start)
+      observer_.on_start(config, test, size, index_, total_);
   }
 
   void emit(report::Record record) {
@@ -381,7 +387,8 @@ void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
                {"version", UNIPERF_VERSION},
                {"suite", {{"name", suite.name}, {"hash", suite.content_hash}}},
                {"configs", json::array()}};
-  for (const auto& c : configs) mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
+  for (const auto& c : configs)
+    mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
   const std::string text = mine.dump();
   Bytes reply;
   try {
@@ -399,10 +406,11 @@ void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
     throw HandshakeError("the peer is not a uniperf process");
   }
   if (theirs.value("protocol", -1) != kProtocolVersion) {
-    throw HandshakeError("the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
-                         " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
-                         std::to_string(kProtocolVersion) + " (uniperf " UNIPERF_VERSION
-                         "): run the same uniperf version on both hosts");
+    throw HandshakeError(
+        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
+        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
+        std::to_string(kProtocolVersion) +
+        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
   }
   if (theirs["suite"] != mine["suite"]) {
     throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
@@ -412,8 +420,9 @@ void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
                          "): give both sides the same suite file");
   }
   if (theirs["configs"] != mine["configs"]) {
-    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() + ", there " +
-                         theirs["configs"].dump() + ": give both sides the same --config files in the same order");
+    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
+                         ", there " + theirs["configs"].dump() +
+                         ": give both sides the same --config files in the same order");
   }
 }
 

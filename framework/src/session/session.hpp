@@ -4,15 +4,15 @@
 // and below the CLI; tests drive it in-process with two threads.
 #pragma once
 
-#include "bootstrap/bootstrap.hpp"
-#include "engine/test_spec.hpp"
-#include "loader/plugin_registry.hpp"
-#include "report/record.hpp"
-
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/test_spec.hpp"
+#include "loader/plugin_registry.hpp"
+#include "report/record.hpp"
 
 namespace uniperf::session {
 

@@ -1,0 +1,74 @@
+// A result record: one per (config, test, size). The engine produces these;
+// reporters (terminal table, JSON Lines, ...) only format them.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/test_spec.hpp"
+
+namespace uniperf::report {
+
+inline constexpr int kSchemaVersion = 1;
+
+enum class Status : std::uint8_t { ok, skipped, error };
+std::string_view to_string(Status);
+
+/// Latency statistics over every sample, in microseconds. For send and write
+/// ping-pong the samples are one-way (RTT/2); for read and atomics they are
+/// full round trips. `one_way` says which.
+struct LatencyStats {
+  std::uint64_t samples = 0;
+  bool one_way = true;
+  double min = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, p9999 = 0, max = 0, mean = 0, stdev = 0;
+};
+
+/// Bandwidth over first post -> last completion on the measuring side.
+/// MB/s is 10^6 bytes per second; Gb/s is 10^9 bits per second.
+struct BandwidthStats {
+  std::uint64_t bytes = 0;
+  std::uint64_t messages = 0;
+  double seconds = 0;
+  double mb_per_s = 0;
+  double gbit_per_s = 0;
+  double mmsg_per_s = 0;
+};
+
+struct Record {
+  int schema_version = kSchemaVersion;
+  Status status = Status::ok;
+  std::string reason;  ///< for skipped / error
+
+  std::string suite;
+  std::string config;
+  std::string plugin;
+  std::string plugin_version;
+  std::string library_version;
+  std::string device;
+
+  std::string test;
+  std::uint64_t size = 0;
+  engine::FlowSpec flow;             ///< effective parameters (defaults resolved)
+  engine::Duration duration;         ///< effective run length
+  std::uint64_t iterations_run = 0;  ///< measured iterations actually completed
+  std::string preset;
+  std::vector<std::string> emulated;  ///< features the plugin emulated
+
+  std::optional<LatencyStats> latency;
+  std::optional<BandwidthStats> bandwidth;
+  std::uint64_t corrupted_bytes = 0;  ///< with validate: bytes that did not match
+
+  std::string clock_source;  ///< "tsc" or "steady_clock"
+  double clock_ghz = 0;      ///< calibrated tick rate, when tsc
+  std::string timestamp;     ///< ISO 8601 UTC, when the record was made
+  std::string host;
+};
+
+/// The JSON form of a record (the JSON Lines schema, version kSchemaVersion).
+nlohmann::json to_json(const Record&);
+nlohmann::json to_json(const engine::FlowSpec&);
+
+}  // namespace uniperf::report

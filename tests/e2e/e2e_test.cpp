@@ -1,0 +1,327 @@
+// End-to-end tests: the real `uniperf` executable with the real plugins, two
+// real processes over loopback. Each test says what a user would see.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kSource = UNIPERF_SOURCE_DIR;
+const std::string kBin = UNIPERF_BIN;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class Scratch {
+ public:
+  Scratch() {
+    dir_ = fs::temp_directory_path() /
+           ("uniperf-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    fs::create_directories(dir_);
+  }
+  ~Scratch() { fs::remove_all(dir_); }
+  fs::path operator/(const std::string& name) const { return dir_ / name; }
+
+ private:
+  fs::path dir_;
+  static inline int counter_ = 0;
+};
+
+/// Runs uniperf with `args` (from the source directory), bounded in time.
+Outcome uniperf(const std::string& args, int timeout_s = 300) {
+  Scratch scratch;
+  const std::string command = "cd " + kSource + " && timeout -s KILL " + std::to_string(timeout_s) +
+                              " " + kBin + " " + args + " > " + (scratch / "out").string() +
+                              " 2> " + (scratch / "err").string();
+  const int status = std::system(command.c_str());
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.out = slurp(scratch / "out");
+  o.err = slurp(scratch / "err");
+  return o;
+}
+
+/// Starts uniperf in the background; returns its pid.
+pid_t spawn_uniperf(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(kSource.c_str()) != 0) std::_Exit(126);
+    if (!freopen(log.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) std::_Exit(126);
+    std::vector<char*> argv;
+    std::vector<std::string> all = {kBin};
+    all.insert(all.end(), args.begin(), args.end());
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(kBin.c_str(), argv.data());
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+std::vector<json> read_jsonl(const fs::path& path) {
+  std::vector<json> records;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) records.push_back(json::parse(line));
+  }
+  return records;
+}
+
+bool plugin_available(const std::string& name) {
+  const Outcome o = uniperf("list", 60);
+  std::istringstream lines(o.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) == 0) return line.find(" available") != std::string::npos;
+  }
+  return false;
+}
+
+std::string plugin_of(const std::string& config) {
+  const std::string text = slurp(kSource + "/configs/" + config + ".yaml");
+  const auto at = text.find("plugin:");
+  std::istringstream rest(text.substr(at + 7));
+  std::string name;
+  rest >> name;
+  return name;
+}
+
+int free_port() {
+  return 20000 + (::getpid() * 7 + std::rand()) % 20000;
+}
+
+// ---------------------------------------------------------------------------
+// The stock suite over each stock config, payload validation on.
+// ---------------------------------------------------------------------------
+
+class QuickSuite : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuickSuite, RunsInLocalPairModeWithValidPayloads) {
+  const std::string config = GetParam();
+  if (!plugin_available(plugin_of(config)))
+    GTEST_SKIP() << "plugin for " << config << " unavailable";
+  Scratch scratch;
+  const auto results = scratch / "quick.jsonl";
+  const Outcome o = uniperf("run suites/quick.yaml --config configs/" + config + ".yaml --output " +
+                            results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_FALSE(records.empty());
+
+  std::map<std::string, int> ok_by_op;
+  for (const auto& r : records) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r.at("schema_version"), 1);
+    EXPECT_EQ(r.at("config"), config);
+    ASSERT_NE(r.at("status"), "error");
+    const std::string op = r.at("params").at("op");
+    if (r.at("status") == "skipped") {
+      EXPECT_FALSE(r.at("reason").get<std::string>().empty());
+      continue;
+    }
+    ++ok_by_op[op];
+    EXPECT_EQ(r.at("corrupted_bytes"), 0);
+    EXPECT_TRUE(r.at("params").at("validate").get<bool>());
+    if (r.at("params").at("pattern") == "latency") {
+      const auto& lat = r.at("latency_us");
+      EXPECT_EQ(lat.at("samples"), r.at("params").at("iterations"));
+      EXPECT_GT(lat.at("p50").get<double>(), 0.0);
+      EXPECT_LE(lat.at("min").get<double>(), lat.at("p50").get<double>());
+      EXPECT_LE(lat.at("p50").get<double>(), lat.at("p99").get<double>());
+      EXPECT_LE(lat.at("p99").get<double>(), lat.at("max").get<double>());
+    } else {
+      EXPECT_GT(r.at("bandwidth").at("MB_per_s").get<double>(), 0.0);
+      EXPECT_GT(r.at("bandwidth").at("Mmsg_per_s").get<double>(), 0.0);
+    }
+  }
+  // Every plugin sends; the ucx configs do every one-sided op too, and tcp
+  // skips them with a reason instead of approximating.
+  EXPECT_GT(ok_by_op["send"], 0);
+  if (plugin_of(config) == "ucx") {
+    for (const char* op : {"write", "read", "fetch_add"}) EXPECT_GT(ok_by_op[op], 0) << op;
+  }
+  if (plugin_of(config) == "tcp") {
+    for (const auto& r : records) {
+      if (r.at("params").at("op") != "send") {
+        EXPECT_EQ(r.at("status"), "skipped");
+        EXPECT_NE(r.at("reason").get<std::string>().find("does not support op"), std::string::npos);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StockConfigs, QuickSuite, ::testing::Values("ucx-shm", "ucx-tcp", "tcp"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           for (auto& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+TEST(SideBySide, OneSuiteOverSeveralConfigsPrintsOneTable) {
+  if (!plugin_available("tcp") || !plugin_available("ucx")) GTEST_SKIP() << "needs tcp and ucx";
+  Scratch scratch;
+  const auto results = scratch / "both.jsonl";
+  const Outcome o = uniperf(
+      "lat --op send -s 8 -n 2000 --config configs/tcp.yaml --config "
+      "configs/ucx-shm.yaml --output " +
+      results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("tcp"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ucx-shm"), std::string::npos) << o.out;
+  std::set<std::string> configs;
+  for (const auto& r : read_jsonl(results)) configs.insert(r.at("config"));
+  EXPECT_EQ(configs, (std::set<std::string>{"tcp", "ucx-shm"}));
+}
+
+// ---------------------------------------------------------------------------
+// Bad input, mismatched peers, dead peers
+// ---------------------------------------------------------------------------
+
+TEST(BadInput, ASuiteErrorNamesFileLineAndKey) {
+  Scratch scratch;
+  const auto suite = scratch / "typo.yaml";
+  std::ofstream(suite) << "suite: typo\ntests:\n  - name: a\n    op: send\n    windw: 4\n";
+  const auto results = scratch / "never.jsonl";
+  const Outcome o =
+      uniperf("run " + suite.string() + " --config configs/tcp.yaml --output " + results.string());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find(suite.string() + ":5"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("windw"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(results));
+}
+
+TEST(BadInput, ValidateAcceptsEveryShippedFile) {
+  std::string files;
+  for (const char* dir : {"suites", "configs"}) {
+    for (const auto& entry : fs::directory_iterator(kSource + "/" + dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      files.append(" ").append(dir).append("/").append(entry.path().filename().string());
+    }
+  }
+  const Outcome o = uniperf("validate" + files, 60);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+}
+
+TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const int port = free_port();
+  const pid_t server =
+      spawn_uniperf({"lat", "--op", "send", "-s", "64", "--config", "configs/tcp.yaml", "--listen",
+                     "127.0.0.1:" + std::to_string(port)},
+                    scratch / "server.log");
+  const auto results = scratch / "never.jsonl";
+  const Outcome o = uniperf("lat --op send -s 128 --config configs/tcp.yaml --peer 127.0.0.1:" +
+                                std::to_string(port) + " --output " + results.string(),
+                            60);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.err.find("another suite"), std::string::npos) << o.err;
+  EXPECT_NE(slurp(scratch / "server.log").find("another suite"), std::string::npos);
+  EXPECT_FALSE(fs::exists(results));
+}
+
+TEST(Peers, ListenAndPeerRunAcrossTwoProcesses) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const int port = free_port() + 1;
+  const pid_t server = spawn_uniperf({"bw", "--op", "send", "-s", "4K", "-n", "2000", "--config",
+                                      "configs/tcp.yaml", "--listen", std::to_string(port)},
+                                     scratch / "server.log");
+  const auto results = scratch / "bw.jsonl";
+  const Outcome o =
+      uniperf("bw --op send -s 4K -n 2000 --config configs/tcp.yaml --peer 127.0.0.1:" +
+                  std::to_string(port) + " --output " + results.string(),
+              60);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(scratch / "server.log");
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok");
+  EXPECT_EQ(records[0].at("bandwidth").at("messages"), 2000);
+}
+
+TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const int port = free_port() + 2;
+  const std::vector<std::string> test = {
+      "bw", "--op", "send", "-s", "64K", "-D", "60s", "--config", "configs/tcp.yaml"};
+  auto server_args = test;
+  server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
+  auto client_args = test;
+  const auto results = scratch / "dead.jsonl";
+  client_args.insert(client_args.end(),
+                     {"--peer", "127.0.0.1:" + std::to_string(port), "--output", results.string()});
+  const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
+
+  std::this_thread::sleep_for(3s);  // well inside the 60 s test
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(client, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - killed < 30s) {
+    std::this_thread::sleep_for(100ms);
+  }
+  if (done == 0) {
+    ::kill(client, SIGKILL);
+    ::waitpid(client, nullptr, 0);
+    FAIL() << "the initiator still ran 30 s after its peer died";
+  }
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << slurp(scratch / "client.log");
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "error");
+  EXPECT_NE(records[0].at("reason").get<std::string>().find("peer"), std::string::npos)
+      << records[0].dump();
+}
+
+TEST(Cli, ListAndInfoDescribeThePlugins) {
+  const Outcome list = uniperf("list", 60);
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("tcp"), std::string::npos) << list.out;
+  const Outcome info = uniperf("info tcp", 60);
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("options:"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("op send"), std::string::npos) << info.out;
+  const Outcome missing = uniperf("info nosuchplugin", 60);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no plugin named 'nosuchplugin'"), std::string::npos) << missing.err;
+}
+
+}  // namespace

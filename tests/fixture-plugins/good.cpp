@@ -1,0 +1,2 @@
+#include "minimal_plugin.hpp"
+UNIPERF_PLUGIN(MinimalPlugin)
