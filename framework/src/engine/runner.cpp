@@ -166,6 +166,7 @@ struct TestRunner::Impl {
   std::vector<Lane> lanes;
   Completion completions[256];
   std::uint32_t poll_batch = 1;
+  std::uint32_t idle_polls = 0;  // serve_wait's count between control checks
 
   // Per-size state.
   std::uint64_t size = 0;
@@ -493,26 +494,21 @@ struct TestRunner::Impl {
     return now();
   }
 
-  /// The passive side's wait for the peer inside a ping-pong: polls, and now
-  /// and then looks at the control channel for the initiator's "done"
-  /// (duration mode ends on the initiator's clock). False when done.
+  /// The passive side's wait for the peer inside a ping-pong: one poll (and
+  /// progress), and every kControlCheckInterval idle polls a look at the
+  /// control channel for the initiator's "done" (duration mode ends on the
+  /// initiator's clock). False when done.
   template <bool Event>
   bool serve_wait(Lane& lane) {
-    for (std::uint32_t k = 0; k < kControlCheckInterval; ++k) {
-      const std::size_t n = lane.endpoint->poll(completions, poll_batch);
-      if (n != 0) {
-        absorb(lane, n);
-        return true;
-      }
-      lane.endpoint->progress();
-      if (abort.load(std::memory_order_relaxed)) [[unlikely]]
-        throw_aborted();
-      if constexpr (Event) {
-        lane.endpoint->wait(10ms, flow.cq_moderation);
-        break;
-      }
+    const std::size_t n = lane.endpoint->poll(completions, poll_batch);
+    if (n != 0) {
+      absorb(lane, n);
+      return true;
     }
-    if (control.message_ready()) {
+    lane.endpoint->progress();
+    if (abort.load(std::memory_order_relaxed)) [[unlikely]] throw_aborted();
+    if constexpr (Event) lane.endpoint->wait(10ms, flow.cq_moderation);
+    if (++idle_polls % kControlCheckInterval == 0 && control.message_ready()) [[unlikely]] {
       receive_done();
       return false;
     }
@@ -671,6 +667,9 @@ struct TestRunner::Impl {
       } else if (rank == 0) {
         event ? roundtrip<true>(cap, deadline) : roundtrip<false>(cap, deadline);
       }
+      // A rendezvous send completes only while its sender progresses: finish
+      // our own sends before blocking on the control channel.
+      event ? drain<true>() : drain<false>();
       if (rank == 0) {
         send_done(0, 0);
       } else {
