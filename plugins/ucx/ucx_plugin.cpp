@@ -23,7 +23,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr ucp_tag_t kTagMask = ~ucp_tag_t{0};
-constexpr ucp_tag_t kTagBase = 0x756e6970ULL << 32;  // "unip": the endpoint index goes below
+constexpr ucp_tag_t kTagBase = 0x756e6970ULL << 32;   // "unip": the endpoint index goes below
+constexpr ucp_tag_t kHelloTag = 0x68656c6fULL << 32;  // "helo": wire-up, never matches data
 
 std::string status_text(ucs_status_t status) { return ucs_status_string(status); }
 
@@ -100,9 +101,8 @@ class UcxEndpoint final : public Endpoint {
     }
     const auto deadline = Clock::now() + 2s;
     while (Clock::now() < deadline && !all_receives_done()) ucp_worker_progress(worker_);
+    // A flushing close; both sides close at the same time and progress.
     ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
     void* request = ucp_ep_close_nbx(ep_, &param);
     if (UCS_PTR_IS_PTR(request)) {
       while (Clock::now() < deadline && ucp_request_check_status(request) == UCS_INPROGRESS) {
@@ -347,6 +347,27 @@ class UcxContext final : public Context {
     return caps;
   }
 
+  void hello(ucp_ep_h ep, std::uint32_t index) {
+    const ucp_tag_t tag = kHelloTag | index;
+    std::uint64_t mine = index, theirs = ~std::uint64_t{0};
+    ucp_request_param_t param{};
+    void* receive = ucp_tag_recv_nbx(worker_, &theirs, sizeof theirs, tag, kTagMask, &param);
+    void* send = ucp_tag_send_nbx(ep, &mine, sizeof mine, tag, &param);
+    if (UCS_PTR_IS_ERR(receive)) check(UCS_PTR_STATUS(receive), "wire-up receive failed");
+    if (UCS_PTR_IS_ERR(send)) check(UCS_PTR_STATUS(send), "wire-up send failed");
+    const auto deadline = Clock::now() + 10s;
+    auto pending = [](void* request) {
+      return UCS_PTR_IS_PTR(request) && ucp_request_check_status(request) == UCS_INPROGRESS;
+    };
+    while (pending(receive) || pending(send)) {
+      ucp_worker_progress(worker_);
+      if (Clock::now() > deadline) throw TransportError("ucx: wire-up with the peer did not finish in 10 s");
+    }
+    if (UCS_PTR_IS_PTR(receive)) ucp_request_free(receive);
+    if (UCS_PTR_IS_PTR(send)) ucp_request_free(send);
+    if (theirs != index) throw TransportError("ucx: the peer connected another endpoint");
+  }
+
   std::string device() const override {
     return "UCX_TLS=" + (settings_.transports.empty() ? std::string("default") : settings_.transports) +
            (settings_.devices.empty() ? "" : " NET_DEVICES=" + settings_.devices);
@@ -371,19 +392,11 @@ class UcxContext final : public Context {
     check(ucp_ep_create(worker_, &ep_params, &ep), "cannot create an endpoint to the peer");
     auto endpoint = std::make_unique<UcxEndpoint>(worker_, ep, params);
 
-    // Complete the wire-up before the engine times anything.
-    ucp_request_param_t flush{};
-    void* request = ucp_ep_flush_nbx(ep, &flush);
-    const auto deadline = Clock::now() + 10s;
-    if (UCS_PTR_IS_PTR(request)) {
-      while (ucp_request_check_status(request) == UCS_INPROGRESS) {
-        ucp_worker_progress(worker_);
-        if (Clock::now() > deadline) throw TransportError("ucx: wire-up with the peer did not finish in 10 s");
-      }
-      ucp_request_free(request);
-    } else if (UCS_PTR_IS_ERR(request)) {
-      check(UCS_PTR_STATUS(request), "wire-up with the peer failed");
-    }
+    // Complete the wire-up in both directions before the engine times
+    // anything: each side sends a hello over the new endpoint and progresses
+    // until the peer's hello arrived. Both sides progress at once, so neither
+    // waits on a worker that is blocked elsewhere.
+    hello(ep, params.index);
     channel.barrier();
     return endpoint;
   }

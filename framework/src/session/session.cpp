@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -274,6 +275,9 @@ class SuiteRun {
   /// control protocol: the run stops here and says why.
   void stop(const engine::TestSpec& test, const std::string& what) {
     watchdog_.disarm();
+    // The responder keeps no records: its own view of a failure goes to
+    // stderr, where the user of a two-host run sees it.
+    if (control_.rank() != 0) std::cerr << "uniperf: test '" << test.name << "' failed here: " << what << "\n";
     stopped_ = true;
     stop_reason_ = "not run: the run stopped after test '" + test.name + "' failed (" + what + ")";
   }
