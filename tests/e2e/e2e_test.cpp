@@ -199,6 +199,53 @@ TEST(SideBySide, OneSuiteOverSeveralConfigsPrintsOneTable) {
   EXPECT_EQ(configs, (std::set<std::string>{"tcp", "ucx-shm"}));
 }
 
+class EventMode : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {
+  const std::string config = GetParam();
+  if (!plugin_available(plugin_of(config))) GTEST_SKIP() << "plugin for " << config << " unavailable";
+  Scratch scratch;
+  const auto results = scratch / "events.jsonl";
+  for (const char* form : {"lat -s 64 -n 500", "bw -s 4K -n 2000 -t 16"}) {
+    const Outcome o = uniperf(std::string(form) + " --op send --events --validate --config configs/" +
+                              config + ".yaml --output " + results.string());
+    ASSERT_EQ(o.exit_code, 0) << form << o.out << o.err;
+    const auto records = read_jsonl(results);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+    EXPECT_EQ(records[0].at("params").at("completion"), "event");
+    EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StockConfigs, EventMode, ::testing::Values("ucx-shm", "tcp"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           for (auto& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const auto results = scratch / "duration.jsonl";
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome o = uniperf("lat --op send -s 8 -D 1s -f 0.2s --config configs/tcp.yaml --output " +
+                            results.string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_LT(seconds, 10.0);
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  const auto& r = records[0];
+  EXPECT_EQ(r.at("status"), "ok") << r.dump();
+  EXPECT_DOUBLE_EQ(r.at("params").at("duration_s").get<double>(), 1.0);
+  // Percentiles in duration mode too, over every sample taken.
+  EXPECT_GT(r.at("latency_us").at("samples").get<std::uint64_t>(), 100u);
+  EXPECT_EQ(r.at("latency_us").at("samples"), r.at("iterations_run"));
+  EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
+}
+
 // ---------------------------------------------------------------------------
 // Bad input, mismatched peers, dead peers
 // ---------------------------------------------------------------------------
