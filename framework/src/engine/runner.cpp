@@ -1,6 +1,7 @@
 #include "engine/runner.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -145,6 +146,8 @@ struct TestRunner::Impl {
     std::uint32_t replenish_pending = 0;
     std::uint64_t acks_sent = 0;  // window_ack: acknowledgements sent
     std::uint64_t target = 0;     // id after the last request of the phase
+    std::uint32_t to_signal = 1;  // posts until the next signaled one
+    std::uint8_t marker = 0;      // write latency: the last iteration marker
 
     std::uint64_t phase_posted() const { return posted - phase_start; }
   };
@@ -159,6 +162,7 @@ struct TestRunner::Impl {
 
   std::size_t slot_size = 0;
   std::uint32_t slots = 1;
+  std::uint64_t slot_mask = 0;
   std::size_t tx_base = 0;  // offset of the tx half in each lane's buffer
   std::size_t rx_base = 0;
   std::uint32_t send_depth = 1;
@@ -187,8 +191,10 @@ struct TestRunner::Impl {
     slot_size =
         std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
     // At least two slots: atomics target slot 0 and return their result in slot 1.
-    slots = std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots);
+    // A power of two, so slot arithmetic is a mask.
+    slots = std::bit_floor(std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots));
     while (slots > 2 && 2 * slots * slot_size > kMaxBufferBytes) slots /= 2;
+    slot_mask = slots - 1;
     tx_base = 0;
     rx_base = slots * slot_size;
     send_depth = std::max({flow.window, flow.signal_every, flow.post_list, 1u}) + 1;
@@ -241,10 +247,10 @@ struct TestRunner::Impl {
   // ------------------------------------------------------------ hot helpers
 
   std::byte* tx(Lane& lane, std::uint64_t slot) {
-    return lane.buffer->data + tx_base + (slot % slots) * slot_size;
+    return lane.buffer->data + tx_base + (slot & slot_mask) * slot_size;
   }
   std::byte* rx(Lane& lane, std::uint64_t slot) {
-    return lane.buffer->data + rx_base + (slot % slots) * slot_size;
+    return lane.buffer->data + rx_base + (slot & slot_mask) * slot_size;
   }
 
   void post_receives(Lane& lane, std::uint32_t count) {
@@ -252,7 +258,7 @@ struct TestRunner::Impl {
       RecvRequest& r = lane.receives[i];
       r.id = lane.recv_ids++;
       r.local = lane.memory.get();
-      r.offset = rx_base + (r.id % slots) * slot_size;
+      r.offset = rx_base + (r.id & slot_mask) * slot_size;
       r.length = static_cast<std::uint32_t>(slot_size);
     }
     lane.endpoint->post_recv(lane.receives.data(), count);
@@ -274,7 +280,7 @@ struct TestRunner::Impl {
         lane.completed = c.id + 1;
       } else {
         ++lane.received;
-        lane.rx_length[c.id % slots] = c.length;
+        lane.rx_length[c.id & slot_mask] = c.length;
         if (++lane.replenish_pending == flow.rx_replenish) {
           post_receives(lane, lane.replenish_pending);
           lane.replenish_pending = 0;
@@ -305,15 +311,19 @@ struct TestRunner::Impl {
       const std::uint64_t id = lane.posted + i;
       wr.id = id;
       const std::uint64_t seq = id - lane.phase_start;
-      const bool signaled = (seq + 1) % flow.signal_every == 0 || id + 1 == burst_end;
+      // A countdown instead of a modulo: no division on the hot path.
+      const bool due = --lane.to_signal == 0;
+      lane.to_signal = due ? flow.signal_every : lane.to_signal;
+      const bool signaled = due || id + 1 == burst_end;
       wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
                                            (signaled ? WorkRequest::kSignaled : 0));
       // Uniform per-op data: atomics use it (fetch_add adds the id, cswap
       // swaps id -> id+1), other ops ignore it.
       wr.compare_add = seq;
       wr.swap = seq + 1;
-      wr.local_offset = local_base + (seq * slot_stride % slots) * slot_size + local_shift;
-      wr.remote_offset = remote_base + (seq * slot_stride % slots) * slot_size;
+      const std::uint64_t slot_offset = ((seq * slot_stride) & slot_mask) * slot_size;
+      wr.local_offset = local_base + slot_offset + local_shift;
+      wr.remote_offset = remote_base + slot_offset;
     }
     lane.endpoint->post(lane.chain.data(), count);
     lane.posted += count;
@@ -365,10 +375,11 @@ struct TestRunner::Impl {
   /// echo; the responder waits, echoes. stamps[i] is when iteration i began.
   template <bool Event>
   void pingpong_message(std::uint64_t total, Ticks deadline) {
-    const std::size_t n = lanes.size();
     std::uint64_t i = 0;
+    std::size_t next = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes[i % n];
+      Lane& lane = lanes[next];
+      next = next + 1 == lanes.size() ? 0 : next + 1;
       const std::uint64_t expect = lane.received + 1;
       if (rank == 0) {
         stamps[i] = now();
@@ -391,11 +402,13 @@ struct TestRunner::Impl {
   /// slot for the peer's iteration marker, then writes its own.
   template <bool Event>
   void pingpong_write(std::uint64_t total, Ticks deadline) {
-    const std::size_t n = lanes.size();
     std::uint64_t i = 0;
+    std::size_t next = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes[i % n];
-      const auto marker = static_cast<std::uint8_t>(i / n % 255 + 1);
+      Lane& lane = lanes[next];
+      next = next + 1 == lanes.size() ? 0 : next + 1;
+      // Markers 1..255 in turn; never 0, the cleared buffer's value.
+      const std::uint8_t marker = lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
       std::atomic_ref<std::uint8_t> last(*reinterpret_cast<std::uint8_t*>(rx(lane, 0) + size - 1));
       auto* out = reinterpret_cast<std::uint8_t*>(tx(lane, 0) + size - 1);
       if (rank == 0) {
@@ -420,10 +433,11 @@ struct TestRunner::Impl {
   /// Round trip of one read or atomic at a time (initiator only).
   template <bool Event>
   void roundtrip(std::uint64_t total, Ticks deadline) {
-    const std::size_t n = lanes.size();
     std::uint64_t i = 0;
+    std::size_t next = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes[i % n];
+      Lane& lane = lanes[next];
+      next = next + 1 == lanes.size() ? 0 : next + 1;
       stamps[i] = now();
       post_chain(lane, lane.posted + 1);
       while (lane.completed < lane.posted) pump<Event>(lane);
@@ -639,6 +653,8 @@ struct TestRunner::Impl {
       Lane& lane = lanes[k];
       lane.phase_start = lane.posted;
       lane.received = lane.acks_sent = 0;
+      lane.to_signal = flow.signal_every;
+      lane.marker = 0;
       // Latency spreads its iterations round-robin over the endpoints;
       // bandwidth runs `total` on each.
       std::uint64_t mine = total;
