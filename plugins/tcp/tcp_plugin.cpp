@@ -1,252 +1,263 @@
 // The `tcp` plugin: two-sided messages over kernel TCP sockets, one
-// connection per endpoint. A send is a small header (length, immediate) and
-// the payload; the receiver reads one message into the oldest posted
-// receive. One-sided ops are not offered: the engine SKIPs them with reason.
-#include <arpa/inet.h>
+// connection per endpoint; the baseline the other transports are compared
+// with (what qperf tcp_lat / tcp_bw and sockperf measure). One-sided ops are
+// not offered, so the engine SKIPs them with a reason.
+//
+// Connecting: the responder (rank 1) listens on `address`:`port` and sends
+// the port it got over the peer channel; the initiator (rank 0) connects to
+// `peer_address` at that port. In a two-host run the initiator's config sets
+// `peer_address` to the responder's host.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <optional>
+#include <sstream>
 #include <uniperf/plugin.hpp>
-#include <vector>
+#include <utility>
+
+#include "tcp_endpoint.hpp"
 
 namespace uniperf::tcp {
 namespace {
 
-using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 
-constexpr std::int32_t kStatusTruncated = 1;
+/// How long the initiator may take to connect and the responder to see it.
+constexpr auto kConnectTimeout = 10s;
+/// Tags the blobs on the peer channel, so two different plugin versions
+/// fail with a message instead of misreading each other.
+constexpr std::string_view kProtocol = "uniperf-tcp/1";
 
-std::string errno_text(const std::string& what) {
-  return what + ": " + std::strerror(errno);
+std::string errno_text(int error) {
+  return std::strerror(error);
 }
 
-/// A fixed-capacity FIFO: the hot path never allocates.
-template <class T>
-class Ring {
+/// Closes the socket unless ownership was released.
+class SocketGuard {
  public:
-  void reserve(std::size_t capacity) { slots_.resize(capacity + 1); }
-  bool empty() const { return head_ == tail_; }
-  bool full() const { return next(tail_) == head_; }
-  T& front() { return slots_[head_]; }
-  void pop() { head_ = next(head_); }
-  T& push() {
-    if (full())
-      throw TransportError("tcp: internal queue overflow (the engine broke its depth contract)");
-    T& slot = slots_[tail_];
-    tail_ = next(tail_);
-    return slot;
+  explicit SocketGuard(int fd) : fd_(fd) {}
+  ~SocketGuard() {
+    if (fd_ >= 0) ::close(fd_);
   }
+  SocketGuard(const SocketGuard&) = delete;
+  SocketGuard& operator=(const SocketGuard&) = delete;
+  SocketGuard(SocketGuard&& other) noexcept : fd_(other.release()) {}
+  SocketGuard& operator=(SocketGuard&&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
-  std::size_t next(std::size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
-  std::vector<T> slots_;
-  std::size_t head_ = 0, tail_ = 0;
+  int fd_;
 };
 
-struct Header {
-  std::uint32_t length;
-  std::uint32_t immediate;
+struct AddressList {
+  addrinfo* head = nullptr;
+  ~AddressList() {
+    if (head != nullptr) freeaddrinfo(head);
+  }
 };
 
-struct PendingSend {
-  Header header;
-  const std::byte* payload;
-  std::size_t sent;  // bytes of header + payload already written
-  std::uint64_t id;
-  bool signaled;
+struct Settings {
+  std::string listen_address;
+  int listen_port = 0;
+  std::string peer_address;
+  bool nodelay = true;
+  int sndbuf = 0;  // 0: the kernel's default
+  int rcvbuf = 0;
+  int busy_poll_us = 0;        // 0: off, or refused at open()
+  std::string busy_poll_note;  // why busy_poll is off although asked for
+  int effective_sndbuf = 0;    // what the kernel granted, for device()
+  int effective_rcvbuf = 0;
 };
+
+void set_option(int fd, int level, int name, int value, const char* what) {
+  if (::setsockopt(fd, level, name, &value, sizeof value) != 0) {
+    throw TransportError(std::string("tcp: cannot set ") + what + " to " + std::to_string(value) +
+                         ": " + errno_text(errno));
+  }
+}
+
+/// Buffer sizes go on before connect/listen: the receive buffer fixes the
+/// window scale negotiated in the handshake.
+void apply_buffer_sizes(int fd, const Settings& settings) {
+  if (settings.sndbuf > 0) set_option(fd, SOL_SOCKET, SO_SNDBUF, settings.sndbuf, "SO_SNDBUF");
+  if (settings.rcvbuf > 0) set_option(fd, SOL_SOCKET, SO_RCVBUF, settings.rcvbuf, "SO_RCVBUF");
+}
+
+void apply_connected_options(int fd, const Settings& settings) {
+  set_option(fd, IPPROTO_TCP, TCP_NODELAY, settings.nodelay ? 1 : 0, "TCP_NODELAY");
+  if (settings.busy_poll_us > 0) {
+    set_option(fd, SOL_SOCKET, SO_BUSY_POLL, settings.busy_poll_us, "SO_BUSY_POLL");
+  }
+}
+
+/// Waits until `fd` reports one of `events`; false when the deadline passed.
+bool wait_for(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd watched{fd, events, 0};
+    const int ready =
+        ::poll(&watched, 1, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) {
+      throw TransportError("tcp: poll failed while connecting: " + errno_text(errno));
+    }
+  }
+}
+
+int socket_error(int fd) {
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) return errno;
+  return error;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    throw TransportError("tcp: getsockname failed: " + errno_text(errno));
+  }
+  if (address.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  }
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+}
+
+/// A listening socket on the configured address and port.
+SocketGuard listen_on(const Settings& settings) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+  AddressList found;
+  const std::string port = std::to_string(settings.listen_port);
+  if (const int rc =
+          getaddrinfo(settings.listen_address.c_str(), port.c_str(), &hints, &found.head);
+      rc != 0) {
+    throw TransportError("tcp: address '" + settings.listen_address +
+                         "' is not a numeric IP address: " + gai_strerror(rc));
+  }
+  const addrinfo& where = *found.head;
+  SocketGuard listener(::socket(where.ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener.get() < 0) throw TransportError("tcp: socket failed: " + errno_text(errno));
+  // A fixed `port` is reused by every endpoint in turn: allow rebinding it
+  // while earlier connections linger in TIME_WAIT.
+  set_option(listener.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
+  apply_buffer_sizes(listener.get(), settings);  // inherited by the accepted socket
+  if (::bind(listener.get(), where.ai_addr, where.ai_addrlen) != 0 ||
+      ::listen(listener.get(), 1) != 0) {
+    throw TransportError("tcp: cannot listen on " + settings.listen_address + ":" + port + ": " +
+                         errno_text(errno));
+  }
+  return listener;
+}
+
+/// Connects to the peer within the deadline, trying every address the
+/// name resolves to. Returns the socket, or -1 with `why` filled.
+int connect_to(const Settings& settings, int port, Clock::time_point deadline, std::string& why) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  AddressList found;
+  const std::string port_text = std::to_string(port);
+  if (const int rc =
+          getaddrinfo(settings.peer_address.c_str(), port_text.c_str(), &hints, &found.head);
+      rc != 0) {
+    why = "cannot resolve peer_address '" + settings.peer_address + "': " + gai_strerror(rc);
+    return -1;
+  }
+  const std::string target = settings.peer_address + ":" + port_text;
+  why = "no address for " + target;
+  for (const addrinfo* where = found.head; where != nullptr; where = where->ai_next) {
+    SocketGuard fd(::socket(where->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (fd.get() < 0) {
+      why = "socket failed: " + errno_text(errno);
+      continue;
+    }
+    apply_buffer_sizes(fd.get(), settings);
+    if (::connect(fd.get(), where->ai_addr, where->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      why = "cannot connect to " + target + ": " + errno_text(errno);
+      continue;
+    }
+    if (!wait_for(fd.get(), POLLOUT, deadline)) {
+      why = "cannot connect to " + target + ": no answer within " +
+            std::to_string(kConnectTimeout.count()) + " s";
+      return -1;
+    }
+    if (const int error = socket_error(fd.get()); error != 0) {
+      why = "cannot connect to " + target + ": " + errno_text(error);
+      continue;
+    }
+    return fd.release();
+  }
+  return -1;
+}
+
+Bytes to_bytes(const std::string& text) {
+  const auto* first = reinterpret_cast<const std::byte*>(text.data());
+  return Bytes(first, first + text.size());
+}
+
+std::string to_text(const Bytes& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+/// The first blob each side sends: "uniperf-tcp/1 <index>" from the
+/// initiator; "uniperf-tcp/1 <index> <port>" from the responder, or
+/// "uniperf-tcp/1 <index> 0 <why>" when it cannot listen.
+struct Hello {
+  int port = 0;
+  std::string failure;
+};
+
+std::string make_hello(std::uint32_t index, int port = 0, const std::string& failure = "") {
+  std::ostringstream text;
+  text << kProtocol << ' ' << index;
+  if (port > 0) text << ' ' << port;
+  if (!failure.empty()) text << " 0 " << failure;
+  return text.str();
+}
+
+/// Reads the peer's hello and checks that it speaks this protocol and
+/// connects the same endpoint.
+Hello check_hello(const Bytes& blob, std::uint32_t index) {
+  const std::string text = to_text(blob);
+  std::istringstream in(text);
+  std::string protocol;
+  std::uint32_t their_index = 0;
+  in >> protocol >> their_index;
+  if (protocol != kProtocol || !in) {
+    throw TransportError("tcp: the peer's tcp plugin speaks another protocol ('" +
+                         text.substr(0, 40) + "', expected '" + std::string(kProtocol) + "')");
+  }
+  if (their_index != index) {
+    throw TransportError("tcp: the peer connects endpoint " + std::to_string(their_index) +
+                         " while this side connects endpoint " + std::to_string(index));
+  }
+  Hello hello;
+  if (in >> hello.port && hello.port == 0) {
+    std::getline(in >> std::ws, hello.failure);
+  }
+  return hello;
+}
 
 class TcpMemory final : public MemoryRegion {
  public:
   using MemoryRegion::MemoryRegion;
+  // Nothing to register with a kernel socket, and no one-sided ops to key.
   Bytes remote_key() const override { return {}; }
 };
-
-class TcpEndpoint final : public Endpoint {
- public:
-  TcpEndpoint(int fd, const EndpointParams& params) : fd_(fd) {
-    sends_.reserve(params.send_depth + 1);
-    receives_.reserve(params.recv_depth + 1);
-    completions_.reserve(params.send_depth + params.recv_depth + 2);
-  }
-  ~TcpEndpoint() override { ::close(fd_); }
-
-  std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
-                                              std::span<const std::byte>) override {
-    return std::make_unique<RemoteRegion>(address, length);
-  }
-
-  void post(const WorkRequest* requests, std::size_t count) override {
-    for (std::size_t i = 0; i < count; ++i) {
-      const WorkRequest& wr = requests[i];
-      PendingSend& s = sends_.push();
-      s.header = {wr.length, wr.immediate};
-      s.payload = static_cast<const std::byte*>(wr.local->address()) + wr.local_offset;
-      s.sent = 0;
-      s.id = wr.id;
-      s.signaled = (wr.flags & WorkRequest::kSignaled) != 0;
-    }
-    flush();
-  }
-
-  void post_recv(const RecvRequest* requests, std::size_t count) override {
-    for (std::size_t i = 0; i < count; ++i) receives_.push() = requests[i];
-  }
-
-  std::size_t poll(Completion* out, std::size_t max) override {
-    flush();
-    receive();
-    std::size_t n = 0;
-    while (n < max && !completions_.empty()) {
-      out[n++] = completions_.front();
-      completions_.pop();
-    }
-    return n;
-  }
-
-  bool wait(std::chrono::milliseconds timeout, std::uint32_t) override {
-    if (!completions_.empty()) return true;
-    pollfd pfd{fd_, static_cast<short>(POLLIN | (sends_.empty() ? 0 : POLLOUT)), 0};
-    return ::poll(&pfd, 1, static_cast<int>(timeout.count())) > 0;
-  }
-
-  void progress() override {
-    flush();
-    receive();
-  }
-
-  std::string describe(std::int32_t status) const override {
-    if (status == kStatusTruncated) return "message larger than the posted receive";
-    return "tcp status " + std::to_string(status);
-  }
-
- private:
-  /// Writes queued sends until the kernel pushes back.
-  void flush() {
-    while (!sends_.empty()) {
-      PendingSend& s = sends_.front();
-      const std::size_t total = sizeof(Header) + s.header.length;
-      iovec parts[2];
-      int count = 0;
-      if (s.sent < sizeof(Header)) {
-        parts[count++] = {reinterpret_cast<std::byte*>(&s.header) + s.sent,
-                          sizeof(Header) - s.sent};
-        parts[count++] = {const_cast<std::byte*>(s.payload), s.header.length};
-      } else {
-        const std::size_t done = s.sent - sizeof(Header);
-        parts[count++] = {const_cast<std::byte*>(s.payload) + done, s.header.length - done};
-      }
-      msghdr message{};
-      message.msg_iov = parts;
-      message.msg_iovlen = static_cast<std::size_t>(count);
-      const ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        throw TransportError(errno_text("tcp: the peer closed the connection (send)"));
-      }
-      s.sent += static_cast<std::size_t>(n);
-      if (s.sent < total) return;
-      if (s.signaled)
-        completions_.push() = Completion{s.id, CompletionType::send, 0, s.header.length, 0};
-      sends_.pop();
-    }
-  }
-
-  /// Reads messages into posted receives; with none posted, leaves the bytes
-  /// in the kernel so the sender feels the back-pressure.
-  void receive() {
-    while (!receives_.empty()) {
-      if (header_read_ < sizeof(Header)) {
-        const ssize_t n = ::recv(fd_, reinterpret_cast<std::byte*>(&incoming_) + header_read_,
-                                 sizeof(Header) - header_read_, MSG_DONTWAIT);
-        if (!advance(n)) return;
-        header_read_ += static_cast<std::size_t>(n);
-        if (header_read_ < sizeof(Header)) return;
-        payload_read_ = 0;
-        if (incoming_.length > receives_.front().length) {
-          throw TransportError("tcp: a message of " + std::to_string(incoming_.length) +
-                               " bytes arrived for a receive of " +
-                               std::to_string(receives_.front().length));
-        }
-      }
-      RecvRequest& r = receives_.front();
-      if (payload_read_ < incoming_.length) {
-        auto* into = static_cast<std::byte*>(r.local->address()) + r.offset + payload_read_;
-        const ssize_t n = ::recv(fd_, into, incoming_.length - payload_read_, MSG_DONTWAIT);
-        if (!advance(n)) return;
-        payload_read_ += static_cast<std::size_t>(n);
-        if (payload_read_ < incoming_.length) return;
-      }
-      completions_.push() =
-          Completion{r.id, CompletionType::recv, 0, incoming_.length, incoming_.immediate};
-      receives_.pop();
-      header_read_ = 0;
-    }
-  }
-
-  /// True when `n` bytes were read; false when nothing is there yet.
-  bool advance(ssize_t n) {
-    if (n > 0) return true;
-    if (n == 0) throw TransportError("tcp: the peer closed the connection");
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-    throw TransportError(errno_text("tcp: receive failed"));
-  }
-
-  int fd_;
-  Ring<PendingSend> sends_;
-  Ring<RecvRequest> receives_;
-  Ring<Completion> completions_;
-  Header incoming_{};
-  std::size_t header_read_ = 0;
-  std::size_t payload_read_ = 0;
-};
-
-struct Settings {
-  std::string address;
-  std::string peer_address;
-  bool nodelay = true;
-  std::uint64_t sndbuf = 0, rcvbuf = 0;
-  std::int64_t busy_poll = 0;
-};
-
-void tune(int fd, const Settings& s) {
-  int flag = s.nodelay ? 1 : 0;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
-  if (s.sndbuf) {
-    int v = static_cast<int>(s.sndbuf);
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
-  }
-  if (s.rcvbuf) {
-    int v = static_cast<int>(s.rcvbuf);
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
-  }
-  if (s.busy_poll > 0) {
-    int v = static_cast<int>(s.busy_poll);
-    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof v);  // EPERM without CAP_NET_ADMIN: ignored
-  }
-}
-
-bool wait_fd(int fd, short events, Clock::time_point deadline) {
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd pfd{fd, events, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-    if (ready > 0) return true;
-    if (ready < 0 && errno != EINTR) return false;
-  }
-}
 
 class TcpContext final : public Context {
  public:
@@ -255,15 +266,36 @@ class TcpContext final : public Context {
   Capabilities capabilities() const override {
     Capabilities caps;
     caps.set(Op::send, Support::native);
-    caps.selective_completion = Support::emulated;
-    caps.completion_events = Support::native;
+    // write, write_imm, read and the atomics stay Support::none.
+    caps.selective_completion = Support::emulated;  // unsignaled sends are just not reported
+    caps.completion_events = Support::native;       // poll(2) on the socket
     caps.post_list = Support::emulated;
-    caps.thread_safe_endpoints = true;
+    caps.max_inline = 0;
+    caps.max_message = 0;  // any uint32 length
+    caps.target_progress = false;
+    caps.ordered_write_visibility = false;
+    caps.thread_safe_endpoints = true;  // each endpoint owns its socket; nothing shared
     return caps;
   }
 
   std::string device() const override {
-    return "kernel tcp " + settings_.peer_address + (settings_.nodelay ? " nodelay" : "");
+    std::string text =
+        "kernel tcp " + settings_.peer_address + " (listen " + settings_.listen_address + ":" +
+        (settings_.listen_port == 0 ? std::string("any") : std::to_string(settings_.listen_port)) +
+        ")";
+    text += settings_.nodelay ? ", nodelay" : ", Nagle";
+    if (settings_.sndbuf > 0) {
+      text += ", sndbuf " + std::to_string(settings_.sndbuf) + " (kernel " +
+              std::to_string(settings_.effective_sndbuf) + ")";
+    }
+    if (settings_.rcvbuf > 0) {
+      text += ", rcvbuf " + std::to_string(settings_.rcvbuf) + " (kernel " +
+              std::to_string(settings_.effective_rcvbuf) + ")";
+    }
+    if (settings_.busy_poll_us > 0)
+      text += ", busy_poll " + std::to_string(settings_.busy_poll_us) + " us";
+    if (!settings_.busy_poll_note.empty()) text += ", " + settings_.busy_poll_note;
+    return text;
   }
 
   std::unique_ptr<MemoryRegion> register_memory(void* address, std::size_t length) override {
@@ -271,117 +303,183 @@ class TcpContext final : public Context {
   }
 
   std::unique_ptr<Endpoint> connect(const EndpointParams& params, PeerChannel& channel) override {
-    const auto deadline = Clock::now() + 10s;
-    int fd = -1;
-    if (channel.rank() == 1) {
-      // The responder listens; its port travels over the peer channel.
-      const int listener = listen_socket();
-      sockaddr_in bound{};
-      socklen_t length = sizeof bound;
-      getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &length);
-      const std::string port = std::to_string(ntohs(bound.sin_port));
-      channel.exchange(std::as_bytes(std::span(port)));
-      if (!wait_fd(listener, POLLIN, deadline)) {
-        ::close(listener);
-        throw TransportError("tcp: the peer did not connect within 10 s");
-      }
-      fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      ::close(listener);
-      if (fd < 0) throw TransportError(errno_text("tcp: accept failed"));
-    } else {
-      const Bytes reply = channel.exchange({});
-      const std::string port(reinterpret_cast<const char*>(reply.data()), reply.size());
-      fd = connect_socket(settings_.peer_address, port, deadline);
-    }
-    tune(fd, settings_);
-    channel.barrier();
-    return std::make_unique<TcpEndpoint>(fd, params);
+    const int fd =
+        channel.rank() == 1 ? accept_peer(params, channel) : connect_peer(params, channel);
+    SocketGuard guard(fd);
+    apply_connected_options(fd, settings_);
+    auto endpoint = std::make_unique<TcpEndpoint>(fd, params);
+    guard.release();
+    return endpoint;
   }
 
  private:
-  int listen_socket() const {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw TransportError(errno_text("tcp: socket"));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = 0;
-    if (inet_pton(AF_INET, settings_.address.c_str(), &address.sin_addr) != 1) {
-      ::close(fd);
-      throw OptionError("tcp: address '" + settings_.address + "' is not an IPv4 address");
+  /// Responder: listen, tell the initiator the port, learn whether it could
+  /// connect (so a wrong peer_address fails both sides at once, not after a
+  /// timeout here), then accept.
+  int accept_peer(const EndpointParams& params, PeerChannel& channel) const {
+    // A listen failure (address not on this host, port taken) still goes
+    // through the hello, so the initiator fails at once with the reason.
+    std::optional<SocketGuard> listener;
+    int port = 0;
+    std::string failure;
+    try {
+      listener.emplace(listen_on(settings_));
+      port = bound_port(listener->get());
+    } catch (const TransportError& e) {
+      failure = e.what();
     }
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(fd, 1) != 0) {
-      const std::string why = errno_text("tcp: cannot listen on " + settings_.address);
-      ::close(fd);
-      throw TransportError(why);
+    check_hello(channel.exchange(to_bytes(make_hello(params.index, port, failure))), params.index);
+    if (!failure.empty()) throw TransportError(failure);
+
+    const std::string outcome = to_text(channel.exchange({}));
+    if (!outcome.empty()) {
+      throw TransportError("tcp: the initiator could not connect to this host's port " +
+                           std::to_string(port) + " (" + outcome +
+                           "); set peer_address in the initiator's config to an address of "
+                           "this host");
     }
+    const auto deadline = Clock::now() + kConnectTimeout;
+    if (!wait_for(listener->get(), POLLIN, deadline)) {
+      throw TransportError("tcp: the initiator's connection did not arrive on port " +
+                           std::to_string(port) + " within " +
+                           std::to_string(kConnectTimeout.count()) + " s");
+    }
+    const int fd = ::accept4(listener->get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) throw TransportError("tcp: accept failed: " + errno_text(errno));
     return fd;
   }
 
-  static int connect_socket(const std::string& host, const std::string& port,
-                            Clock::time_point deadline) {
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-      throw TransportError("tcp: cannot resolve '" + host + "': " + gai_strerror(rc));
+  /// Initiator: learn the responder's port, connect, report the outcome.
+  int connect_peer(const EndpointParams& params, PeerChannel& channel) const {
+    const Hello hello =
+        check_hello(channel.exchange(to_bytes(make_hello(params.index))), params.index);
+    if (!hello.failure.empty()) {
+      std::string_view why = hello.failure;
+      if (why.starts_with("tcp: ")) why.remove_prefix(5);
+      throw TransportError("tcp: the responder failed: " + std::string(why));
     }
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    const int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
-    freeaddrinfo(found);
-    if (rc != 0 && errno != EINPROGRESS) {
-      const std::string why = errno_text("tcp: cannot connect to " + host + ":" + port);
-      ::close(fd);
-      throw TransportError(why);
+    const int port = hello.port;
+    if (port <= 0 || port > 65535) {
+      channel.exchange(to_bytes("no valid port from the responder"));
+      throw TransportError("tcp: the responder sent no valid port");
     }
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (!wait_fd(fd, POLLOUT, deadline) ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-      ::close(fd);
-      throw TransportError("tcp: cannot connect to " + host + ":" + port + ": " +
-                           (error ? std::strerror(error) : "timed out"));
-    }
-    return fd;
+    std::string why;
+    const int fd = connect_to(settings_, port, Clock::now() + kConnectTimeout, why);
+    SocketGuard guard(fd);
+    channel.exchange(fd >= 0 ? Bytes{} : to_bytes(why));
+    if (fd < 0) throw TransportError("tcp: " + why);
+    return guard.release();
   }
 
   Settings settings_;
 };
 
+int checked_int(const Options& options, const std::string& name, std::int64_t low,
+                std::int64_t high) {
+  const std::int64_t value = options.integer(name);
+  if (value < low || value > high) {
+    throw OptionError("tcp: option '" + name + "' must be between " + std::to_string(low) +
+                      " and " + std::to_string(high) + ", got " + std::to_string(value));
+  }
+  return static_cast<int>(value);
+}
+
+int checked_buffer_size(const Options& options, const std::string& name) {
+  if (!options.has(name)) return 0;
+  const std::uint64_t value = options.size(name);
+  // The kernel doubles the value it is given, in an int.
+  if (value == 0 || value > INT_MAX / 2) {
+    throw OptionError("tcp: option '" + name + "' must be between 1 and " +
+                      std::to_string(INT_MAX / 2) + " bytes, got " + std::to_string(value));
+  }
+  return static_cast<int>(value);
+}
+
+void check_numeric_address(const std::string& address) {
+  addrinfo hints{};
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  AddressList found;
+  if (address.empty() || getaddrinfo(address.c_str(), nullptr, &hints, &found.head) != 0) {
+    throw OptionError(
+        "tcp: option 'address' must be a numeric IPv4 or IPv6 address of this "
+        "host, got '" +
+        address + "'");
+  }
+}
+
+int read_option(int fd, int name) {
+  int value = 0;
+  socklen_t length = sizeof value;
+  ::getsockopt(fd, SOL_SOCKET, name, &value, &length);
+  return value;
+}
+
+/// Tries the socket options on a scratch socket, so device() can say what
+/// the kernel granted and a refused busy_poll is noted instead of failing
+/// every connect.
+void probe_socket_options(Settings& settings) {
+  SocketGuard probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (probe.get() < 0) throw Unavailable("tcp: cannot create a TCP socket: " + errno_text(errno));
+  apply_buffer_sizes(probe.get(), settings);
+  settings.effective_sndbuf = read_option(probe.get(), SO_SNDBUF);
+  settings.effective_rcvbuf = read_option(probe.get(), SO_RCVBUF);
+  if (settings.busy_poll_us > 0) {
+    const int value = settings.busy_poll_us;
+    if (::setsockopt(probe.get(), SOL_SOCKET, SO_BUSY_POLL, &value, sizeof value) != 0) {
+      settings.busy_poll_note = "busy_poll " + std::to_string(value) + " us refused (" +
+                                errno_text(errno) +
+                                (errno == EPERM ? ", needs CAP_NET_ADMIN" : "") + "), off";
+      settings.busy_poll_us = 0;
+    }
+  }
+}
+
 class TcpPlugin final : public Plugin {
  public:
   std::string name() const override { return "tcp"; }
   std::string version() const override { return "0.1.0"; }
+
   std::string library_version() const override {
-    utsname u{};
-    ::uname(&u);
-    return std::string(u.sysname) + " " + u.release;
+    utsname system{};
+    if (::uname(&system) != 0) return "Linux (uname failed)";
+    return std::string(system.sysname) + " " + system.release;
   }
-  std::string description() const override { return "kernel TCP sockets (two-sided baseline)"; }
+
+  std::string description() const override {
+    return "kernel TCP sockets, two-sided send/recv only (the qperf tcp_lat/tcp_bw baseline)";
+  }
+
   std::vector<OptionSpec> options() const override {
     return {
-        {"address", OptionType::string, "0.0.0.0", "address the responder listens on for data"},
+        {"address", OptionType::string, "0.0.0.0",
+         "numeric IP address the responder listens on for data connections"},
+        {"port", OptionType::integer, "0",
+         "port the responder listens on; 0 = any free port (sent to the initiator)"},
         {"peer_address", OptionType::string, "127.0.0.1",
-         "address the initiator connects to (the responder host in a two-host run)"},
-        {"nodelay", OptionType::boolean, "true", "TCP_NODELAY: no Nagle batching"},
-        {"sndbuf", OptionType::size, "", "SO_SNDBUF (default: the kernel's)"},
-        {"rcvbuf", OptionType::size, "", "SO_RCVBUF (default: the kernel's)"},
-        {"busy_poll", OptionType::integer, "0", "SO_BUSY_POLL microseconds (needs CAP_NET_ADMIN)"},
+         "host the initiator connects to: the responder's host in a two-host run"},
+        {"nodelay", OptionType::boolean, "true", "TCP_NODELAY: send small messages at once"},
+        {"sndbuf", OptionType::size, "", "SO_SNDBUF in bytes; unset = kernel default"},
+        {"rcvbuf", OptionType::size, "", "SO_RCVBUF in bytes; unset = kernel default"},
+        {"busy_poll", OptionType::integer, "0",
+         "SO_BUSY_POLL in microseconds; 0 = off (refused without CAP_NET_ADMIN: noted in device)"},
     };
   }
+
   std::string probe() const override { return ""; }
+
   std::unique_ptr<Context> open(const Options& options) override {
-    Settings s;
-    s.address = options.string("address");
-    s.peer_address = options.string("peer_address");
-    s.nodelay = options.boolean("nodelay");
-    if (options.has("sndbuf")) s.sndbuf = options.size("sndbuf");
-    if (options.has("rcvbuf")) s.rcvbuf = options.size("rcvbuf");
-    s.busy_poll = options.integer("busy_poll");
-    return std::make_unique<TcpContext>(std::move(s));
+    Settings settings;
+    settings.listen_address = options.string("address");
+    settings.listen_port = checked_int(options, "port", 0, 65535);
+    settings.peer_address = options.string("peer_address");
+    check_numeric_address(settings.listen_address);
+    if (settings.peer_address.empty()) throw OptionError("tcp: option 'peer_address' is empty");
+    settings.nodelay = options.boolean("nodelay");
+    settings.sndbuf = checked_buffer_size(options, "sndbuf");
+    settings.rcvbuf = checked_buffer_size(options, "rcvbuf");
+    settings.busy_poll_us = checked_int(options, "busy_poll", 0, INT_MAX);
+    probe_socket_options(settings);
+    return std::make_unique<TcpContext>(std::move(settings));
   }
 };
 

@@ -1,0 +1,234 @@
+#include "tcp_endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace uniperf::tcp {
+namespace {
+
+/// iovecs per sendmsg: up to half as many queued messages go to the kernel
+/// in one call when the socket had pushed back (streaming small messages).
+constexpr std::size_t kMaxSendParts = 64;
+
+void store_be32(std::byte* at, std::uint32_t value) {
+  const std::uint32_t wire = htonl(value);
+  std::memcpy(at, &wire, sizeof wire);
+}
+
+std::uint32_t load_be32(const std::byte* at) {
+  std::uint32_t wire;
+  std::memcpy(&wire, at, sizeof wire);
+  return ntohl(wire);
+}
+
+}  // namespace
+
+TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params)
+    : fd_(fd),
+      sends_(std::max<std::uint32_t>(params.send_depth, 1)),
+      receives_(std::max<std::uint32_t>(params.recv_depth, 1)),
+      // Every queued completion stands for a request the engine still counts
+      // as outstanding, so the two depths bound the queue.
+      completions_(std::size_t{std::max<std::uint32_t>(params.send_depth, 1)} +
+                   std::max<std::uint32_t>(params.recv_depth, 1)) {}
+
+TcpEndpoint::~TcpEndpoint() {
+  ::close(fd_);
+}
+
+std::unique_ptr<RemoteRegion> TcpEndpoint::import_region(std::uint64_t address,
+                                                         std::uint64_t length,
+                                                         std::span<const std::byte>) {
+  // No one-sided ops: the region is only a handle the engine keeps.
+  return std::make_unique<RemoteRegion>(address, length);
+}
+
+void TcpEndpoint::post(const WorkRequest* requests, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const WorkRequest& request = requests[i];
+    if (request.op != Op::send) [[unlikely]]
+      throw TransportError("tcp: only send is supported, got " +
+                           std::string(to_string(request.op)));
+    PendingSend& send = sends_.push();
+    store_be32(send.header, request.length);
+    store_be32(send.header + 4, request.immediate);
+    send.payload = static_cast<const std::byte*>(request.local->address()) + request.local_offset;
+    send.length = request.length;
+    send.signaled = (request.flags & WorkRequest::kSignaled) != 0;
+    send.id = request.id;
+  }
+  flush_sends();
+}
+
+void TcpEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) receives_.push() = requests[i];
+}
+
+std::size_t TcpEndpoint::poll(Completion* out, std::size_t max) {
+  if (!sends_.empty()) flush_sends();
+  // Without a posted receive the bytes stay in the kernel: its window then
+  // throttles the sender, the way a receiver-not-ready does on RDMA.
+  if (!receives_.empty() && completions_.size() < max) receive_messages();
+  std::size_t n = 0;
+  while (n < max && !completions_.empty()) {
+    out[n++] = completions_.front();
+    completions_.pop();
+  }
+  return n;
+}
+
+bool TcpEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t) {
+  // The kernel offers no completion threshold on a socket: wake on the first
+  // byte (allowed by the contract; the engine polls afterwards).
+  if (!completions_.empty()) return true;
+  short events = 0;
+  if (!receives_.empty()) events |= POLLIN;
+  if (!sends_.empty()) events |= POLLOUT;
+  pollfd watched{fd_, events, 0};
+  const auto milliseconds = std::clamp<std::chrono::milliseconds::rep>(timeout.count(), 0, INT_MAX);
+  return ::poll(&watched, 1, static_cast<int>(milliseconds)) > 0;
+}
+
+void TcpEndpoint::progress() {
+  // Nothing lands without this side's poll() (target_progress is false);
+  // only keep queued sends moving, and make no system call when none are.
+  if (!sends_.empty()) flush_sends();
+}
+
+std::string TcpEndpoint::describe(std::int32_t status) const {
+  switch (status) {
+    case 0:
+      return "success";
+    case kStatusTruncated:
+      return "message truncated: the incoming message was longer than the posted receive "
+             "buffer (the excess bytes were discarded)";
+    default:
+      return "unknown tcp plugin status " + std::to_string(status);
+  }
+}
+
+void TcpEndpoint::flush_sends() {
+  while (!sends_.empty()) {
+    iovec parts[kMaxSendParts];
+    std::size_t part_count = 0;
+    std::size_t offered = 0;
+    std::size_t skip = front_sent_;  // only the front message can be partly sent
+    for (std::size_t i = 0; i < sends_.size() && part_count + 2 <= kMaxSendParts; ++i) {
+      PendingSend& send = sends_.at(i);
+      if (skip < kHeaderSize) {
+        parts[part_count++] = {send.header + skip, kHeaderSize - skip};
+        offered += kHeaderSize - skip;
+        skip = 0;
+      } else {
+        skip -= kHeaderSize;
+      }
+      if (send.length > skip) {
+        // sendmsg only reads the payload; iovec just lacks a const member.
+        parts[part_count++] = {const_cast<std::byte*>(send.payload) + skip, send.length - skip};
+        offered += send.length - skip;
+      }
+      skip = 0;
+    }
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = part_count;
+    const ssize_t written = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (!moved(written, "send")) return;
+
+    // Retire every message whose last byte the kernel accepted, in order, so
+    // a signaled completion also covers the unsignaled sends before it.
+    std::size_t left = static_cast<std::size_t>(written);
+    while (left != 0) {
+      PendingSend& send = sends_.front();
+      const std::size_t rest = kHeaderSize + send.length - front_sent_;
+      if (left < rest) {
+        front_sent_ += left;
+        break;
+      }
+      left -= rest;
+      front_sent_ = 0;
+      if (send.signaled) {
+        completions_.push() = Completion{send.id, CompletionType::send, 0, send.length, 0};
+      }
+      sends_.pop();
+    }
+    if (static_cast<std::size_t>(written) < offered) return;  // the socket buffer is full
+  }
+}
+
+void TcpEndpoint::receive_messages() {
+  while (!receives_.empty()) {
+    if (header_received_ < kHeaderSize) {
+      const std::size_t wanted = kHeaderSize - header_received_;
+      const ssize_t got = ::recv(fd_, header_ + header_received_, wanted, MSG_DONTWAIT);
+      if (!moved(got, "receive")) return;
+      header_received_ += static_cast<std::size_t>(got);
+      if (static_cast<std::size_t>(got) < wanted) return;  // the rest is not here yet
+    }
+    const std::uint32_t length = load_be32(header_);
+    const RecvRequest& receive = receives_.front();
+    const std::uint32_t fits = std::min(length, receive.length);
+    bool drained = false;  // the last system call got less than it asked for
+
+    if (payload_stored_ < fits) {
+      const std::size_t wanted = fits - payload_stored_;
+      auto* into = static_cast<std::byte*>(receive.local->address()) + receive.offset;
+      iovec parts[2] = {{into + payload_stored_, wanted}, {next_header_, kHeaderSize}};
+      msghdr message{};
+      message.msg_iov = parts;
+      // Reading the next header in the same call saves a recv per message;
+      // not when the excess of a truncated message must be discarded first.
+      const bool chain_next_header = fits == length;
+      message.msg_iovlen = chain_next_header ? 2 : 1;
+      const ssize_t got = ::recvmsg(fd_, &message, MSG_DONTWAIT);
+      if (!moved(got, "receive")) return;
+      if (static_cast<std::size_t>(got) < wanted) {
+        payload_stored_ += static_cast<std::uint32_t>(got);
+        return;
+      }
+      payload_stored_ = fits;
+      next_header_received_ = static_cast<std::size_t>(got) - wanted;
+      drained = chain_next_header && next_header_received_ < kHeaderSize;
+    }
+
+    if (payload_stored_ + payload_discarded_ < length) {
+      // MSG_TRUNC on a TCP socket drops the bytes in the kernel: no buffer needed.
+      const std::size_t wanted = length - payload_stored_ - payload_discarded_;
+      const ssize_t got = ::recv(fd_, nullptr, wanted, MSG_DONTWAIT | MSG_TRUNC);
+      if (!moved(got, "receive")) return;
+      payload_discarded_ += static_cast<std::uint32_t>(got);
+      if (static_cast<std::size_t>(got) < wanted) return;
+    }
+
+    completions_.push() =
+        Completion{receive.id, CompletionType::recv, fits < length ? kStatusTruncated : 0, fits,
+                   load_be32(header_ + 4)};
+    receives_.pop();
+    std::memcpy(header_, next_header_, next_header_received_);
+    header_received_ = next_header_received_;
+    next_header_received_ = 0;
+    payload_stored_ = 0;
+    payload_discarded_ = 0;
+    if (drained) return;
+  }
+}
+
+bool TcpEndpoint::moved(ssize_t result, const char* what) const {
+  if (result > 0) return true;
+  if (result == 0) throw TransportError("tcp: peer closed the connection");
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+  if (errno == ECONNRESET || errno == EPIPE) {
+    throw TransportError(std::string("tcp: peer closed the connection (") + what + ": " +
+                         std::strerror(errno) + ")");
+  }
+  throw TransportError(std::string("tcp: ") + what + " failed: " + std::strerror(errno));
+}
+
+}  // namespace uniperf::tcp
