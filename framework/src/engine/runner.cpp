@@ -357,7 +357,9 @@ struct TestRunner::Impl {
       wr.length = static_cast<std::uint32_t>(length);
       wr.local = lane.memory.get();
       wr.remote = lane.remote.get();
-      wr.flags = length <= flow.inline_size ? WorkRequest::kInline : 0;
+      // Inline carries outgoing payload only: never reads or atomics.
+      const bool carries_payload = op == Op::send || op == Op::write || op == Op::write_imm;
+      wr.flags = carries_payload && length <= flow.inline_size ? WorkRequest::kInline : 0;
     }
   }
 

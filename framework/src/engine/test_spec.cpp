@@ -2,6 +2,9 @@
 
 namespace uniperf::engine {
 
+// The names are the suite file's spellings (suite/suite.cpp parses them back)
+// and the result records', so they never change.
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:
@@ -11,19 +14,37 @@ std::string_view to_string(Pattern pattern) {
     case Pattern::message_rate:
       return "message_rate";
   }
-  return "?";
+  return "unknown";
 }
 
 std::string_view to_string(Direction direction) {
-  return direction == Direction::uni ? "uni" : "bi";
+  switch (direction) {
+    case Direction::uni:
+      return "uni";
+    case Direction::bi:
+      return "bi";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(WindowMode mode) {
-  return mode == WindowMode::streaming ? "streaming" : "window_ack";
+  switch (mode) {
+    case WindowMode::streaming:
+      return "streaming";
+    case WindowMode::window_ack:
+      return "window_ack";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(CompletionMode mode) {
-  return mode == CompletionMode::poll ? "poll" : "event";
+  switch (mode) {
+    case CompletionMode::poll:
+      return "poll";
+    case CompletionMode::event:
+      return "event";
+  }
+  return "unknown";
 }
 
 }  // namespace uniperf::engine
