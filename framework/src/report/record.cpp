@@ -1,25 +1,41 @@
-// The JSON Lines schema, version 1: one object per (config, test, size).
+// The JSON Lines schema, version 1: one object per line, one line per
+// (config, test, size). Units are in the key names or stated here.
 //
-//   schema_version  1
-//   status          "ok" | "skipped" | "error";  reason: why (skipped, error)
-//   suite, config, test, size (bytes), preset
-//   plugin          {name, version, library_version, device}
-//   params          every effective parameter: op, pattern, direction, window,
-//                   window_mode, signal_every, cq_moderation, completion,
-//                   rx_depth, rx_replenish, post_list, inline, endpoints,
-//                   validate, iterations, duration_s, margin_s, warmup_iterations
-//   emulated        features the plugin emulated for this test
-//   iterations_run  measured iterations completed
-//   latency_us      {samples, one_way, min, p50, p90, p99, p99_9, p99_99, max,
-//                   mean, stdev}  (latency tests; microseconds)
-//   bandwidth       {bytes, messages, seconds, MB_per_s (10^6 B/s),
-//                   Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)}
-//   corrupted_bytes payload bytes that failed validation
-//   clock           {source, ghz};  host;  timestamp (UTC, ISO 8601)
+//   schema_version   1
+//   status           "ok" | "skipped" | "error"
+//   reason           why it was skipped or failed; "" when ok
+//   suite, config, test, preset    names; preset is "" or perftest / osu / itperf
+//   size             message size in bytes
+//   plugin           {name, version, library_version, device}
+//   params           every effective parameter (defaults resolved):
+//                    {op, pattern, direction, window, window_mode, signal_every,
+//                     cq_moderation, completion, rx_depth, rx_replenish, post_list,
+//                     inline (bytes), endpoints, validate, iterations, duration_s,
+//                     margin_s, warmup_iterations}
+//   emulated         [features the plugin emulated for this test]
+//   iterations_run   measured iterations completed
+//   latency_us       only when measured, all in microseconds except the first two:
+//                    {samples, one_way (false: full round trips), min, p50, p90,
+//                     p99, p99_9, p99_99, max, mean, stdev (population)};
+//                    percentiles are nearest-rank over every sample
+//   bandwidth        only when measured, first post -> last completion:
+//                    {bytes, messages, seconds, MB_per_s (10^6 B/s),
+//                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)}
+//   corrupted_bytes  payload bytes that failed validation
+//   clock            {source ("tsc" | "steady_clock"), ghz (tick rate; 0 when unused)}
+//   host             host name
+//   timestamp        UTC, ISO 8601
 //
-// Compatibility: fields are only ever added within a schema version; a
-// renamed, removed or re-defined field bumps schema_version.
+// Compatibility: within a schema version fields are only ever added, and a
+// reader treats fields added after version 1's first release as optional; a
+// renamed, removed or re-defined field bumps schema_version. Non-finite
+// numbers are written as null (JSON has no NaN) and read back as NaN.
 #include "report/record.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace uniperf::report {
 
@@ -34,24 +50,24 @@ std::string_view to_string(Status status) {
     case Status::error:
       return "error";
   }
-  return "?";
+  return "unknown";
 }
 
-json to_json(const engine::FlowSpec& f) {
-  return {{"op", to_string(f.op)},
-          {"pattern", engine::to_string(f.pattern)},
-          {"direction", engine::to_string(f.direction)},
-          {"window", f.window},
-          {"window_mode", engine::to_string(f.window_mode)},
-          {"signal_every", f.signal_every},
-          {"cq_moderation", f.cq_moderation},
-          {"completion", engine::to_string(f.completion)},
-          {"rx_depth", f.rx_depth},
-          {"rx_replenish", f.rx_replenish},
-          {"post_list", f.post_list},
-          {"inline", f.inline_size},
-          {"endpoints", f.endpoints},
-          {"validate", f.validate}};
+json to_json(const engine::FlowSpec& flow) {
+  return {{"op", to_string(flow.op)},
+          {"pattern", engine::to_string(flow.pattern)},
+          {"direction", engine::to_string(flow.direction)},
+          {"window", flow.window},
+          {"window_mode", engine::to_string(flow.window_mode)},
+          {"signal_every", flow.signal_every},
+          {"cq_moderation", flow.cq_moderation},
+          {"completion", engine::to_string(flow.completion)},
+          {"rx_depth", flow.rx_depth},
+          {"rx_replenish", flow.rx_replenish},
+          {"post_list", flow.post_list},
+          {"inline", flow.inline_size},
+          {"endpoints", flow.endpoints},
+          {"validate", flow.validate}};
 }
 
 json to_json(const Record& r) {
@@ -73,7 +89,7 @@ json to_json(const Record& r) {
               {"version", r.plugin_version},
               {"library_version", r.library_version},
               {"device", r.device}}},
-            {"params", params},
+            {"params", std::move(params)},
             {"emulated", r.emulated},
             {"iterations_run", r.iterations_run},
             {"corrupted_bytes", r.corrupted_bytes},
@@ -94,6 +110,203 @@ json to_json(const Record& r) {
                       {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
   }
   return j;
+}
+
+// ---------------------------------------------------------------------------
+// Reading records back
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// One JSON object of a record and its dotted path ("latency_us"), so that
+/// every error names the exact field that is wrong.
+class FieldReader {
+ public:
+  FieldReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object())
+      fail("", std::string("expected an object, got ") + object_.type_name());
+  }
+
+  const json& field(const char* key) const {
+    const auto it = object_.find(key);
+    if (it == object_.end()) fail(key, "missing");
+    return *it;
+  }
+
+  FieldReader object(const char* key) const { return FieldReader(field(key), name(key)); }
+
+  std::string string(const char* key) const {
+    const json& value = field(key);
+    if (!value.is_string()) wrong_type(key, "a string", value);
+    return value.get<std::string>();
+  }
+
+  bool boolean(const char* key) const {
+    const json& value = field(key);
+    if (!value.is_boolean()) wrong_type(key, "true or false", value);
+    return value.get<bool>();
+  }
+
+  std::uint64_t unsigned_integer(
+      const char* key, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+    const json& value = field(key);
+    // Parsed text gives unsigned for any non-negative integer; a json built
+    // in memory from an int (schema_version) holds a signed one.
+    const bool non_negative =
+        value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+    if (!non_negative) wrong_type(key, "a non-negative integer", value);
+    const auto number = value.get<std::uint64_t>();
+    if (number > max) fail(key, "value " + std::to_string(number) + " is out of range");
+    return number;
+  }
+
+  std::uint32_t unsigned32(const char* key) const {
+    return static_cast<std::uint32_t>(
+        unsigned_integer(key, std::numeric_limits<std::uint32_t>::max()));
+  }
+
+  double number(const char* key) const {
+    const json& value = field(key);
+    if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();  // written for NaN
+    if (!value.is_number()) wrong_type(key, "a number", value);
+    return value.get<double>();
+  }
+
+  std::vector<std::string> strings(const char* key) const {
+    const json& value = field(key);
+    if (!value.is_array()) wrong_type(key, "an array of strings", value);
+    std::vector<std::string> out;
+    for (const json& element : value) {
+      if (!element.is_string()) wrong_type(key, "an array of strings", element);
+      out.push_back(element.get<std::string>());
+    }
+    return out;
+  }
+
+  /// An enum spelled by its to_string() name; `count` values from 0.
+  template <typename Enum>
+  Enum enumeration(const char* key, std::size_t count) const {
+    const std::string text = string(key);
+    std::string known;
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto candidate = static_cast<Enum>(i);
+      if (spelling(candidate) == text) return candidate;
+      known += (i == 0 ? "" : " | ") + std::string(spelling(candidate));
+    }
+    fail(key, "unknown value '" + text + "' (expected " + known + ")");
+  }
+
+  [[noreturn]] void fail(const char* key, const std::string& problem) const {
+    const std::string field_name = name(key);
+    throw std::runtime_error(
+        "result record: " + (field_name.empty() ? "" : "field '" + field_name + "': ") + problem);
+  }
+
+ private:
+  static std::string_view spelling(Op op) { return to_string(op); }
+  static std::string_view spelling(Status status) { return to_string(status); }
+  static std::string_view spelling(engine::Pattern p) { return engine::to_string(p); }
+  static std::string_view spelling(engine::Direction d) { return engine::to_string(d); }
+  static std::string_view spelling(engine::WindowMode m) { return engine::to_string(m); }
+  static std::string_view spelling(engine::CompletionMode m) { return engine::to_string(m); }
+
+  std::string name(const char* key) const {
+    if (path_.empty()) return key;
+    if (*key == '\0') return path_;
+    return path_ + "." + key;
+  }
+
+  [[noreturn]] void wrong_type(const char* key, const char* expected, const json& value) const {
+    fail(key, std::string("expected ") + expected + ", got " + value.type_name() + " " +
+                  value.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+
+  const json& object_;
+  std::string path_;
+};
+
+}  // namespace
+
+Record record_from_json(const json& j) {
+  const FieldReader top(j, "");
+  Record r;
+  r.schema_version = static_cast<int>(top.unsigned_integer("schema_version", 1'000'000));
+  if (r.schema_version != kSchemaVersion) {
+    top.fail("schema_version", std::to_string(r.schema_version) +
+                                   " is not supported (this build reads " +
+                                   std::to_string(kSchemaVersion) + ")");
+  }
+  r.status = top.enumeration<Status>("status", 3);
+  r.reason = top.string("reason");
+  r.suite = top.string("suite");
+  r.config = top.string("config");
+  r.test = top.string("test");
+  r.size = top.unsigned_integer("size");
+  r.preset = top.string("preset");
+
+  const FieldReader plugin = top.object("plugin");
+  r.plugin = plugin.string("name");
+  r.plugin_version = plugin.string("version");
+  r.library_version = plugin.string("library_version");
+  r.device = plugin.string("device");
+
+  const FieldReader params = top.object("params");
+  auto& f = r.flow;
+  f.op = params.enumeration<Op>("op", kOpCount);
+  f.pattern = params.enumeration<engine::Pattern>("pattern", 3);
+  f.direction = params.enumeration<engine::Direction>("direction", 2);
+  f.window = params.unsigned32("window");
+  f.window_mode = params.enumeration<engine::WindowMode>("window_mode", 2);
+  f.signal_every = params.unsigned32("signal_every");
+  f.cq_moderation = params.unsigned32("cq_moderation");
+  f.completion = params.enumeration<engine::CompletionMode>("completion", 2);
+  f.rx_depth = params.unsigned32("rx_depth");
+  f.rx_replenish = params.unsigned32("rx_replenish");
+  f.post_list = params.unsigned32("post_list");
+  f.inline_size = params.unsigned32("inline");
+  f.endpoints = params.unsigned32("endpoints");
+  f.validate = params.boolean("validate");
+  r.duration.iterations = params.unsigned_integer("iterations");
+  r.duration.seconds = params.number("duration_s");
+  r.duration.margin = params.number("margin_s");
+  r.duration.warmup_iterations = params.unsigned_integer("warmup_iterations");
+
+  r.emulated = top.strings("emulated");
+  r.iterations_run = top.unsigned_integer("iterations_run");
+  r.corrupted_bytes = top.unsigned_integer("corrupted_bytes");
+
+  if (j.contains("latency_us")) {
+    const FieldReader latency = top.object("latency_us");
+    LatencyStats& l = r.latency.emplace();
+    l.samples = latency.unsigned_integer("samples");
+    l.one_way = latency.boolean("one_way");
+    l.min = latency.number("min");
+    l.p50 = latency.number("p50");
+    l.p90 = latency.number("p90");
+    l.p99 = latency.number("p99");
+    l.p999 = latency.number("p99_9");
+    l.p9999 = latency.number("p99_99");
+    l.max = latency.number("max");
+    l.mean = latency.number("mean");
+    l.stdev = latency.number("stdev");
+  }
+  if (j.contains("bandwidth")) {
+    const FieldReader bandwidth = top.object("bandwidth");
+    BandwidthStats& b = r.bandwidth.emplace();
+    b.bytes = bandwidth.unsigned_integer("bytes");
+    b.messages = bandwidth.unsigned_integer("messages");
+    b.seconds = bandwidth.number("seconds");
+    b.mb_per_s = bandwidth.number("MB_per_s");
+    b.gbit_per_s = bandwidth.number("Gb_per_s");
+    b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+  }
+
+  const FieldReader clock = top.object("clock");
+  r.clock_source = clock.string("source");
+  r.clock_ghz = clock.number("ghz");
+  r.host = top.string("host");
+  r.timestamp = top.string("timestamp");
+  return r;
 }
 
 }  // namespace uniperf::report

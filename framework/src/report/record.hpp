@@ -70,5 +70,10 @@ struct Record {
 /// The JSON form of a record (the JSON Lines schema, version kSchemaVersion).
 nlohmann::json to_json(const Record&);
 nlohmann::json to_json(const engine::FlowSpec&);
+/// The inverse of to_json(const Record&), for reading results back
+/// (`uniperf compare`). Throws std::runtime_error naming the field for a
+/// missing required field, a wrong type, an unknown enum spelling or a
+/// schema_version this build does not know.
+Record record_from_json(const nlohmann::json&);
 
 }  // namespace uniperf::report

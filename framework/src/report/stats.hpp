@@ -1,19 +1,29 @@
 // Statistics over every sample (no sampling window, no truncation).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "report/record.hpp"
 
 namespace uniperf::report {
 
-/// Exact statistics over all samples (microseconds); reorders `samples`.
-/// Percentiles are nearest-rank: the ceil(p * n)-th smallest sample, so
-/// every reported percentile is a latency that was really observed. stdev is
-/// the population standard deviation.
-LatencyStats compute_latency(std::span<double> samples, bool one_way);
+/// Exact statistics over all samples (microseconds); sorts `samples` in place.
+///
+/// Percentiles are nearest-rank: the p-th percentile is the ceil(p * n)-th
+/// smallest sample (1-based, computed in integer arithmetic so that no
+/// floating-point rounding moves the rank), so every reported percentile is a
+/// latency that was really observed and p100 is the maximum. With one sample
+/// every statistic is that sample.
+///
+/// stdev is the population standard deviation (divides by n, not n - 1): the
+/// samples are the whole measured run, not an estimate of a larger one.
+///
+/// No samples: every statistic is 0 and `samples` is 0.
+LatencyStats compute_latency(std::span<double> samples_us, bool one_way);
 
 /// MB/s = 10^6 bytes/s, Gb/s = 10^9 bits/s, Mmsg/s = 10^6 messages/s.
+/// A non-positive duration gives rates of 0 (nothing was timed).
 BandwidthStats compute_bandwidth(std::uint64_t bytes, std::uint64_t messages, double seconds);
 
 }  // namespace uniperf::report

@@ -8,12 +8,87 @@
 #include <iostream>
 
 namespace uniperf::report {
+namespace {
+
+/// Whether a record's latency is one-way (RTT/2) or a full round trip. From
+/// the measurement when there is one, else from the op, so that the label of
+/// a skipped read test is still right.
+bool is_one_way(const Record& r) {
+  if (r.latency) return r.latency->one_way;
+  switch (r.flow.op) {
+    case Op::send:
+    case Op::write:
+    case Op::write_imm:
+      return true;
+    case Op::read:
+    case Op::fetch_add:
+    case Op::cswap:
+      return false;
+  }
+  return true;
+}
+
+/// Exception texts may span lines; a live row and a table cell must not.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::replace(text.begin(), text.end(), '\r', ' ');
+  return text;
+}
+
+std::string_view status_word(Status status) {
+  return status == Status::skipped ? "SKIPPED" : "ERROR";
+}
+
+constexpr int kLatencyDecimals = 3;
+constexpr int kBandwidthDecimals = 1;
+constexpr int kMessageRateDecimals = 4;
+
+int headline_decimals(engine::Pattern pattern) {
+  switch (pattern) {
+    case engine::Pattern::latency:
+      return kLatencyDecimals;
+    case engine::Pattern::bandwidth:
+      return kBandwidthDecimals;
+    case engine::Pattern::message_rate:
+      return kMessageRateDecimals;
+  }
+  return kLatencyDecimals;
+}
+
+/// Three decimals, but two significant digits below 0.01: a 1000x gap must
+/// not print as 0.000.
+std::string format_ratio(double ratio) {
+  return ratio != 0 && ratio < 0.01 ? fmt::format("{:.2g}", ratio) : fmt::format("{:.3f}", ratio);
+}
+
+void print_header(std::ostream& out, const Record& r) {
+  const auto& f = r.flow;
+  std::string title = fmt::format(
+      "{} / {}: {} {} {}, window {} ({}), signal every {}, cq moderation {}, {} completion",
+      r.config, r.test, to_string(f.op), engine::to_string(f.pattern),
+      engine::to_string(f.direction), f.window, engine::to_string(f.window_mode), f.signal_every,
+      f.cq_moderation, engine::to_string(f.completion));
+  if (!r.emulated.empty()) title += fmt::format(", emulated: {}", fmt::join(r.emulated, ", "));
+  if (f.pattern == engine::Pattern::latency) {
+    title += is_one_way(r) ? "; one-way latency (RTT/2) in us" : "; round-trip latency in us";
+    out << "\n"
+        << title << "\n"
+        << fmt::format("{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "bytes",
+                       "iters", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "stdev");
+  } else {
+    out << "\n"
+        << title << "\n"
+        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters", "MB/s",
+                       "Gb/s", "Mmsg/s", "seconds");
+  }
+}
+
+}  // namespace
 
 std::pair<double, std::string> headline(const Record& r) {
   switch (r.flow.pattern) {
     case engine::Pattern::latency:
-      return {r.latency ? r.latency->p50 : 0,
-              r.latency && !r.latency->one_way ? "p50 RTT us" : "p50 us"};
+      return {r.latency ? r.latency->p50 : 0, is_one_way(r) ? "p50 one-way us" : "p50 RTT us"};
     case engine::Pattern::bandwidth:
       return {r.bandwidth ? r.bandwidth->mb_per_s : 0, "MB/s"};
     case engine::Pattern::message_rate:
@@ -22,114 +97,151 @@ std::pair<double, std::string> headline(const Record& r) {
   return {0, ""};
 }
 
-void LiveReporter::on_record(const Record& r) {
-  const std::string key = r.config + "\n" + r.test;
-  if (key != current_) {
-    current_ = key;
-    const auto& f = r.flow;
-    out_ << fmt::format(
-        "\n{} / {}: {} {} {}, window {} ({}), signal every {}, cq moderation {}, {}{}\n", r.config,
-        r.test, to_string(f.op), engine::to_string(f.pattern), engine::to_string(f.direction),
-        f.window, engine::to_string(f.window_mode), f.signal_every, f.cq_moderation,
-        engine::to_string(f.completion),
-        r.emulated.empty() ? "" : ", emulated: " + fmt::format("{}", fmt::join(r.emulated, ",")));
-    if (f.pattern == engine::Pattern::latency) {
-      out_ << fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n",
-                          "bytes", "iters", "min", "p50", "p90", "p99", "p99.9", "max", "mean",
-                          "stdev", "(us)");
-    } else {
-      out_ << fmt::format("{:>10} {:>9} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters", "MB/s",
-                          "Gb/s", "Mmsg/s", "seconds");
-    }
-  }
+// ---------------------------------------------------------------------------
+// Live lines
+// ---------------------------------------------------------------------------
+
+void print_record_line(std::ostream& out, const Record& r) {
   if (r.status != Status::ok) {
-    out_ << fmt::format("{:>10} {}: {}\n", r.size,
-                        r.status == Status::skipped ? "SKIPPED" : "ERROR", r.reason);
-    return;
-  }
-  if (r.latency) {
+    out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r.status), one_line(r.reason));
+  } else if (r.flow.pattern == engine::Pattern::latency && r.latency) {
     const auto& l = *r.latency;
-    out_ << fmt::format(
-        "{:>10} {:>9} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.3f}{}\n",
-        r.size, l.samples, l.min, l.p50, l.p90, l.p99, l.p999, l.max, l.mean, l.stdev,
-        l.one_way ? "" : "  round trip");
-  } else if (r.bandwidth) {
+    out << fmt::format(
+        "{:>10} {:>10} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n",
+        r.size, r.iterations_run, l.min, l.p50, l.p90, l.p99, l.p999, l.max, l.mean, l.stdev);
+  } else if (r.flow.pattern != engine::Pattern::latency && r.bandwidth) {
     const auto& b = *r.bandwidth;
-    out_ << fmt::format("{:>10} {:>9} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size, b.messages,
-                        b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
+    out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
+                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
+  } else {
+    out << fmt::format("{:>10} {:>10} (no measurement recorded)\n", r.size, r.iterations_run);
   }
+}
+
+void LiveReporter::on_record(const Record& r) {
+  if (!started_ || r.config != config_ || r.test != test_) {
+    started_ = true;
+    config_ = r.config;
+    test_ = r.test;
+    print_header(out_, r);
+  }
+  print_record_line(out_, r);
+  // Flushed per line: a run takes minutes and the line is the only sign of life.
   out_.flush();
 }
 
+// ---------------------------------------------------------------------------
+// Side-by-side table
+// ---------------------------------------------------------------------------
+
 void ComparisonTable::add(const Record& r) {
-  if (std::find(configs_.begin(), configs_.end(), r.config) == configs_.end())
-    configs_.push_back(r.config);
+  auto config = std::find(configs_.begin(), configs_.end(), r.config);
+  if (config == configs_.end()) config = configs_.insert(configs_.end(), r.config);
+  const auto column = static_cast<std::size_t>(config - configs_.begin());
+
   auto row = std::find_if(rows_.begin(), rows_.end(),
                           [&](const Row& x) { return x.test == r.test && x.size == r.size; });
-  if (row == rows_.end()) {
-    rows_.push_back(Row{r.test, r.size, {}, {}, {}});
-    row = rows_.end() - 1;
-  }
+  if (row == rows_.end()) row = rows_.insert(rows_.end(), Row{r.test, r.size, "", 3, {}});
+  if (row->cells.size() <= column) row->cells.resize(column + 1);
+
   const auto [value, metric] = headline(r);
-  if (r.status == Status::ok) {
+  // Every record of a row has the same test and so the same pattern; an ok
+  // record's label wins because it knows one-way from round trip for sure.
+  if (row->metric.empty() || r.status == Status::ok) {
     row->metric = metric;
-    row->values[r.config] = {true, value};
+    row->decimals = headline_decimals(r.flow.pattern);
+  }
+  Cell& cell = row->cells[column];
+  const bool measured =
+      r.flow.pattern == engine::Pattern::latency ? r.latency.has_value() : r.bandwidth.has_value();
+  if (r.status == Status::ok && measured) {
+    cell = Cell{true, value, ""};
   } else {
-    row->notes[r.config] = r.status == Status::skipped ? "skipped" : "error";
-    if (row->metric.empty()) row->metric = metric;
+    cell = Cell{false, 0, r.status == Status::ok ? "-" : std::string(to_string(r.status))};
   }
 }
 
 void ComparisonTable::print(std::ostream& out) const {
-  std::size_t width = 12;
-  for (const auto& c : configs_) width = std::max(width, c.size() + 2);
-  out << fmt::format("{:<16} {:>10} {:<11}", "test", "bytes", "metric");
-  for (const auto& c : configs_) out << fmt::format(" {:>{}}", c, width);
-  for (std::size_t i = 1; i < configs_.size(); ++i) {
-    out << fmt::format(" {:>{}}", configs_[i] + "/" + configs_[0],
-                       std::max<std::size_t>(width, configs_[i].size() + configs_[0].size() + 3));
+  if (rows_.empty()) {
+    out << "(no results)\n";
+    return;
   }
-  out << "\n";
+  // Text first, widths second: every column is as wide as its widest entry.
+  std::vector<std::string> header = {"test", "bytes", "metric (unit)"};
+  for (const auto& config : configs_) header.push_back(config);
+  for (std::size_t i = 1; i < configs_.size(); ++i) {
+    header.push_back(configs_[i] + "/" + configs_.front());
+  }
+  std::vector<std::vector<std::string>> lines;
   for (const auto& row : rows_) {
-    out << fmt::format("{:<16} {:>10} {:<11}", row.test, row.size, row.metric);
-    for (const auto& c : configs_) {
-      const auto v = row.values.find(c);
-      if (v != row.values.end()) {
-        out << fmt::format(" {:>{}.3f}", v->second.second, width);
-      } else {
-        const auto n = row.notes.find(c);
-        out << fmt::format(" {:>{}}", n != row.notes.end() ? n->second : "-", width);
-      }
+    std::vector<std::string> line = {row.test, std::to_string(row.size), row.metric};
+    for (std::size_t c = 0; c < configs_.size(); ++c) {
+      const Cell cell = c < row.cells.size() ? row.cells[c] : Cell{false, 0, "-"};
+      line.push_back(cell.has_value ? fmt::format("{:.{}f}", cell.value, row.decimals)
+                                    : (cell.note.empty() ? "-" : cell.note));
     }
-    const auto base = row.values.find(configs_.front());
-    for (std::size_t i = 1; i < configs_.size(); ++i) {
-      const auto v = row.values.find(configs_[i]);
-      const std::size_t w =
-          std::max<std::size_t>(width, configs_[i].size() + configs_[0].size() + 3);
-      if (base != row.values.end() && v != row.values.end() && base->second.second > 0) {
-        out << fmt::format(" {:>{}.2f}", v->second.second / base->second.second, w);
-      } else {
-        out << fmt::format(" {:>{}}", "-", w);
-      }
+    const bool has_base =
+        !row.cells.empty() && row.cells.front().has_value && row.cells.front().value > 0;
+    for (std::size_t c = 1; c < configs_.size(); ++c) {
+      const bool has_value = c < row.cells.size() && row.cells[c].has_value;
+      line.push_back(
+          has_base && has_value ? format_ratio(row.cells[c].value / row.cells.front().value) : "-");
     }
-    out << "\n";
+    lines.push_back(std::move(line));
+  }
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    widths[i] = header[i].size();
+    for (const auto& line : lines) widths[i] = std::max(widths[i], line[i].size());
+  }
+  // test and metric are text: left-aligned; the rest are numbers: right-aligned.
+  const auto print_line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i != 0) text += "  ";
+      text += (i == 0 || i == 2) ? fmt::format("{:<{}}", cells[i], widths[i])
+                                 : fmt::format("{:>{}}", cells[i], widths[i]);
+    }
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << "\n";
+  };
+  print_line(header);
+  for (const auto& line : lines) print_line(line);
+  if (configs_.size() > 1) {
+    out << fmt::format(
+        "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is "
+        "faster\n",
+        configs_.front());
   }
 }
 
-Progress::Progress() : enabled_(::isatty(STDERR_FILENO) == 1) {}
+// ---------------------------------------------------------------------------
+// Progress
+// ---------------------------------------------------------------------------
+
+Progress::Progress() : Progress(std::cerr, ::isatty(::fileno(stderr)) == 1) {}
+
+Progress::~Progress() {
+  finish();
+}
 
 void Progress::start(const std::string& what, std::uint64_t size, std::size_t index,
                      std::size_t total) {
   if (!enabled_) return;
-  std::cerr << fmt::format("\r\033[K[{:>3}/{}] {} {} B ...", index, total, what, size)
-            << std::flush;
-  shown_ = true;
+  const std::size_t digits = std::to_string(total).size();
+  std::string line = fmt::format("[{:>{}}/{}] {} {} B ...", index, digits, total, what, size);
+  const std::size_t visible = line.size();
+  // Blanks over the rest of a longer previous line instead of a terminal
+  // escape sequence: works on any terminal.
+  if (shown_ > visible) line.append(shown_ - visible, ' ');
+  out_ << '\r' << line << std::flush;
+  shown_ = std::max(visible, shown_);
 }
 
 void Progress::finish() {
-  if (!enabled_ || !shown_) return;
-  std::cerr << "\r\033[K" << std::flush;
-  shown_ = false;
+  if (!enabled_ || shown_ == 0) return;
+  out_ << '\r' << std::string(shown_, ' ') << '\r' << std::flush;
+  shown_ = 0;
 }
 
 }  // namespace uniperf::report

@@ -1,7 +1,8 @@
 // Terminal reporters. They only format records; nothing here measures.
 #pragma once
 
-#include <map>
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -12,7 +13,9 @@
 namespace uniperf::report {
 
 /// One line per finished (config, test, size), perftest-like columns, with a
-/// header whenever the config or test changes.
+/// title and column header whenever the config or test changes. Latency rows:
+/// min/p50/p90/p99/p99.9/max/mean/stdev in microseconds; bandwidth and
+/// message-rate rows: MB/s, Gb/s, Mmsg/s. SKIPPED / ERROR rows carry the reason.
 class LiveReporter {
  public:
   explicit LiveReporter(std::ostream& out) : out_(out) {}
@@ -20,42 +23,65 @@ class LiveReporter {
 
  private:
   std::ostream& out_;
-  std::string current_;
+  bool started_ = false;
+  std::string config_;
+  std::string test_;
 };
 
-/// The side-by-side view: a row per (test, size), a column per config with
-/// the headline metric of the test's pattern, and each config's ratio to the
-/// first one.
+/// Writes one live line, without a header (LiveReporter adds those).
+void print_record_line(std::ostream& out, const Record& record);
+
+/// The side-by-side view: a row per (test, size) in the order they first
+/// appear, a column per config in the order configs first appear, each cell the
+/// headline metric of the test's pattern (or "skipped" / "error"), and with two
+/// or more configs a ratio column per config against the first one.
 class ComparisonTable {
  public:
   void add(const Record& record);
   void print(std::ostream& out) const;
 
  private:
+  struct Cell {
+    bool has_value = false;
+    double value = 0;
+    std::string note;  ///< "skipped", "error" or "-" when there is no value
+  };
   struct Row {
     std::string test;
     std::uint64_t size = 0;
-    std::string metric;                                     // headline metric and unit
-    std::map<std::string, std::pair<bool, double>> values;  // config -> (ok, value)
-    std::map<std::string, std::string> notes;               // config -> skipped / error
+    std::string metric;       ///< headline metric and unit
+    int decimals = 3;         ///< digits after the point for this metric
+    std::vector<Cell> cells;  ///< one per configs_ entry
   };
   std::vector<std::string> configs_;
   std::vector<Row> rows_;
 };
 
-/// A progress line on stderr while a size runs, only when stderr is a TTY.
+/// A transient "[ 3/24] write_bw 65536 B ..." line, rewritten in place with
+/// '\r'. Writes nothing at all unless enabled, which by default means stderr
+/// is a terminal, so logs and pipes never see it.
 class Progress {
  public:
-  Progress();
+  Progress();  ///< std::cerr, enabled when isatty(fileno(stderr))
+  Progress(std::ostream& out, bool enabled) : out_(out), enabled_(enabled) {}
+  ~Progress();  ///< clears a line still shown (an exception ended the run)
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
   void start(const std::string& what, std::uint64_t size, std::size_t index, std::size_t total);
+  /// Clears the line, so the next output starts on a clean line.
   void finish();
 
  private:
+  std::ostream& out_;
   bool enabled_;
-  bool shown_ = false;
+  std::size_t shown_ = 0;  ///< characters of the line on screen; 0 when none
 };
 
-/// The headline number of a record and its label ("p50 us", "MB/s", ...).
+/// The headline number of an ok record and its label with the unit:
+/// latency "p50 one-way us" or "p50 RTT us" (read and atomics time full round
+/// trips), bandwidth "MB/s", message rate "Mmsg/s". The value is 0 when the
+/// record carries no such measurement.
 std::pair<double, std::string> headline(const Record& record);
 
 }  // namespace uniperf::report
