@@ -10,6 +10,7 @@
 //
 //   Plugin          one per shared library, made by the exported factory
 //     open()     -> Context   one opened device / provider / worker
+//       allocate_memory()  -> MemoryRegion   transport memory (optional), or
 //       register_memory()  -> MemoryRegion   buffers the engine allocated
 //       connect()          -> Endpoint       one connected endpoint to the peer
 //         import_region()  -> RemoteRegion   the peer's buffer, from its key
@@ -420,6 +421,17 @@ class Context {
   virtual std::string device() const = 0;
   /// Registers engine memory for local and remote access.
   virtual std::unique_ptr<MemoryRegion> register_memory(void* address, std::size_t length) = 0;
+  /// Allocates and registers `length` bytes of the transport's own memory
+  /// kind (shared-memory segments a peer can map, device memory, ...), page
+  /// aligned and zeroed; the region owns it. Return nullptr to have the
+  /// engine allocate host memory and call register_memory() instead (the
+  /// default). The engine prefers this path: native tools measure with the
+  /// memory their transport allocates (ucx_perftest maps UCP memory, which
+  /// makes shared-memory puts a direct copy).
+  virtual std::unique_ptr<MemoryRegion> allocate_memory(std::size_t length) {
+    (void)length;
+    return nullptr;
+  }
   /// Creates one endpoint and connects it to the peer's endpoint of the same
   /// params.index, using `channel` for any blobs it needs. Both sides call
   /// connect() in the same order; the rank tells which side is which.

@@ -24,6 +24,8 @@ constexpr std::size_t kMaxBufferBytes = std::size_t{256} << 20;
 constexpr std::uint64_t kMaxDurationSamples = std::uint64_t{8} << 20;
 /// Idle polls between looks at the control channel on the serving side.
 constexpr std::uint32_t kControlCheckInterval = 4096;
+/// Looks at a polled byte between transport polls (write latency).
+constexpr std::uint32_t kSpinsBetweenPolls = 64;
 constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
 
 bool is_two_sided(Op op) {
@@ -129,8 +131,10 @@ std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilit
 struct TestRunner::Impl {
   /// One endpoint with its buffer halves, prebuilt requests and counters.
   struct Lane {
-    std::unique_ptr<AlignedBuffer> buffer;
+    std::unique_ptr<AlignedBuffer> buffer;  // null when the plugin allocated
     std::unique_ptr<MemoryRegion> memory;
+    std::byte* base = nullptr;  // the lane's memory, whoever allocated it
+    std::size_t bytes = 0;
     std::unique_ptr<Endpoint> endpoint;
     std::unique_ptr<RemoteRegion> remote;
     std::vector<WorkRequest> chain;        // post_list requests, rewritten per post
@@ -213,13 +217,19 @@ struct TestRunner::Impl {
     lanes.resize(flow.endpoints);
     for (std::uint32_t index = 0; index < flow.endpoints; ++index) {
       Lane& lane = lanes[index];
-      lane.buffer = std::make_unique<AlignedBuffer>(2 * slots * slot_size);
-      lane.memory = context.register_memory(lane.buffer->data, lane.buffer->size);
+      const std::size_t bytes = (2 * slots * slot_size + kPageSize - 1) / kPageSize * kPageSize;
+      lane.memory = context.allocate_memory(bytes);
+      if (!lane.memory) {
+        lane.buffer = std::make_unique<AlignedBuffer>(bytes);
+        lane.memory = context.register_memory(lane.buffer->data, lane.buffer->size);
+      }
+      lane.base = static_cast<std::byte*>(lane.memory->address());
+      lane.bytes = lane.memory->length();
       params.index = index;
       lane.endpoint = context.connect(params, channel);
 
-      nlohmann::json mine = {{"address", reinterpret_cast<std::uintptr_t>(lane.buffer->data)},
-                             {"length", lane.buffer->size},
+      nlohmann::json mine = {{"address", reinterpret_cast<std::uintptr_t>(lane.base)},
+                             {"length", lane.bytes},
                              {"key", nlohmann::json::binary(to_vector(lane.memory->remote_key()))}};
       const auto encoded = nlohmann::json::to_cbor(mine);
       const Bytes reply = control.exchange(std::as_bytes(std::span(encoded)), control.timeout());
@@ -247,10 +257,10 @@ struct TestRunner::Impl {
   // ------------------------------------------------------------ hot helpers
 
   std::byte* tx(Lane& lane, std::uint64_t slot) {
-    return lane.buffer->data + tx_base + (slot & slot_mask) * slot_size;
+    return lane.base + tx_base + (slot & slot_mask) * slot_size;
   }
   std::byte* rx(Lane& lane, std::uint64_t slot) {
-    return lane.buffer->data + rx_base + (slot & slot_mask) * slot_size;
+    return lane.base + rx_base + (slot & slot_mask) * slot_size;
   }
 
   void post_receives(Lane& lane, std::uint32_t count) {
@@ -270,7 +280,9 @@ struct TestRunner::Impl {
                          " failed: " + lane.endpoint->describe(c.status));
   }
 
-  /// Consumes completions: credits the window, counts and re-posts receives.
+  /// Consumes completions: credits the window and counts receives. Re-posting
+  /// them is refill()'s job, so each loop decides when it happens: at once
+  /// in streaming, after the next post in a ping-pong (off its critical path).
   void absorb(Lane& lane, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
       const Completion& c = completions[i];
@@ -281,20 +293,27 @@ struct TestRunner::Impl {
       } else {
         ++lane.received;
         lane.rx_length[c.id & slot_mask] = c.length;
-        if (++lane.replenish_pending == flow.rx_replenish) {
-          post_receives(lane, lane.replenish_pending);
-          lane.replenish_pending = 0;
-        }
+        ++lane.replenish_pending;
       }
     }
   }
 
-  /// Polls once; on nothing, lets the waiter idle (spin or sleep).
-  template <bool Event>
+  /// Re-posts consumed receives in batches of rx_replenish.
+  void refill(Lane& lane) {
+    while (lane.replenish_pending >= flow.rx_replenish) {
+      post_receives(lane, flow.rx_replenish);
+      lane.replenish_pending -= flow.rx_replenish;
+    }
+  }
+
+  /// Polls once and consumes what came (re-posting receives unless Deferred);
+  /// on nothing, lets the waiter idle (spin or sleep).
+  template <bool Event, bool Deferred = false>
   void pump(Lane& lane) {
     const std::size_t n = lane.endpoint->poll(completions, poll_batch);
     if (n != 0) {
       absorb(lane, n);
+      if constexpr (!Deferred) refill(lane);
       return;
     }
     if (abort.load(std::memory_order_relaxed)) [[unlikely]]
@@ -387,7 +406,8 @@ struct TestRunner::Impl {
         stamps[i] = now();
         make_room<Event>(lane, 1);
         post_chain(lane, burst_end(lane));
-        while (lane.received < expect) pump<Event>(lane);
+        refill(lane);  // the previous echo's receive, while the ping flies
+        while (lane.received < expect) pump<Event, true>(lane);
         if (stamps[i] >= deadline) break;
       } else {
         while (lane.received < expect) {
@@ -395,6 +415,7 @@ struct TestRunner::Impl {
         }
         make_room<Event>(lane, 1);
         post_chain(lane, burst_end(lane));
+        refill(lane);
       }
     }
     if (rank == 0) stamps[std::min(i + 1, total)] = now();
@@ -418,10 +439,10 @@ struct TestRunner::Impl {
         make_room<Event>(lane, 1);
         *out = marker;
         post_chain(lane, burst_end(lane));
-        while (last.load(std::memory_order_acquire) != marker) pump<Event>(lane);
+        while (!spin_for(last, marker)) pump<Event>(lane);
         if (stamps[i] >= deadline) break;
       } else {
-        while (last.load(std::memory_order_acquire) != marker) {
+        while (!spin_for(last, marker)) {
           if (!serve_wait<Event>(lane)) return;
         }
         make_room<Event>(lane, 1);
@@ -430,6 +451,17 @@ struct TestRunner::Impl {
       }
     }
     if (rank == 0) stamps[std::min(i + 1, total)] = now();
+  }
+
+  /// Watches a byte the peer writes for a while before the caller polls the
+  /// transport: a write lands without our help on hardware and shared
+  /// memory, and a poll per look would put its cost into every sample.
+  /// Software transports still get a poll every kSpinsBetweenPolls looks.
+  static bool spin_for(const std::atomic_ref<std::uint8_t>& byte, std::uint8_t value) {
+    for (std::uint32_t k = 0; k < kSpinsBetweenPolls; ++k) {
+      if (byte.load(std::memory_order_acquire) == value) return true;
+    }
+    return false;
   }
 
   /// Round trip of one read or atomic at a time (initiator only).
@@ -543,6 +575,7 @@ struct TestRunner::Impl {
         const std::size_t n = lane.endpoint->poll(completions, poll_batch);
         if (n != 0) {
           absorb(lane, n);
+          refill(lane);
           progressed = true;
         } else {
           lane.endpoint->progress();
@@ -626,7 +659,7 @@ struct TestRunner::Impl {
       // Outstanding receives stay posted across sizes: they are sized for
       // the largest message of the test.
       std::fill(lane.rx_length.begin(), lane.rx_length.end(), 0);
-      std::memset(lane.buffer->data + rx_base, 0, slots * slot_size);
+      std::memset(lane.base + rx_base, 0, slots * slot_size);
       for (std::uint32_t s = 0; s < slots; ++s) {
         std::byte* out = tx(lane, s);
         for (std::size_t b = 0; b < size; ++b) out[b] = std::byte{pattern_byte(size, b)};
