@@ -50,15 +50,47 @@ struct OpSlot {
 
 class UcxMemory final : public MemoryRegion {
  public:
+  /// Registers the engine's memory.
   UcxMemory(ucp_context_h context, void* address, std::size_t length)
-      : MemoryRegion(address, length), context_(context) {
-    ucp_mem_map_params_t params{};
-    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    params.address = address;
-    params.length = length;
-    check(ucp_mem_map(context_, &params, &memh_), "cannot register memory");
+      : UcxMemory(context, map(context, address, length, 0)) {}
+
+  /// Lets UCP allocate: on shared-memory transports the peer can then map
+  /// the region and a put becomes a direct copy (UCP's rkey_ptr path), as in
+  /// ucx_perftest, which measures with UCP-allocated memory too.
+  static std::unique_ptr<UcxMemory> allocate(ucp_context_h context, std::size_t length) {
+    auto memory = std::unique_ptr<UcxMemory>(
+        new UcxMemory(context, map(context, nullptr, length, UCP_MEM_MAP_ALLOCATE)));
+    std::memset(memory->address(), 0, memory->length());
+    return memory;
   }
   ~UcxMemory() override { ucp_mem_unmap(context_, memh_); }
+
+ private:
+  struct Mapped {
+    ucp_mem_h memh;
+    void* address;
+    std::size_t length;
+  };
+
+  static Mapped map(ucp_context_h context, void* address, std::size_t length, unsigned flags) {
+    ucp_mem_map_params_t params{};
+    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                        UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    params.address = address;
+    params.length = length;
+    params.flags = flags;
+    ucp_mem_h memh = nullptr;
+    check(ucp_mem_map(context, &params, &memh), "cannot map memory");
+    ucp_mem_attr_t attr{};
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+    check(ucp_mem_query(memh, &attr), "cannot query mapped memory");
+    return {memh, attr.address, attr.length};
+  }
+
+  UcxMemory(ucp_context_h context, Mapped mapped)
+      : MemoryRegion(mapped.address, mapped.length), context_(context), memh_(mapped.memh) {}
+
+ public:
 
   Bytes remote_key() const override {
     void* packed = nullptr;
@@ -375,6 +407,10 @@ class UcxContext final : public Context {
 
   std::unique_ptr<MemoryRegion> register_memory(void* address, std::size_t length) override {
     return std::make_unique<UcxMemory>(context_, address, length);
+  }
+
+  std::unique_ptr<MemoryRegion> allocate_memory(std::size_t length) override {
+    return UcxMemory::allocate(context_, length);
   }
 
   std::unique_ptr<Endpoint> connect(const EndpointParams& params, PeerChannel& channel) override {
