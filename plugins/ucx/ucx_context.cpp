@@ -1,0 +1,270 @@
+#include "ucx_context.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "ucx_endpoint.hpp"
+
+namespace uniperf::ucx {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// What connect() sends the peer ahead of the worker address.
+struct Hello {
+  static constexpr std::uint32_t kMagic = 0x75637831;  // "ucx1"
+  std::uint32_t magic = kMagic;
+  std::uint32_t index = 0;  // EndpointParams::index: both sides must agree
+  std::uint64_t tag_channel = 0;
+  std::uint32_t am_id = 0;
+  std::uint32_t api = 0;  // TwoSidedApi: both sides must use the same
+};
+
+constexpr auto kWireupLimit = 10s;
+
+const char* api_name(TwoSidedApi api) {
+  return api == TwoSidedApi::tag ? "tag" : "am";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------
+
+UcxMemoryRegion::UcxMemoryRegion(ucp_context_h context, void* address, std::size_t length)
+    : MemoryRegion(address, length), context_(context) {
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = address;
+  params.length = length;
+  check(ucp_mem_map(context_, &params, &memory_), "cannot register memory");
+}
+
+UcxMemoryRegion::UcxMemoryRegion(ucp_context_h context, ucp_mem_h memory, void* address,
+                                 std::size_t length)
+    : MemoryRegion(address, length), context_(context), memory_(memory) {}
+
+std::unique_ptr<UcxMemoryRegion> UcxMemoryRegion::allocate(ucp_context_h context,
+                                                           std::size_t length) {
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  params.address = nullptr;
+  params.length = length;
+  params.flags = UCP_MEM_MAP_ALLOCATE;
+  ucp_mem_h memory = nullptr;
+  check(ucp_mem_map(context, &params, &memory), "cannot allocate memory");
+  ucp_mem_attr_t attributes{};
+  attributes.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+  const ucs_status_t status = ucp_mem_query(memory, &attributes);
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (status != UCS_OK || attributes.length < length ||
+      reinterpret_cast<std::uintptr_t>(attributes.address) % page != 0) {
+    ucp_mem_unmap(context, memory);
+    return nullptr;
+  }
+  std::memset(attributes.address, 0, length);
+  return std::unique_ptr<UcxMemoryRegion>(
+      new UcxMemoryRegion(context, memory, attributes.address, length));
+}
+
+UcxMemoryRegion::~UcxMemoryRegion() {
+  ucp_mem_unmap(context_, memory_);
+}
+
+Bytes UcxMemoryRegion::remote_key() const {
+  void* packed = nullptr;
+  std::size_t size = 0;
+  check(ucp_rkey_pack(context_, memory_, &packed, &size), "cannot pack the remote key");
+  Bytes key(static_cast<const std::byte*>(packed), static_cast<const std::byte*>(packed) + size);
+  ucp_rkey_buffer_release(packed);
+  return key;
+}
+
+// ---------------------------------------------------------------------------
+// Context
+// ---------------------------------------------------------------------------
+
+UcxContext::UcxContext(const Settings& settings) : settings_(settings) {
+  state_.api = settings.api;
+  state_.peer_errors = settings.peer_errors;
+
+  ucp_config_t* raw_config = nullptr;
+  if (const ucs_status_t status = ucp_config_read(nullptr, nullptr, &raw_config);
+      status != UCS_OK) {
+    throw Unavailable("ucx: cannot read the UCX configuration: " + status_text(status));
+  }
+  const std::unique_ptr<ucp_config_t, void (*)(ucp_config_t*)> config(raw_config,
+                                                                      &ucp_config_release);
+  // The options go into this context's configuration only, not into the
+  // process environment, so two contexts with different options coexist.
+  auto modify = [&](const char* option, const char* ucx_name, const std::string& value) {
+    if (value.empty()) return;
+    const ucs_status_t status = ucp_config_modify(config.get(), ucx_name, value.c_str());
+    if (status != UCS_OK) {
+      throw OptionError("ucx: option '" + std::string(option) + "': UCX_" + ucx_name + "=" + value +
+                        " rejected: " + status_text(status));
+    }
+  };
+  modify("transports", "TLS", settings.transports);
+  modify("devices", "NET_DEVICES", settings.devices);
+  if (settings.rndv_threshold) {
+    modify("rndv_threshold", "RNDV_THRESH", std::to_string(*settings.rndv_threshold));
+  }
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  // TAG always: connect() shakes hands with tagged messages.
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+  if (settings.api == TwoSidedApi::active_message) params.features |= UCP_FEATURE_AM;
+  if (settings.wakeup) params.features |= UCP_FEATURE_WAKEUP;
+  if (const ucs_status_t status = ucp_init(&params, config.get(), &state_.context);
+      status != UCS_OK) {
+    throw Unavailable("ucx: cannot start UCP with transports " + device() + ": " +
+                      status_text(status));
+  }
+
+  ucp_context_attr_t attributes{};
+  attributes.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE;
+  ucs_status_t status = ucp_context_query(state_.context, &attributes);
+  if (status == UCS_OK) {
+    state_.request_size = attributes.request_size;
+    // Single-threaded worker: the engine drives all endpoints of this
+    // Context from one thread (thread_safe_endpoints = false), and UCP then
+    // takes no locks on the hot path.
+    ucp_worker_params_t worker_params{};
+    worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    status = ucp_worker_create(state_.context, &worker_params, &state_.worker);
+  }
+  if (status == UCS_OK && settings.wakeup) {
+    status = ucp_worker_get_efd(state_.worker, &state_.event_fd);
+  }
+  if (status != UCS_OK) {
+    if (state_.worker != nullptr) ucp_worker_destroy(state_.worker);
+    ucp_cleanup(state_.context);
+    throw Unavailable("ucx: cannot create a UCP worker: " + status_text(status));
+  }
+}
+
+UcxContext::~UcxContext() {
+  ucp_worker_destroy(state_.worker);
+  ucp_cleanup(state_.context);
+}
+
+Capabilities UcxContext::capabilities() const {
+  Capabilities caps;
+  for (Op op : {Op::send, Op::write, Op::read, Op::fetch_add, Op::cswap}) {
+    caps.set(op, Support::native);
+  }
+  // UCP has no write with immediate data.
+  caps.set(Op::write_imm, Support::none);
+  // Every UCP request completes; the endpoint hides unsignaled ones.
+  caps.selective_completion = Support::emulated;
+  caps.completion_events = settings_.wakeup ? Support::native : Support::none;
+  caps.post_list = Support::emulated;
+  // UCP picks short / eager / rendezvous per message itself and offers no
+  // caller-chosen inline path, so the plugin declares none rather than
+  // pretend a threshold it cannot enforce.
+  caps.max_inline = 0;
+  caps.max_message = 0;
+  // Shared-memory and TCP transports move one-sided data (or emulate RMA
+  // and atomics with active messages) only while the target progresses.
+  caps.target_progress = true;
+  // Puts land front to back, fragment after fragment, so the last byte
+  // arrives last; ucx_perftest's own put latency relies on the same. One
+  // caveat, as for ucx_perftest: into UCP-allocated shared memory a put is
+  // the initiator's memcpy, whose stores within a fragment are not strictly
+  // ascending, so a poller may see the last byte a few nanoseconds before
+  // the rest of that fragment.
+  caps.ordered_write_visibility = true;
+  caps.thread_safe_endpoints = false;  // one UCS_THREAD_MODE_SINGLE worker
+  return caps;
+}
+
+std::string UcxContext::device() const {
+  std::string device = settings_.transports.empty() ? "default" : settings_.transports;
+  if (!settings_.devices.empty()) device += " on " + settings_.devices;
+  return device;
+}
+
+std::unique_ptr<MemoryRegion> UcxContext::register_memory(void* address, std::size_t length) {
+  return std::make_unique<UcxMemoryRegion>(state_.context, address, length);
+}
+
+std::unique_ptr<MemoryRegion> UcxContext::allocate_memory(std::size_t length) {
+  // UCP's own memory is what ucx_perftest measures with: on shared memory a
+  // peer maps it, so puts and gets become direct copies without the
+  // target's help. Off, the engine allocates and register_memory() is used.
+  if (!settings_.allocate) return nullptr;
+  return UcxMemoryRegion::allocate(state_.context, length);
+}
+
+std::uint32_t UcxContext::acquire_am_id() {
+  auto& in_use = state_.am_ids_in_use;
+  std::size_t id = 0;
+  while (id < in_use.size() && in_use[id]) ++id;
+  if (id > UINT16_MAX) throw TransportError("ucx: no free active-message id");
+  if (id == in_use.size()) in_use.push_back(false);
+  in_use[id] = true;
+  return static_cast<std::uint32_t>(id);
+}
+
+std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, PeerChannel& channel) {
+  Hello mine;
+  mine.index = params.index;
+  mine.tag_channel = state_.next_channel++;
+  mine.api = static_cast<std::uint32_t>(state_.api);
+  if (state_.api == TwoSidedApi::active_message) mine.am_id = acquire_am_id();
+  // Until the endpoint owns the id, give it back on any failure.
+  auto release_am_id = [&] {
+    if (state_.api == TwoSidedApi::active_message) state_.am_ids_in_use[mine.am_id] = false;
+  };
+
+  Bytes theirs;
+  try {
+    ucp_address_t* address = nullptr;
+    std::size_t address_length = 0;
+    check(ucp_worker_get_address(state_.worker, &address, &address_length),
+          "cannot get the worker address");
+    Bytes blob(sizeof(Hello) + address_length);
+    std::memcpy(blob.data(), &mine, sizeof mine);
+    std::memcpy(blob.data() + sizeof mine, address, address_length);
+    ucp_worker_release_address(state_.worker, address);
+    theirs = channel.exchange(blob);
+  } catch (...) {
+    release_am_id();
+    throw;
+  }
+
+  Hello peer;
+  if (theirs.size() > sizeof peer) std::memcpy(&peer, theirs.data(), sizeof peer);
+  std::string problem;
+  if (theirs.size() <= sizeof peer || peer.magic != Hello::kMagic) {
+    problem = "the peer's connection data is not from this ucx plugin version";
+  } else if (peer.index != params.index) {
+    problem = "endpoint " + std::to_string(params.index) + " was paired with the peer's endpoint " +
+              std::to_string(peer.index) + " (connect() order differs)";
+  } else if (peer.api != mine.api) {
+    problem = std::string("this side uses api=") + api_name(state_.api) +
+              ", the peer api=" + api_name(static_cast<TwoSidedApi>(peer.api));
+  }
+  std::unique_ptr<UcxEndpoint> endpoint;
+  try {
+    if (!problem.empty()) throw TransportError("ucx: " + problem);
+    endpoint = std::make_unique<UcxEndpoint>(
+        state_, reinterpret_cast<const ucp_address_t*>(theirs.data() + sizeof peer), params,
+        ChannelIds{mine.tag_channel, mine.am_id}, ChannelIds{peer.tag_channel, peer.am_id});
+  } catch (...) {
+    release_am_id();
+    throw;
+  }
+  endpoint->complete_wireup(kWireupLimit);
+  channel.barrier();
+  return endpoint;
+}
+
+}  // namespace uniperf::ucx
