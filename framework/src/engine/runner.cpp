@@ -554,9 +554,11 @@ struct TestRunner::Impl {
       return true;
     }
     lane.endpoint->progress();
-    if (abort.load(std::memory_order_relaxed)) [[unlikely]] throw_aborted();
+    if (abort.load(std::memory_order_relaxed)) [[unlikely]]
+      throw_aborted();
     if constexpr (Event) lane.endpoint->wait(10ms, flow.cq_moderation);
-    if (++idle_polls % (Event ? 1 : kControlCheckInterval) == 0 && control.message_ready()) [[unlikely]] {
+    if (++idle_polls % (Event ? 1 : kControlCheckInterval) == 0 && control.message_ready())
+        [[unlikely]] {
       receive_done();
       return false;
     }
@@ -622,8 +624,7 @@ struct TestRunner::Impl {
   }
 
   std::uint64_t expected_receives(const Lane& lane) const {
-    const auto index = static_cast<std::size_t>(&lane - lanes.data());
-    return is_two_sided(flow.op) ? peer_done.at("posted").at(index).get<std::uint64_t>() : 0;
+    return is_two_sided(flow.op) ? peer_done_posted(lane) : 0;
   }
 
   bool all_received() const {
@@ -671,10 +672,9 @@ struct TestRunner::Impl {
     peer_done = nullptr;
   }
 
-  /// Runs one phase (warm-up or measured) of `iterations` per endpoint.
-  /// Returns the measured interval in ticks for bandwidth, and fills
-  /// `stamps` for latency.
-  Ticks run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
+  /// Runs one phase (warm-up or measured) of `iterations` per endpoint;
+  /// a timed phase fills `out`.
+  void run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
     const bool event = flow.completion == CompletionMode::event;
     const Ticks deadline =
         seconds > 0 ? now() + static_cast<Ticks>(seconds * 1e6 * clock_info().ticks_per_us)
@@ -706,7 +706,6 @@ struct TestRunner::Impl {
     peer_done = nullptr;
     control.barrier(control.timeout());
 
-    Ticks started = 0, finished = 0;
     if (flow.pattern == Pattern::latency) {
       const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
       stamps.assign(cap + 1, 0);
@@ -724,20 +723,17 @@ struct TestRunner::Impl {
       event ? drain<true>() : drain<false>();
       if (rank == 0) {
         send_done(0, 0);
-      } else {
-        if (!active || !done_received) {
-          if (active) {
-            receive_done();
-          } else {
-            event ? serve<true>() : serve<false>();
-          }
-        }
+      } else if (!active) {
+        event ? serve<true>() : serve<false>();
+      } else if (!done_received) {
+        receive_done();
       }
       if (rank == 0 && timed) collect_latency(cap, out);
     } else {
       const bool active = rank == 0 || flow.direction == Direction::bi;
       if (active) {
-        finished =
+        Ticks started = 0;
+        const Ticks finished =
             flow.window_mode == WindowMode::window_ack
                 ? (event ? stream_window_ack<true>(deadline, started)
                          : stream_window_ack<false>(deadline, started))
@@ -770,7 +766,6 @@ struct TestRunner::Impl {
     }
     event ? drain<true>() : drain<false>();
     control.barrier(control.timeout());
-    return finished - started;
   }
 
   /// Every phase ends with its last post signaled; waiting for it leaves no
