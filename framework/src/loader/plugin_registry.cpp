@@ -92,6 +92,18 @@ LoadedPlugin PluginRegistry::load(const std::filesystem::path& library) {
   return result;
 }
 
+void PluginRegistry::adopt(std::unique_ptr<Plugin> plugin, const std::string& origin) {
+  LoadedPlugin adopted;
+  adopted.path = origin;
+  adopted.name = plugin->name();
+  adopted.plugin = std::move(plugin);
+  if (find(adopted.name) != nullptr) {
+    adopted.load_error = "shadowed by an earlier plugin named '" + adopted.name + "'";
+    adopted.plugin.reset();
+  }
+  plugins_.push_back(std::move(adopted));
+}
+
 Plugin* PluginRegistry::find(std::string_view name) const {
   for (const auto& p : plugins_) {
     if (p.ok() && p.name == name) return p.plugin.get();

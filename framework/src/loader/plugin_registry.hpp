@@ -41,6 +41,12 @@ class PluginRegistry {
   /// Loads one library; used by the scan and by the loader tests.
   LoadedPlugin load(const std::filesystem::path& library);
 
+  /// Registers a plugin object that lives in this process rather than in a
+  /// library of its own (the conformance suite's contract checker, which
+  /// wraps a loaded plugin). `origin` says where it came from in messages.
+  /// Like a scanned library, it is shadowed by an earlier plugin of its name.
+  void adopt(std::unique_ptr<Plugin> plugin, const std::string& origin);
+
  private:
   std::vector<std::filesystem::path> search_dirs_;
   // Libraries outlive every plugin object (plugins_ is destroyed first, see

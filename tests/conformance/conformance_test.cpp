@@ -1,0 +1,314 @@
+// The conformance suite: the contract every plugin, present and future, must
+// keep. Instantiated once per config file under configs/ (so once per plugin
+// and provider), it runs real traffic through the real plugin and the real
+// engine, both sides in this process on two threads over the in-process
+// bootstrap, with the plugin wrapped in a ContractChecker:
+//
+//   - every op the plugin advertises, at 1 byte, unaligned sizes, its inline
+//     threshold -1/0/+1 and 1 MiB, latency and bandwidth, payloads validated;
+//   - poll and event completion, signal_every 1 and window/2, post_list > 1,
+//     window_ack, bidirectional, several endpoints;
+//   - what it does not advertise is SKIPPED with the engine's reason naming
+//     the missing capability, and the checker proves it was never attempted.
+//
+// Each record's expected status is computed from the plugin's declared
+// Capabilities with the engine's own engine::skip_reason(), so the test holds
+// the declaration and the behaviour to each other. A config whose plugin is
+// not built, or whose device or provider is missing here, is GTEST_SKIPped
+// with the reason (e.g. the verbs configs outside the Soft-RoCE lab).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bootstrap/bootstrap.hpp"
+#include "contract_checker.hpp"
+#include "engine/runner.hpp"
+#include "loader/plugin_registry.hpp"
+#include "session/session.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+using report::Record;
+using report::Status;
+
+std::vector<std::string> config_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(UNIPERF_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string test_name(const testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::path(info.param).stem().string();
+  for (auto& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+/// Sets a config's environment for the whole test, once for both threads
+/// (the session would otherwise set it from each side concurrently).
+class ProcessEnvironment {
+ public:
+  explicit ProcessEnvironment(const std::map<std::string, std::string>& variables) {
+    for (const auto& [name, value] : variables) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ProcessEnvironment() {
+    for (const auto& [name, old] : saved_) {
+      old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+constexpr std::uint64_t kMiB = 1 << 20;
+const Op kAllOps[] = {Op::send, Op::write, Op::write_imm, Op::read, Op::fetch_add, Op::cswap};
+
+bool is_atomic(Op op) {
+  return op == Op::fetch_add || op == Op::cswap;
+}
+
+class Conformance : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    config_ = suite::load_config(GetParam());
+    environment_.emplace(config_.environment);
+    config_.environment.clear();
+
+    loaded_ = std::make_unique<loader::PluginRegistry>(
+        std::vector<fs::path>{fs::path(UNIPERF_PLUGIN_DIR)});
+    Plugin* plugin = loaded_->find(config_.plugin);
+    if (plugin == nullptr) {
+      GTEST_SKIP() << "plugin '" << config_.plugin
+                   << "' not available: " << loaded_->why_missing(config_.plugin);
+    }
+    try {
+      auto context = plugin->open(suite::validate_options(config_, plugin->options()));
+      caps_ = context->capabilities();
+    } catch (const Unavailable& e) {
+      GTEST_SKIP() << "unavailable: " << e.what();
+    }
+    log_ = std::make_shared<ContractLog>();
+    checked_ = std::make_unique<loader::PluginRegistry>(std::vector<fs::path>{});
+    checked_->adopt(std::make_unique<CheckedPlugin>(*plugin, log_),
+                    "contract checker over " + config_.plugin);
+  }
+
+  std::vector<Op> advertised() const {
+    std::vector<Op> ops;
+    for (Op op : kAllOps) {
+      if (caps_.op(op) != Support::none) ops.push_back(op);
+    }
+    return ops;
+  }
+
+  /// 1 byte, odd sizes, the inline threshold -1/0/+1, 1 MiB; within
+  /// max_message, whose edge another test covers.
+  std::vector<std::uint64_t> edge_sizes() const {
+    std::set<std::uint64_t> sizes = {1, 3, 1021, 4099, 65537, kMiB};
+    if (caps_.max_inline > 1) {
+      sizes.insert({caps_.max_inline - 1, caps_.max_inline, caps_.max_inline + 1});
+    }
+    std::vector<std::uint64_t> out;
+    for (auto s : sizes) {
+      if (s >= 1 && (caps_.max_message == 0 || s <= caps_.max_message)) out.push_back(s);
+    }
+    return out;
+  }
+
+  static std::string size_list(const std::vector<std::uint64_t>& sizes) {
+    std::string text = "[";
+    for (auto s : sizes) text += (text.size() > 1 ? ", " : "") + std::to_string(s);
+    return text + "]";
+  }
+
+  /// One YAML test entry; `keys` are extra "key: value" lines.
+  static std::string test_entry(const std::string& name, Op op, const std::string& pattern,
+                                const std::vector<std::uint64_t>& sizes,
+                                const std::vector<std::string>& keys = {}) {
+    std::ostringstream yaml;
+    yaml << "  - name: " << name << "\n    op: " << to_string(op) << "\n    pattern: " << pattern
+         << "\n    sizes: " << (is_atomic(op) ? "[8]" : size_list(sizes)) << "\n";
+    for (const auto& k : keys) yaml << "    " << k << "\n";
+    return yaml.str();
+  }
+
+  /// Runs the tests (YAML entries) over this config, both sides in this
+  /// process, and checks every record against the declared capabilities.
+  void run_and_check(const std::string& tests) {
+    const std::string yaml =
+        "suite: conformance\ndefaults:\n  validate: true\n  warmup: 8\ntests:\n" + tests;
+    const auto suite = suite::parse_suite(yaml, "conformance:" + config_.name);
+    const std::vector<engine::ConfigSpec> configs = {config_};
+
+    auto [control0, control1] = bootstrap::make_in_process_pair();
+    control0->set_timeout(std::chrono::seconds(30));
+    control1->set_timeout(std::chrono::seconds(30));
+    session::RunSettings settings;
+    settings.size_timeout = std::chrono::seconds(60);
+
+    std::string responder_error;
+    std::thread responder([&, control = control1.get()] {
+      try {
+        session::handshake(*control, suite, configs);
+        session::run(*control, suite, configs, *checked_, settings);
+      } catch (const std::exception& e) {
+        responder_error = e.what();
+      }
+    });
+    std::vector<Record> records;
+    try {
+      session::handshake(*control0, suite, configs);
+      records = session::run(*control0, suite, configs, *checked_, settings);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "initiator: " << e.what();
+    }
+    control0.reset();  // the responder ends when the control connection closes
+    responder.join();
+    EXPECT_EQ(responder_error, "");
+
+    std::size_t expected_records = 0;
+    for (const auto& t : suite.tests) expected_records += t.sizes.size();
+    EXPECT_EQ(records.size(), expected_records);
+
+    for (const auto& record : records) {
+      const auto test = std::find_if(suite.tests.begin(), suite.tests.end(),
+                                     [&](const auto& t) { return t.name == record.test; });
+      ASSERT_NE(test, suite.tests.end()) << record.test;
+      const std::string expected =
+          engine::skip_reason(*test, test->flows.front(), caps_, record.size);
+      const std::string where = record.test + " size " + std::to_string(record.size);
+      if (expected.empty()) {
+        EXPECT_EQ(record.status, Status::ok) << where << ": " << record.reason;
+        EXPECT_EQ(record.corrupted_bytes, 0u) << where;
+        EXPECT_GT(record.iterations_run, 0u) << where;
+      } else {
+        EXPECT_EQ(record.status, Status::skipped) << where << ": " << record.reason;
+        EXPECT_EQ(record.reason, expected) << where;
+      }
+    }
+    for (const auto& v : log_->violations()) ADD_FAILURE() << "contract violation: " << v;
+
+    // What ran and what was skipped, so a reader of the log sees the coverage.
+    std::map<std::string, int> skipped;
+    int ok = 0;
+    for (const auto& r : records) r.status == Status::ok ? ++ok : ++skipped[r.reason];
+    std::cout << "[ records  ] " << config_.name << ": " << ok << " ok";
+    for (const auto& [reason, n] : skipped) std::cout << "; " << n << " skipped: " << reason;
+    std::cout << "\n";
+  }
+
+  engine::ConfigSpec config_;
+  std::optional<ProcessEnvironment> environment_;
+  std::unique_ptr<loader::PluginRegistry> loaded_;
+  std::unique_ptr<loader::PluginRegistry> checked_;
+  std::shared_ptr<ContractLog> log_;
+  Capabilities caps_;
+};
+
+TEST_P(Conformance, AdvertisedOpsMoveEveryByteAtEdgeSizes) {
+  std::string tests;
+  const std::string inline_key = "inline: " + std::to_string(caps_.max_inline);
+  for (Op op : advertised()) {
+    const std::string o(to_string(op));
+    tests += test_entry(o + "_lat", op, "latency", edge_sizes(), {"iterations: 50", inline_key});
+    tests += test_entry(o + "_bw", op, "bandwidth", edge_sizes(),
+                        {"iterations: 64", "window: 16", inline_key});
+  }
+  run_and_check(tests);
+}
+
+TEST_P(Conformance, UnadvertisedOpsAreSkippedAndNeverAttempted) {
+  std::string tests;
+  std::vector<Op> missing;
+  for (Op op : kAllOps) {
+    if (caps_.op(op) != Support::none) continue;
+    missing.push_back(op);
+    const std::string o(to_string(op));
+    tests += test_entry(o + "_lat", op, "latency", {8, 4096});
+    tests += test_entry(o + "_bw", op, "bandwidth", {4096}, {"window: 16"});
+  }
+  if (missing.empty()) GTEST_SKIP() << config_.plugin << " advertises every op";
+  run_and_check(tests);
+  for (Op op : missing) EXPECT_FALSE(log_->was_attempted(op)) << to_string(op);
+}
+
+TEST_P(Conformance, EventCompletionWorksOrIsSkippedWithoutWaiting) {
+  std::string tests;
+  for (Op op : advertised()) {
+    const std::string o(to_string(op));
+    tests += test_entry(o + "_lat_event", op, "latency", {1, 4099},
+                        {"iterations: 50", "completion: event"});
+    tests += test_entry(o + "_bw_event", op, "bandwidth", {4099, kMiB},
+                        {"iterations: 64", "window: 16", "completion: event", "cq_moderation: 4"});
+  }
+  run_and_check(tests);
+  if (caps_.completion_events == Support::none) {
+    EXPECT_FALSE(log_->waited_for_events());
+  }
+}
+
+TEST_P(Conformance, SignalEveryOneAndHalfTheWindow) {
+  std::string tests;
+  for (Op op : advertised()) {
+    const std::string o(to_string(op));
+    for (const char* every : {"1", "8"}) {
+      tests += test_entry(o + "_signal_" + every, op, "bandwidth", {1, 4099},
+                          {"iterations: 128", "window: 16", std::string("signal_every: ") + every});
+    }
+  }
+  run_and_check(tests);
+}
+
+TEST_P(Conformance, PostListChainsAndWindowModes) {
+  std::string tests;
+  for (Op op : advertised()) {
+    const std::string o(to_string(op));
+    tests += test_entry(o + "_post_list", op, "bandwidth", {1, 4099},
+                        {"iterations: 128", "window: 16", "signal_every: 8", "post_list: 4"});
+    tests += test_entry(o + "_window_ack", op, "bandwidth", {4099},
+                        {"iterations: 128", "window: 16", "window_mode: window_ack"});
+    tests += test_entry(o + "_bi", op, "bandwidth", {4099},
+                        {"iterations: 128", "window: 16", "direction: bi"});
+    tests += test_entry(o + "_two_endpoints", op, "bandwidth", {4099},
+                        {"iterations: 64", "window: 8", "endpoints: 2"});
+  }
+  tests += test_entry("send_msgrate", Op::send, "message_rate", {1}, {"iterations: 512"});
+  run_and_check(tests);
+}
+
+TEST_P(Conformance, MaxMessageIsHonouredAtItsEdge) {
+  if (caps_.max_message == 0) GTEST_SKIP() << config_.plugin << " declares no max_message";
+  std::string tests;
+  for (Op op : advertised()) {
+    if (is_atomic(op)) continue;
+    tests +=
+        test_entry(std::string(to_string(op)) + "_max_message", op, "bandwidth",
+                   {caps_.max_message, caps_.max_message + 1}, {"iterations: 16", "window: 4"});
+  }
+  run_and_check(tests);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, Conformance, testing::ValuesIn(config_files()), test_name);
+
+}  // namespace
+}  // namespace uniperf::conformance
