@@ -40,8 +40,11 @@ native() {
 # ours CONFIG FORM OP SIZE ITERS WINDOW METRIC
 ours() {
   local config=$1 form=$2 op=$3 size=$4 iters=$5 window=$6 metric=$7
-  "$uniperf" "$form" --op "$op" -s "$size" -n "$iters" -t "$window" -w 1000 --config "configs/$config.yaml" \
-    --quiet -o "$work/r.jsonl" >/dev/null 2>&1
+  # ucx_perftest streams from one buffer into one buffer: so do we here.
+  local buffers=()
+  [ "$form" = lat ] || buffers=(--buffers single)
+  "$uniperf" "$form" --op "$op" -s "$size" -n "$iters" -t "$window" -w 1000 "${buffers[@]}" \
+    --config "configs/$config.yaml" --quiet -o "$work/r.jsonl" >/dev/null 2>&1
   python3 - "$work/r.jsonl" "$metric" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())

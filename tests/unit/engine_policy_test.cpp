@@ -99,6 +99,21 @@ TEST(EnginePolicy, WarmupRunsBeforeTheMeasuredIterations) {
   EXPECT_EQ(pair.measured.messages, 100u);  // only the measured phase counts
 }
 
+TEST(EnginePolicy, BuffersCycleThroughWindowSlotsOrReuseOne) {
+  for (const BufferMode mode : {BufferMode::cycle, BufferMode::single}) {
+    SCOPED_TRACE(std::string(to_string(mode)));
+    PairRun pair;
+    TestSpec test = make_test(Op::send, Pattern::bandwidth, 64, 8, 4);
+    test.flows[0].buffers = mode;
+    test.flows[0].validate = true;
+    pair.run(test, 64);
+    const std::size_t expected = mode == BufferMode::cycle ? 8 : 1;
+    EXPECT_EQ(pair.initiator.counters.source_offsets.size(), expected);
+    EXPECT_EQ(pair.responder.counters.receive_offsets.size(), expected);
+    EXPECT_EQ(pair.measured.corrupted_bytes, 0u);
+  }
+}
+
 TEST(EnginePolicy, PostListChainsRequestsPerPostCall) {
   PairRun pair;
   TestSpec test = make_test(Op::write, Pattern::bandwidth, 64, 16, 8);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <uniperf/plugin.hpp>
 #include <vector>
@@ -35,6 +36,8 @@ struct FakeCounters {
   std::uint64_t progress_calls = 0;
   std::uint64_t waits = 0;
   std::map<Op, std::uint64_t> ops;
+  std::set<std::uint64_t> source_offsets;   ///< distinct WorkRequest::local_offset
+  std::set<std::uint64_t> receive_offsets;  ///< distinct RecvRequest::offset
 };
 
 /// Messages in flight between the two fake endpoints of one index.
@@ -100,6 +103,7 @@ class FakeEndpoint final : public Endpoint {
       const std::uint64_t outstanding = posted_ - covered_;
       ++counters_.requests;
       ++counters_.ops[wr.op];
+      counters_.source_offsets.insert(wr.local_offset);
       if (wr.flags & WorkRequest::kInline) ++counters_.inline_requests;
       if (outstanding > params_.send_depth) {
         throw std::logic_error("engine broke the contract: more than send_depth outstanding");
@@ -120,7 +124,10 @@ class FakeEndpoint final : public Endpoint {
     std::lock_guard counters_lock(counters_mutex_);
     ++counters_.recv_posts;
     counters_.recv_batches.push_back(count);
-    for (std::size_t i = 0; i < count; ++i) receives_.push_back(requests[i]);
+    for (std::size_t i = 0; i < count; ++i) {
+      receives_.push_back(requests[i]);
+      counters_.receive_offsets.insert(requests[i].offset);
+    }
     counters_.receives_posted += count;
     if (receives_.size() > params_.recv_depth) {
       throw std::logic_error("engine broke the contract: more than recv_depth receives posted");

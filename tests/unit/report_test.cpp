@@ -212,11 +212,12 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("inline"), 220);
   EXPECT_EQ(p.at("endpoints"), 3);
   EXPECT_EQ(p.at("validate"), true);
+  EXPECT_EQ(p.at("buffers"), "cycle");
   EXPECT_EQ(p.at("iterations"), 777);
   EXPECT_EQ(p.at("duration_s"), 5.5);
   EXPECT_EQ(p.at("margin_s"), 0.75);
   EXPECT_EQ(p.at("warmup_iterations"), 42);
-  EXPECT_EQ(p.size(), 18u);
+  EXPECT_EQ(p.size(), 19u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -315,6 +316,14 @@ TEST(RecordJson, ReadingNamesTheBadField) {
       << error_of(newer);
 
   EXPECT_EQ(error_of(json::array()), "result record: expected an object, got array");
+}
+
+TEST(RecordJson, ReadsRecordsWrittenBeforeOptionalFieldsWereAdded) {
+  json j = to_json(full_record());
+  j["params"].erase("buffers");  // added within schema 1: absent means cycle
+  EXPECT_EQ(record_from_json(j).flow.buffers, engine::BufferMode::cycle);
+  j["params"]["buffers"] = "single";
+  EXPECT_EQ(record_from_json(j).flow.buffers, engine::BufferMode::single);
 }
 
 TEST(RecordJson, IgnoresFieldsItDoesNotKnow) {

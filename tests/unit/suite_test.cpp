@@ -308,6 +308,16 @@ TEST(SuitePresets, Osu) {
   EXPECT_EQ(f.cq_moderation, 1u);
   EXPECT_EQ(bandwidth.duration.iterations, 6400u);  // 100 windows of 64
   EXPECT_EQ(bandwidth.duration.warmup_iterations, 640u);
+  EXPECT_EQ(f.buffers, engine::BufferMode::single);  // osu_bw reuses one s_buf / r_buf
+}
+
+TEST(SuiteFlows, BuffersCycleByDefaultOrSingleOnRequest) {
+  const auto cycle = only_test(one_test("    op: write\n    pattern: bandwidth\n"));
+  EXPECT_EQ(cycle.flows[0].buffers, engine::BufferMode::cycle);
+  const auto single =
+      only_test(one_test("    op: write\n    pattern: bandwidth\n    buffers: single\n"));
+  EXPECT_EQ(single.flows[0].buffers, engine::BufferMode::single);
+  expect_error(one_test("    op: send\n    buffers: double\n"), 5, "buffers", "cycle");
 }
 
 TEST(SuitePresets, Itperf) {

@@ -181,7 +181,7 @@ struct OneOffOptions {
   bool all_sizes = false;
   std::optional<std::uint64_t> iterations, warmup, window, signal_every, cq_moderation, rx_depth,
       rx_replenish, post_list, inline_size, endpoints;
-  std::optional<std::string> duration, margin, window_mode, preset;
+  std::optional<std::string> duration, margin, window_mode, preset, buffers;
   bool events = false, bidirectional = false, validate = false;
 };
 
@@ -207,6 +207,9 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
   command->add_option("-q,--qps,--endpoints", o.endpoints, "Endpoints (QPs) per flow");
   command->add_flag("-b,--bidirectional", o.bidirectional, "Both directions at once");
   command->add_option("--preset", o.preset, "perftest | osu | itperf");
+  command->add_option("--buffers", o.buffers,
+                      "cycle (a ring of window slots, perftest) | single (one slot, "
+                      "ucx_perftest / OSU)");
   command->add_flag("--validate", o.validate, "Fill and check payloads");
 }
 
@@ -239,6 +242,7 @@ engine::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions&
   set("margin", o.margin);
   set("window_mode", o.window_mode);
   set("preset", o.preset);
+  set("buffers", o.buffers);
   if (o.events) test["completion"] = "event";
   if (o.bidirectional) test["direction"] = "bi";
   if (o.validate) test["validate"] = true;

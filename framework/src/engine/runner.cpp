@@ -170,6 +170,7 @@ struct TestRunner::Impl {
   std::size_t tx_base = 0;  // offset of the tx half in each lane's buffer
   std::size_t rx_base = 0;
   std::uint32_t send_depth = 1;
+  std::uint64_t rx_stride = 1;  // receives: a ring of slots, or slot 0 for single buffers
   bool needs_receives = false;
   std::vector<Lane> lanes;
   Completion completions[256];
@@ -205,6 +206,7 @@ struct TestRunner::Impl {
     needs_receives = is_two_sided(flow.op) || flow.window_mode == WindowMode::window_ack ||
                      flow.pattern == Pattern::latency;
     poll_batch = std::clamp<std::uint32_t>(flow.cq_moderation, 1, std::size(completions));
+    rx_stride = flow.buffers == BufferMode::single ? 0 : 1;
 
     EndpointParams params;
     params.send_depth = send_depth;
@@ -268,7 +270,7 @@ struct TestRunner::Impl {
       RecvRequest& r = lane.receives[i];
       r.id = lane.recv_ids++;
       r.local = lane.memory.get();
-      r.offset = rx_base + (r.id & slot_mask) * slot_size;
+      r.offset = rx_base + ((r.id * rx_stride) & slot_mask) * slot_size;
       r.length = static_cast<std::uint32_t>(slot_size);
     }
     lane.endpoint->post_recv(lane.receives.data(), count);
@@ -292,7 +294,7 @@ struct TestRunner::Impl {
         lane.completed = c.id + 1;
       } else {
         ++lane.received;
-        lane.rx_length[c.id & slot_mask] = c.length;
+        lane.rx_length[(c.id * rx_stride) & slot_mask] = c.length;
         ++lane.replenish_pending;
       }
     }
@@ -364,8 +366,12 @@ struct TestRunner::Impl {
   void choose_offsets() {
     local_base = flow.op == Op::read || is_atomic(flow.op) ? rx_base : tx_base;
     remote_base = flow.op == Op::read ? tx_base : rx_base;
-    // Ping-pong reuses slot 0 (write latency polls its last byte).
-    slot_stride = is_atomic(flow.op) || flow.pattern == Pattern::latency ? 0 : 1;
+    // Ping-pong reuses slot 0 (write latency polls its last byte); so does
+    // every post of a single-buffer stream.
+    slot_stride =
+        is_atomic(flow.op) || flow.pattern == Pattern::latency || flow.buffers == BufferMode::single
+            ? 0
+            : 1;
     local_shift = is_atomic(flow.op) ? slot_size : 0;
   }
 

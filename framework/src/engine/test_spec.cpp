@@ -47,4 +47,14 @@ std::string_view to_string(CompletionMode mode) {
   return "unknown";
 }
 
+std::string_view to_string(BufferMode mode) {
+  switch (mode) {
+    case BufferMode::cycle:
+      return "cycle";
+    case BufferMode::single:
+      return "single";
+  }
+  return "unknown";
+}
+
 }  // namespace uniperf::engine

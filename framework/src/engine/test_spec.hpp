@@ -19,6 +19,13 @@ enum class Direction : std::uint8_t { uni, bi };
 /// the receiver's ack, repeat (OSU, fabtests, the PCIe study; wait-all).
 enum class WindowMode : std::uint8_t { streaming, window_ack };
 enum class CompletionMode : std::uint8_t { poll, event };
+/// Which buffer slots a bandwidth stream touches. cycle: consecutive posts
+/// use consecutive slots of a window-sized ring (perftest's cyclic buffer: no
+/// two requests in flight share bytes, the footprint is window x size).
+/// single: every post reuses slot 0 on both sides (ucx_perftest, OSU: a
+/// cache-resident buffer, the transport's best case). Latency, atomics and
+/// write latency always use slot 0.
+enum class BufferMode : std::uint8_t { cycle, single };
 
 /// One flow: a stream of one op at one size between two endpoint sets.
 /// A test holds one or more flows started at one barrier.
@@ -28,7 +35,7 @@ struct FlowSpec {
   Direction direction = Direction::uni;
   std::uint32_t window = 1;  ///< ops in flight per endpoint (tx depth)
   WindowMode window_mode = WindowMode::streaming;
-  std::uint32_t signal_every = 1;  ///< suite default: max(1, window / 2); latency: 1
+  std::uint32_t signal_every = 1;   ///< suite default: max(1, window / 2); latency: 1
   std::uint32_t cq_moderation = 1;  ///< completions consumed per poll / wake-up
   CompletionMode completion = CompletionMode::poll;
   std::uint32_t rx_depth = 64;     ///< receives pre-posted; suite default: max(2 * window, 64)
@@ -36,7 +43,8 @@ struct FlowSpec {
   std::uint32_t post_list = 1;     ///< work requests per post call
   std::uint32_t inline_size = 0;   ///< payloads <= this are posted inline
   std::uint32_t endpoints = 1;     ///< endpoints (QPs) per flow
-  bool validate = false;           ///< fill and check payload patterns
+  BufferMode buffers = BufferMode::cycle;
+  bool validate = false;  ///< fill and check payload patterns
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -80,5 +88,6 @@ std::string_view to_string(Pattern);
 std::string_view to_string(Direction);
 std::string_view to_string(WindowMode);
 std::string_view to_string(CompletionMode);
+std::string_view to_string(BufferMode);
 
 }  // namespace uniperf::engine

@@ -10,8 +10,9 @@
 //   params           every effective parameter (defaults resolved):
 //                    {op, pattern, direction, window, window_mode, signal_every,
 //                     cq_moderation, completion, rx_depth, rx_replenish, post_list,
-//                     inline (bytes), endpoints, validate, iterations, duration_s,
-//                     margin_s, warmup_iterations}
+//                     inline (bytes), endpoints, validate, buffers (cycle | single;
+//                     optional, added in 1: absent reads as cycle), iterations,
+//                     duration_s, margin_s, warmup_iterations}
 //   emulated         [features the plugin emulated for this test]
 //   iterations_run   measured iterations completed
 //   latency_us       only when measured, all in microseconds except the first two:
@@ -67,7 +68,8 @@ json to_json(const engine::FlowSpec& flow) {
           {"post_list", flow.post_list},
           {"inline", flow.inline_size},
           {"endpoints", flow.endpoints},
-          {"validate", flow.validate}};
+          {"validate", flow.validate},
+          {"buffers", engine::to_string(flow.buffers)}};
 }
 
 json to_json(const Record& r) {
@@ -209,6 +211,7 @@ class FieldReader {
   static std::string_view spelling(engine::Direction d) { return engine::to_string(d); }
   static std::string_view spelling(engine::WindowMode m) { return engine::to_string(m); }
   static std::string_view spelling(engine::CompletionMode m) { return engine::to_string(m); }
+  static std::string_view spelling(engine::BufferMode m) { return engine::to_string(m); }
 
   std::string name(const char* key) const {
     if (path_.empty()) return key;
@@ -266,6 +269,9 @@ Record record_from_json(const json& j) {
   f.inline_size = params.unsigned32("inline");
   f.endpoints = params.unsigned32("endpoints");
   f.validate = params.boolean("validate");
+  if (j.at("params").contains("buffers")) {
+    f.buffers = params.enumeration<engine::BufferMode>("buffers", 2);
+  }
   r.duration.iterations = params.unsigned_integer("iterations");
   r.duration.seconds = params.number("duration_s");
   r.duration.margin = params.number("margin_s");

@@ -68,6 +68,7 @@ void print_header(std::ostream& out, const Record& r) {
       r.config, r.test, to_string(f.op), engine::to_string(f.pattern),
       engine::to_string(f.direction), f.window, engine::to_string(f.window_mode), f.signal_every,
       f.cq_moderation, engine::to_string(f.completion));
+  if (f.buffers == engine::BufferMode::single) title += ", single buffer";
   if (!r.emulated.empty()) title += fmt::format(", emulated: {}", fmt::join(r.emulated, ", "));
   if (f.pattern == engine::Pattern::latency) {
     title += is_one_way(r) ? "; one-way latency (RTT/2) in us" : "; round-trip latency in us";

@@ -29,7 +29,7 @@ constexpr std::size_t kMaxRangeSizes = 4096;
 const std::vector<std::string> kFlowKeys = {
     "op",           "pattern",       "direction",  "window",   "window_mode",
     "signal_every", "cq_moderation", "completion", "rx_depth", "rx_replenish",
-    "post_list",    "inline",        "endpoints",  "validate"};
+    "post_list",    "inline",        "endpoints",  "validate", "buffers"};
 const std::vector<std::string> kTestOnlyKeys = {"name",     "preset", "sizes",  "iterations",
                                                 "duration", "margin", "warmup", "flows"};
 const std::vector<std::string> kPresets = {"perftest", "osu", "itperf"};
@@ -52,6 +52,7 @@ constexpr std::array kAllPatterns = {Pattern::latency, Pattern::bandwidth, Patte
 constexpr std::array kAllDirections = {Direction::uni, Direction::bi};
 constexpr std::array kAllWindowModes = {WindowMode::streaming, WindowMode::window_ack};
 constexpr std::array kAllCompletions = {CompletionMode::poll, CompletionMode::event};
+constexpr std::array kAllBufferModes = {engine::BufferMode::cycle, engine::BufferMode::single};
 
 template <class Enum, std::size_t N>
 std::optional<Enum> by_name(std::string_view name, const std::array<Enum, N>& all) {
@@ -280,6 +281,7 @@ Layer builtin_defaults(Pattern pattern, int line) {
   set("endpoints", "1");
   set("inline", "0");
   set("validate", "false");
+  set("buffers", "cycle");
   set("rx_replenish", "1");
   // signal_every, cq_moderation and rx_depth are derived from the window
   // once it is known (build_flow).
@@ -348,6 +350,7 @@ Layer preset_values(const std::string& preset, Pattern pattern, Op op, int line)
       // iterations in operations, so 100 windows are 6400 of them.
       set("window_mode", "window_ack");
       set("window", "64");
+      set("buffers", "single");  // one s_buf / r_buf for the whole window
       set("signal_every", "1");
       set("cq_moderation", "1");
       set("iterations", "6400");
@@ -386,6 +389,7 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   f.endpoints = r.count("endpoints");
   f.inline_size = r.count("inline", 0);
   f.validate = r.boolean("validate");
+  f.buffers = r.choice("buffers", kAllBufferModes);
   f.rx_replenish = r.count("rx_replenish");
 
   const bool latency = f.pattern == Pattern::latency;
@@ -541,6 +545,10 @@ std::optional<WindowMode> parse_window_mode(std::string_view name) {
 }
 std::optional<CompletionMode> parse_completion_mode(std::string_view name) {
   return by_name(name, kAllCompletions);
+}
+
+std::optional<engine::BufferMode> parse_buffer_mode(std::string_view name) {
+  return by_name(name, kAllBufferModes);
 }
 
 // ---------------------------------------------------------------- tests

@@ -33,6 +33,8 @@
 //       inline: 0                # payloads up to this many bytes posted inline
 //       endpoints: 1             # endpoints (QPs) per flow
 //       validate: false          # fill and check payload patterns
+//       buffers: cycle           # cycle (a window-sized ring of slots, perftest) |
+//                                # single (one slot reused, ucx_perftest / OSU)
 //       flows:                   # optional: several concurrent flows, each taking the
 //         - {op: write, pattern: bandwidth, window: 64}   # flow keys (op .. validate)
 //
@@ -115,6 +117,7 @@ std::optional<engine::Pattern> parse_pattern(std::string_view name);
 std::optional<engine::Direction> parse_direction(std::string_view name);
 std::optional<engine::WindowMode> parse_window_mode(std::string_view name);
 std::optional<engine::CompletionMode> parse_completion_mode(std::string_view name);
+std::optional<engine::BufferMode> parse_buffer_mode(std::string_view name);
 
 /// Content hash the handshake compares: SHA-256, lower-case hex.
 std::string sha256_hex(std::string_view bytes);
