@@ -5,8 +5,9 @@
 //
 // Connecting: the responder (rank 1) listens on `address`:`port` and sends
 // the port it got over the peer channel; the initiator (rank 0) connects to
-// `peer_address` at that port. In a two-host run the initiator's config sets
-// `peer_address` to the responder's host.
+// that port on the responder's host as the control connection sees it
+// (PeerChannel::peer_host), or on `peer_address` when the config sets one (a
+// data network other than the control network).
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -165,19 +166,18 @@ SocketGuard listen_on(const Settings& settings) {
 
 /// Connects to the peer within the deadline, trying every address the
 /// name resolves to. Returns the socket, or -1 with `why` filled.
-int connect_to(const Settings& settings, int port, Clock::time_point deadline, std::string& why) {
+int connect_to(const Settings& settings, const std::string& host, int port,
+               Clock::time_point deadline, std::string& why) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   AddressList found;
   const std::string port_text = std::to_string(port);
-  if (const int rc =
-          getaddrinfo(settings.peer_address.c_str(), port_text.c_str(), &hints, &found.head);
-      rc != 0) {
-    why = "cannot resolve peer_address '" + settings.peer_address + "': " + gai_strerror(rc);
+  if (const int rc = getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found.head); rc != 0) {
+    why = "cannot resolve the peer's address '" + host + "': " + gai_strerror(rc);
     return -1;
   }
-  const std::string target = settings.peer_address + ":" + port_text;
+  const std::string target = host + ":" + port_text;
   why = "no address for " + target;
   for (const addrinfo* where = found.head; where != nullptr; where = where->ai_next) {
     SocketGuard fd(::socket(where->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -280,7 +280,10 @@ class TcpContext final : public Context {
 
   std::string device() const override {
     std::string text =
-        "kernel tcp " + settings_.peer_address + " (listen " + settings_.listen_address + ":" +
+        "kernel tcp " +
+        (settings_.peer_address.empty() ? std::string("to the control peer")
+                                        : "to " + settings_.peer_address) +
+        " (listen " + settings_.listen_address + ":" +
         (settings_.listen_port == 0 ? std::string("any") : std::to_string(settings_.listen_port)) +
         ")";
     text += settings_.nodelay ? ", nodelay" : ", Nagle";
@@ -336,7 +339,7 @@ class TcpContext final : public Context {
       throw TransportError("tcp: the initiator could not connect to this host's port " +
                            std::to_string(port) + " (" + outcome +
                            "); set peer_address in the initiator's config to an address of "
-                           "this host");
+                           "this host that it can reach");
     }
     const auto deadline = Clock::now() + kConnectTimeout;
     if (!wait_for(listener->get(), POLLIN, deadline)) {
@@ -363,8 +366,16 @@ class TcpContext final : public Context {
       channel.exchange(to_bytes("no valid port from the responder"));
       throw TransportError("tcp: the responder sent no valid port");
     }
+    const std::string host =
+        settings_.peer_address.empty() ? channel.peer_host() : settings_.peer_address;
+    if (host.empty()) {
+      channel.exchange(to_bytes("no peer address"));
+      throw TransportError(
+          "tcp: the control connection does not tell the responder's address; set "
+          "peer_address in the initiator's config");
+    }
     std::string why;
-    const int fd = connect_to(settings_, port, Clock::now() + kConnectTimeout, why);
+    const int fd = connect_to(settings_, host, port, Clock::now() + kConnectTimeout, why);
     SocketGuard guard(fd);
     channel.exchange(fd >= 0 ? Bytes{} : to_bytes(why));
     if (fd < 0) throw TransportError("tcp: " + why);
@@ -455,8 +466,9 @@ class TcpPlugin final : public Plugin {
          "numeric IP address the responder listens on for data connections"},
         {"port", OptionType::integer, "0",
          "port the responder listens on; 0 = any free port (sent to the initiator)"},
-        {"peer_address", OptionType::string, "127.0.0.1",
-         "host the initiator connects to: the responder's host in a two-host run"},
+        {"peer_address", OptionType::string, "",
+         "address the initiator connects to; unset = the responder's address on the control "
+         "connection (set it to run data over another network)"},
         {"nodelay", OptionType::boolean, "true", "TCP_NODELAY: send small messages at once"},
         {"sndbuf", OptionType::size, "", "SO_SNDBUF in bytes; unset = kernel default"},
         {"rcvbuf", OptionType::size, "", "SO_RCVBUF in bytes; unset = kernel default"},
@@ -473,7 +485,6 @@ class TcpPlugin final : public Plugin {
     settings.listen_port = checked_int(options, "port", 0, 65535);
     settings.peer_address = options.string("peer_address");
     check_numeric_address(settings.listen_address);
-    if (settings.peer_address.empty()) throw OptionError("tcp: option 'peer_address' is empty");
     settings.nodelay = options.boolean("nodelay");
     settings.sndbuf = checked_buffer_size(options, "sndbuf");
     settings.rcvbuf = checked_buffer_size(options, "rcvbuf");

@@ -52,12 +52,12 @@ class Scratch {
   static inline int counter_ = 0;
 };
 
-/// Runs uniperf with `args` (from the source directory), bounded in time.
-Outcome uniperf(const std::string& args, int timeout_s = 300) {
+/// Runs a command line (from the source directory), bounded in time.
+Outcome uniperf_command(const std::string& command_line, int timeout_s) {
   Scratch scratch;
   const std::string command = "cd " + kSource + " && timeout -s KILL " + std::to_string(timeout_s) +
-                              " " + kBin + " " + args + " > " + (scratch / "out").string() +
-                              " 2> " + (scratch / "err").string();
+                              " " + command_line + " > " + (scratch / "out").string() + " 2> " +
+                              (scratch / "err").string();
   const int status = std::system(command.c_str());
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -66,18 +66,26 @@ Outcome uniperf(const std::string& args, int timeout_s = 300) {
   return o;
 }
 
-/// Starts uniperf in the background; returns its pid.
-pid_t spawn_uniperf(const std::vector<std::string>& args, const fs::path& log) {
+/// Runs uniperf with `args` (from the source directory), bounded in time.
+Outcome uniperf(const std::string& args, int timeout_s = 300) {
+  return uniperf_command(kBin + " " + args, timeout_s);
+}
+
+/// Starts uniperf in the background, under `wrapper` if given (e.g.
+/// `ip netns exec NS`); returns its pid.
+pid_t spawn_uniperf(const std::vector<std::string>& args, const fs::path& log,
+                    const std::vector<std::string>& wrapper = {}) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::chdir(kSource.c_str()) != 0) std::_Exit(126);
     if (!freopen(log.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) std::_Exit(126);
     std::vector<char*> argv;
-    std::vector<std::string> all = {kBin};
+    std::vector<std::string> all = wrapper;
+    all.push_back(kBin);
     all.insert(all.end(), args.begin(), args.end());
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ::execv(kBin.c_str(), argv.data());
+    ::execvp(all.front().c_str(), argv.data());
     std::_Exit(127);
   }
   return pid;
@@ -203,12 +211,14 @@ class EventMode : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {
   const std::string config = GetParam();
-  if (!plugin_available(plugin_of(config))) GTEST_SKIP() << "plugin for " << config << " unavailable";
+  if (!plugin_available(plugin_of(config)))
+    GTEST_SKIP() << "plugin for " << config << " unavailable";
   Scratch scratch;
   const auto results = scratch / "events.jsonl";
   for (const char* form : {"lat -s 64 -n 500", "bw -s 4K -n 2000 -t 16"}) {
-    const Outcome o = uniperf(std::string(form) + " --op send --events --validate --config configs/" +
-                              config + ".yaml --output " + results.string());
+    const Outcome o =
+        uniperf(std::string(form) + " --op send --events --validate --config configs/" + config +
+                ".yaml --output " + results.string());
     ASSERT_EQ(o.exit_code, 0) << form << o.out << o.err;
     const auto records = read_jsonl(results);
     ASSERT_EQ(records.size(), 1u);
@@ -232,7 +242,8 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   const auto start = std::chrono::steady_clock::now();
   const Outcome o = uniperf("lat --op send -s 8 -D 1s -f 0.2s --config configs/tcp.yaml --output " +
                             results.string());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_LT(seconds, 10.0);
   const auto records = read_jsonl(results);
@@ -241,7 +252,8 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   EXPECT_EQ(r.at("status"), "ok") << r.dump();
   EXPECT_DOUBLE_EQ(r.at("params").at("duration_s").get<double>(), 1.0);
   // Percentiles in duration mode too, over every sample taken.
-  EXPECT_GT(r.at("latency_us").at("samples").get<std::uint64_t>(), 10u);  // loaded CI machines are slow
+  EXPECT_GT(r.at("latency_us").at("samples").get<std::uint64_t>(),
+            10u);  // loaded CI machines are slow
   EXPECT_EQ(r.at("latency_us").at("samples"), r.at("iterations_run"));
   EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
 }
@@ -315,6 +327,84 @@ TEST(Peers, ListenAndPeerRunAcrossTwoProcesses) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].at("status"), "ok");
   EXPECT_EQ(records[0].at("bandwidth").at("messages"), 2000);
+}
+
+/// Two hosts on this machine: network namespaces joined by a veth pair, each
+/// with only its own address. Skips when namespaces cannot be made (no root,
+/// no iproute2).
+class TwoHosts {
+ public:
+  TwoHosts() {
+    const std::string id = std::to_string(::getpid() % 100000);
+    a_ = "upf" + id + "a";
+    b_ = "upf" + id + "b";
+    const std::string script =
+        "set -e; ip netns add " + a_ + "; ip netns add " + b_ + "; ip link add " + a_ +
+        " type veth peer name " + b_ + "; ip link set " + a_ + " netns " + a_ + "; ip link set " +
+        b_ + " netns " + b_ + "; ip -n " + a_ + " addr add " + kAddressA + "/24 dev " + a_ +
+        "; ip -n " + b_ + " addr add " + kAddressB + "/24 dev " + b_ + "; for n in " + a_ + " " +
+        b_ + "; do ip -n $n link set lo up; ip -n $n link set $n up; done";
+    made_ = std::system(("(" + script + ") >/dev/null 2>&1").c_str()) == 0;
+  }
+  ~TwoHosts() {
+    std::system(
+        ("ip netns del " + a_ + " 2>/dev/null; ip netns del " + b_ + " 2>/dev/null").c_str());
+  }
+  bool made() const { return made_; }
+  std::vector<std::string> in_a() const { return {"ip", "netns", "exec", a_}; }
+  std::string run_in_b(const std::string& command) const {
+    return "ip netns exec " + b_ + " " + command;
+  }
+
+  static constexpr const char* kAddressA = "10.213.0.1";
+  static constexpr const char* kAddressB = "10.213.0.2";
+
+ private:
+  std::string a_, b_;
+  bool made_ = false;
+};
+
+TEST(Peers, TwoHostsRunTheQuickSuiteOverTheirOwnNetwork) {
+  // The configs name no addresses: the data connections find the responder
+  // where the control connection found it (PeerChannel::peer_host).
+  std::vector<std::string> configs;
+  for (const std::string c : {"tcp", "ucx-tcp"}) {
+    if (plugin_available(plugin_of(c))) configs.push_back("configs/" + c + ".yaml");
+  }
+  if (configs.empty()) GTEST_SKIP() << "needs the tcp or ucx plugin";
+  TwoHosts hosts;
+  if (!hosts.made()) GTEST_SKIP() << "cannot create network namespaces here (needs root, iproute2)";
+
+  Scratch scratch;
+  const int port = free_port() + 3;
+  std::vector<std::string> server_args = {"run", "suites/quick.yaml"};
+  std::string client = kBin + " run suites/quick.yaml";
+  for (const auto& c : configs) {
+    server_args.insert(server_args.end(), {"--config", c});
+    client += " --config " + c;
+  }
+  server_args.insert(server_args.end(),
+                     {"--listen", std::string(TwoHosts::kAddressA) + ":" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log", hosts.in_a());
+  const auto results = scratch / "quick.jsonl";
+  client += " --peer " + std::string(TwoHosts::kAddressA) + ":" + std::to_string(port) +
+            " --output " + results.string();
+  const Outcome o = uniperf_command(hosts.run_in_b(client), 300);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err << slurp(scratch / "server.log");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(scratch / "server.log");
+  const auto records = read_jsonl(results);
+  ASSERT_FALSE(records.empty());
+  int ok = 0;
+  for (const auto& r : records) {
+    EXPECT_NE(r.at("status"), "error") << r.dump();
+    ok += r.at("status") == "ok";
+    if (r.at("status") == "ok") {
+      EXPECT_EQ(r.at("corrupted_bytes"), 0) << r.dump();
+    }
+  }
+  EXPECT_GE(ok, 4 * static_cast<int>(configs.size()));  // at least the send tests of each
 }
 
 TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {

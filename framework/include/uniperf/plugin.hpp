@@ -68,7 +68,7 @@
 namespace uniperf {
 
 inline constexpr std::uint32_t kAbiMajor = 1;
-inline constexpr std::uint32_t kAbiMinor = 0;
+inline constexpr std::uint32_t kAbiMinor = 1;  // 1: PeerChannel::peer_host()
 
 using Bytes = std::vector<std::byte>;
 
@@ -262,6 +262,12 @@ class PeerChannel {
   virtual Bytes exchange(std::span<const std::byte> mine) = 0;
   /// Returns once the peer reached the same barrier.
   virtual void barrier() = 0;
+  /// (ABI 1.1) The peer's host as a numeric IP address, as the out-of-band
+  /// connection sees it: where a transport that opens its own connection
+  /// (kernel TCP, rdma_cm, libfabric msg endpoints) finds the peer when its
+  /// config names no address. "" when unknown. Both sides see each other's
+  /// address, so the responder may also use it to check who connects.
+  virtual std::string peer_host() const { return ""; }
 };
 
 // ---------------------------------------------------------------------------

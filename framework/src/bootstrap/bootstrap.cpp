@@ -47,6 +47,7 @@ class InProcessBootstrap final : public Bootstrap {
   }
 
   int rank() const override { return rank_; }
+  std::string peer_host() const override { return "127.0.0.1"; }
 
   void send(std::span<const std::byte> message) override {
     std::lock_guard lock(queues_->mutex);
@@ -102,6 +103,23 @@ class TcpBootstrap final : public Bootstrap {
 
   int rank() const override { return rank_; }
   int liveness_fd() const override { return fd_; }
+
+  std::string peer_host() const override {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+    char host[NI_MAXHOST] = {};
+    if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof host,
+                      nullptr, 0, NI_NUMERICHOST) != 0) {
+      return "";
+    }
+    // A dual-stack listener sees IPv4 peers as IPv4-mapped IPv6 addresses.
+    std::string_view text = host;
+    if (text.starts_with("::ffff:") && text.find('.') != std::string_view::npos) {
+      text.remove_prefix(7);
+    }
+    return std::string(text);
+  }
 
   void send(std::span<const std::byte> message) override {
     const std::uint32_t length = htonl(static_cast<std::uint32_t>(message.size()));

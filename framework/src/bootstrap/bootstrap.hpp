@@ -39,6 +39,8 @@ class Bootstrap {
   /// A descriptor that reports POLLRDHUP/POLLHUP when the peer is gone, for
   /// the watchdog; -1 when there is none (in-process).
   virtual int liveness_fd() const { return -1; }
+  /// The peer's numeric IP address ("127.0.0.1" in-process); "" if unknown.
+  virtual std::string peer_host() const { return ""; }
 
   void send_text(const std::string& text) { send(std::as_bytes(std::span(text))); }
   std::string receive_text(std::chrono::milliseconds timeout);
@@ -91,6 +93,7 @@ class BootstrapPeerChannel final : public PeerChannel {
   int rank() const override { return bootstrap_.rank(); }
   Bytes exchange(std::span<const std::byte> mine) override;
   void barrier() override;
+  std::string peer_host() const override { return bootstrap_.peer_host(); }
 
  private:
   Bootstrap& bootstrap_;
