@@ -175,6 +175,10 @@ struct TestRunner::Impl {
   std::vector<Lane> lanes;
   Completion completions[256];
   std::uint32_t poll_batch = 1;
+  // The passive side of a stream drains its receive completions as they
+  // come, up to the receive queue (perftest's server polls rx_depth at a
+  // time): cq_moderation moderates the sender's completions, not arrivals.
+  std::uint32_t serve_batch = 1;
   std::uint32_t idle_polls = 0;  // serve_wait's count between control checks
 
   // Per-size state.
@@ -206,6 +210,7 @@ struct TestRunner::Impl {
     needs_receives = is_two_sided(flow.op) || flow.window_mode == WindowMode::window_ack ||
                      flow.pattern == Pattern::latency;
     poll_batch = std::clamp<std::uint32_t>(flow.cq_moderation, 1, std::size(completions));
+    serve_batch = std::clamp<std::uint32_t>(flow.rx_depth, poll_batch, std::size(completions));
     rx_stride = flow.buffers == BufferMode::single ? 0 : 1;
 
     EndpointParams params;
@@ -580,7 +585,7 @@ struct TestRunner::Impl {
     while (true) {
       bool progressed = false;
       for (Lane& lane : lanes) {
-        const std::size_t n = lane.endpoint->poll(completions, poll_batch);
+        const std::size_t n = lane.endpoint->poll(completions, serve_batch);
         if (n != 0) {
           absorb(lane, n);
           refill(lane);
