@@ -251,14 +251,14 @@ std::unique_ptr<RemoteRegion> UcxEndpoint::import_region(std::uint64_t address,
 void UcxEndpoint::post(const WorkRequest* requests, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     if (send_posted_ - send_retired_ > send_mask_) [[unlikely]] {
-      collect();
+      collected_all_ = collect();
       if (send_posted_ - send_retired_ > send_mask_) {
         throw TransportError("ucx: more requests outstanding than send_depth allows");
       }
     }
     start(requests[i], rings_->sends[send_posted_++ & send_mask_]);
   }
-  collect();
+  collected_all_ = collect();
 }
 
 void UcxEndpoint::start(const WorkRequest& wr, Slot& slot) {
@@ -336,7 +336,7 @@ void UcxEndpoint::finish_start(Slot& slot, ucs_status_ptr_t result) {
 void UcxEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     if (recv_posted_ - recv_retired_ > recv_mask_) [[unlikely]] {
-      collect();
+      collected_all_ = collect();
       if (recv_posted_ - recv_retired_ > recv_mask_) {
         throw TransportError("ucx: more receives posted than recv_depth allows");
       }
@@ -357,7 +357,7 @@ void UcxEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
       deliver(held.data, held.length, held.rendezvous, true);
     }
   }
-  collect();
+  collected_all_ = collect();
 }
 
 void UcxEndpoint::post_tag_recv(Slot& slot) {
@@ -443,7 +443,7 @@ void UcxEndpoint::hold(const HeldMessage& message) {
   backlog_[backlog_tail_++ & backlog_mask_] = message;
 }
 
-void UcxEndpoint::collect() {
+bool UcxEndpoint::collect() {
   auto push = [this](const Completion& completion) {
     if (completion_tail_ - completion_head_ > completion_mask_) return false;
     completions_[completion_tail_++ & completion_mask_] = completion;
@@ -453,16 +453,19 @@ void UcxEndpoint::collect() {
     const Slot& slot = rings_->sends[send_retired_ & send_mask_];
     if (!slot.done) break;
     if (slot.signaled || slot.status != UCS_OK) {
-      if (!push(Completion{slot.id, CompletionType::send, slot.status, slot.length, 0})) break;
+      if (!push(Completion{slot.id, CompletionType::send, slot.status, slot.length, 0})) {
+        return false;
+      }
     }
     ++send_retired_;
   }
   while (recv_retired_ != recv_posted_) {
     const Slot& slot = rings_->receives[recv_retired_ & recv_mask_];
     if (!slot.done) break;
-    if (!push(Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0})) break;
+    if (!push(Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0})) return false;
     ++recv_retired_;
   }
+  return true;
 }
 
 std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
@@ -475,7 +478,13 @@ std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
         "ucx: an active message arrived before its receive was posted and "
         "UCX could not keep its data; the message was lost");
   }
-  collect();
+  // Requests finish in UCP callbacks (counted in state_.callbacks) or in
+  // place while posting, where post() and post_recv() collect them. Without
+  // a new callback there is nothing to move, and the spin stays short.
+  if (state_.callbacks != callbacks_collected_ || !collected_all_) {
+    callbacks_collected_ = state_.callbacks;
+    collected_all_ = collect();
+  }
   std::size_t n = 0;
   while (n < max && completion_head_ != completion_tail_) {
     out[n++] = completions_[completion_head_++ & completion_mask_];
@@ -488,7 +497,7 @@ bool UcxEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*thresh
   if (state_.event_fd < 0) [[unlikely]] {
     throw TransportError("ucx: wait() needs the `wakeup` option");
   }
-  collect();
+  collected_all_ = collect();
   if (completion_head_ != completion_tail_) return true;
   if (state_.callbacks != state_.callbacks_seen_by_wait) {
     // Requests finished since the last wait, maybe another endpoint's: the

@@ -108,7 +108,8 @@ class UcxEndpoint final : public Endpoint {
   };
 
   /// Moves finished requests, in posting order, into the completion ring.
-  void collect();
+  /// False when the ring filled up before every finished request was moved.
+  bool collect();
   void start(const WorkRequest& request, Slot& slot);
   void finish_start(Slot& slot, ucs_status_ptr_t result);
   void post_tag_recv(Slot& slot);
@@ -154,6 +155,10 @@ class UcxEndpoint final : public Endpoint {
   std::vector<Completion> completions_;
   std::size_t completion_mask_ = 0;
   std::uint64_t completion_head_ = 0, completion_tail_ = 0;
+  // poll() collects only when a callback ran since it last did, or when the
+  // last collect left finished requests behind (see poll()).
+  std::uint64_t callbacks_collected_ = 0;
+  bool collected_all_ = true;
 
   std::vector<HeldMessage> backlog_;
   std::size_t backlog_mask_ = 0;
