@@ -1,0 +1,234 @@
+#include "ofi_context.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+
+#include "ofi_endpoint.hpp"
+
+namespace uniperf::ofi {
+namespace {
+
+char* duplicate(const std::string& text) {
+  return text.empty() ? nullptr : ::strdup(text.c_str());
+}
+
+/// What we ask fi_getinfo for. The mode bits are the ones this plugin
+/// honours (a context per operation, receives for remote CQ data); the
+/// mr_mode bits are every registration rule it can follow.
+InfoPtr make_hints(const Settings& s, std::uint64_t caps) {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) throw TransportError("ofi: fi_allocinfo failed");
+  hints->caps = caps;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+  hints->ep_attr->type = s.kind == EndpointKind::rdm ? FI_EP_RDM : FI_EP_MSG;
+  if (s.kind == EndpointKind::msg) hints->addr_format = FI_SOCKADDR_IN;
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  if (s.progress == "auto") hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+  if (s.progress == "manual") hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  hints->fabric_attr->prov_name = duplicate(s.provider);
+  hints->fabric_attr->name = duplicate(s.fabric);
+  hints->domain_attr->name = duplicate(s.domain);
+  return hints;
+}
+
+/// fi_info names a layered provider "udp;ofi_rxd"; a config may too.
+std::string base_provider(const std::string& name) {
+  return name.substr(0, name.find(';'));
+}
+
+}  // namespace
+
+Bytes OfiMemory::remote_key() const {
+  const std::uint64_t key = fi_mr_key(mr_.get());
+  Bytes out(sizeof key);
+  std::memcpy(out.data(), &key, sizeof key);
+  return out;
+}
+
+OfiContext::OfiContext(Settings settings) : settings_(std::move(settings)) {
+  // The richest set of capabilities the provider grants decides which ops
+  // are offered: atomics, then RMA, then messages alone.
+  const std::uint64_t attempts[] = {FI_MSG | FI_RMA | FI_ATOMIC, FI_MSG | FI_RMA, FI_MSG};
+  int last_rc = -FI_ENODATA;
+  for (const std::uint64_t caps : attempts) {
+    auto hints = make_hints(settings_, caps);
+    fi_info* found = nullptr;
+    last_rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
+    if (last_rc == 0 && found != nullptr) {
+      info_.reset(found);
+      break;
+    }
+  }
+  const char* type = settings_.kind == EndpointKind::rdm ? "rdm" : "msg";
+  if (!info_) {
+    throw Unavailable("libfabric offers no " + std::string(type) + " endpoint of provider '" +
+                      settings_.provider + "'" +
+                      (settings_.fabric.empty() ? "" : " on fabric '" + settings_.fabric + "'") +
+                      (settings_.domain.empty() ? "" : " in domain '" + settings_.domain + "'") +
+                      " here (fi_getinfo: " + fi_strerror(-last_rc) +
+                      "); offered: " + offered_providers());
+  }
+  // fi_getinfo may list several matches (one per interface); the first is
+  // what fabtests would pick too. Keep only it.
+  if (info_->next != nullptr) {
+    fi_freeinfo(info_->next);
+    info_->next = nullptr;
+  }
+  fid_fabric* fabric = nullptr;
+  if (const int rc = fi_fabric(info_->fabric_attr, &fabric, nullptr); rc != 0) {
+    throw Unavailable(fi_error("cannot open fabric " + std::string(info_->fabric_attr->name), rc));
+  }
+  fabric_.reset(fabric);
+  fid_domain* domain = nullptr;
+  if (const int rc = fi_domain(fabric_.get(), info_.get(), &domain, nullptr); rc != 0) {
+    throw Unavailable(fi_error("cannot open domain " + std::string(info_->domain_attr->name), rc));
+  }
+  domain_.reset(domain);
+  read_capabilities();
+}
+
+OfiContext::~OfiContext() = default;
+
+void OfiContext::read_capabilities() {
+  const fi_info& i = *info_;
+  caps_ = Capabilities{};
+  if (i.caps & FI_MSG) caps_.set(Op::send, Support::native);
+  if (i.caps & FI_RMA) {
+    caps_.set(Op::write, Support::native);
+    caps_.set(Op::read, Support::native);
+    // A write with immediate must consume one of the target's posted
+    // receives (the engine's, and verbs', semantics): only providers that
+    // require receives for remote CQ data (FI_RX_CQ_DATA) do that.
+    if ((i.mode & FI_RX_CQ_DATA) && i.domain_attr->cq_data_size >= 4) {
+      caps_.set(Op::write_imm, Support::native);
+    }
+  }
+  const std::string layered = i.fabric_attr->prov_name;
+  const bool rxd = layered.find("ofi_rxd") != std::string::npos;
+  // libfabric 1.17's rxd takes a fetching atomic's target address as a
+  // virtual address even without FI_MR_VIRT_ADDR (the target segfaults),
+  // and with virtual addresses the operation never completes: seen here,
+  // so its atomics are not offered.
+  if ((i.caps & FI_ATOMIC) && !rxd) {
+    fi_atomic_attr attr{};
+    if (fi_query_atomic(domain_.get(), FI_UINT64, FI_SUM, &attr, FI_FETCH_ATOMIC) == 0) {
+      caps_.set(Op::fetch_add, Support::native);
+    }
+    if (fi_query_atomic(domain_.get(), FI_UINT64, FI_CSWAP, &attr, FI_COMPARE_ATOMIC) == 0) {
+      caps_.set(Op::cswap, Support::native);
+    }
+  }
+  // FI_SELECTIVE_COMPLETION drops completions of unsignaled operations, but
+  // the engine needs a signaled completion to cover every earlier request:
+  // true only when the provider completes transmits in order.
+  caps_.selective_completion = (i.tx_attr->comp_order & FI_ORDER_STRICT) == FI_ORDER_STRICT
+                                   ? Support::native
+                                   : Support::emulated;
+  caps_.completion_events = cq_wait_fd_works() ? Support::native : Support::none;
+  caps_.post_list = Support::native;          // FI_MORE on all but the last of a chain
+  caps_.max_inline = i.tx_attr->inject_size;
+  caps_.max_message =
+      i.ep_attr->max_msg_size >= UINT32_MAX ? 0 : static_cast<std::size_t>(i.ep_attr->max_msg_size);
+  caps_.target_progress = i.domain_attr->data_progress == FI_PROGRESS_MANUAL;
+  // Software providers copy a write front to back into the target buffer,
+  // and RC hardware (verbs) places it in order, which the last-byte poll of
+  // write latency relies on. ofi_rxd may deliver a large write's packets
+  // out of order, so its write latency is not offered.
+  const std::string base = base_provider(i.fabric_attr->prov_name);
+  caps_.ordered_write_visibility =
+      (caps_.op(Op::write) != Support::none) && !rxd &&
+      (base == "tcp" || base == "shm" || base == "sockets" || base == "verbs");
+  caps_.thread_safe_endpoints = false;  // FI_THREAD_DOMAIN: one thread per domain
+}
+
+/// Event mode sleeps on the CQ's file descriptor; not every provider has
+/// one (shm in 1.17 does not), so try it once.
+bool OfiContext::cq_wait_fd_works() const {
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_DATA;
+  attr.size = 16;
+  attr.wait_obj = FI_WAIT_FD;
+  fid_cq* cq = nullptr;
+  if (fi_cq_open(domain_.get(), &attr, &cq, nullptr) != 0) return false;
+  FiPtr<fid_cq> owner(cq);
+  int fd = -1;
+  return fi_control(&cq->fid, FI_GETWAIT, &fd) == 0 && fd >= 0;
+}
+
+std::string OfiContext::device() const {
+  const fi_info& i = *info_;
+  std::string text = std::string(i.fabric_attr->prov_name) +
+                     (settings_.kind == EndpointKind::rdm ? " rdm" : " msg") + ", fabric " +
+                     i.fabric_attr->name + ", domain " + i.domain_attr->name;
+  text +=
+      i.domain_attr->data_progress == FI_PROGRESS_MANUAL ? ", manual progress" : ", auto progress";
+  return text;
+}
+
+FiPtr<fid_mr> OfiContext::register_raw(void* address, std::size_t length) {
+  std::uint64_t access = FI_SEND | FI_RECV;
+  if (info_->caps & (FI_RMA | FI_ATOMIC)) {
+    access |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  }
+  const bool provider_keys = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+  fid_mr* mr = nullptr;
+  const int rc = fi_mr_reg(domain_.get(), address, length, access, 0,
+                           provider_keys ? 0 : next_key_++, 0, &mr, nullptr);
+  if (rc != 0) {
+    throw TransportError(fi_error("cannot register " + std::to_string(length) + " bytes", rc));
+  }
+  return FiPtr<fid_mr>(mr);
+}
+
+std::unique_ptr<MemoryRegion> OfiContext::register_memory(void* address, std::size_t length) {
+  auto region = std::make_unique<OfiMemory>(address, length, register_raw(address, length));
+  if (endpoint_bound_memory()) unbound_.push_back(region.get());
+  return region;
+}
+
+std::vector<OfiMemory*> OfiContext::take_unbound_memory() {
+  std::vector<OfiMemory*> out;
+  out.swap(unbound_);
+  return out;
+}
+
+std::unique_ptr<Endpoint> OfiContext::connect(const EndpointParams& params, PeerChannel& channel) {
+  return std::make_unique<OfiEndpoint>(*this, params, channel);
+}
+
+std::string offered_providers() {
+  fi_info* list = nullptr;
+  if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &list) != 0 || list == nullptr) {
+    return "none";
+  }
+  InfoPtr owner(list);
+  std::map<std::string, std::string> types;  // provider -> "msg|rdm|dgram"
+  std::vector<std::string> order;
+  for (const fi_info* i = list; i != nullptr; i = i->next) {
+    const std::string name = i->fabric_attr->prov_name;
+    if (name.find("ofi_hook") != std::string::npos || name.find("ofi_mrail") != std::string::npos) {
+      continue;
+    }
+    const char* type = i->ep_attr->type == FI_EP_MSG   ? "msg"
+                       : i->ep_attr->type == FI_EP_RDM ? "rdm"
+                                                       : "dgram";
+    auto [it, inserted] = types.emplace(name, "");
+    if (inserted) order.push_back(name);
+    if (it->second.find(type) == std::string::npos) {
+      if (!it->second.empty()) it->second.append("|");
+      it->second.append(type);
+    }
+  }
+  std::string text;
+  for (const auto& name : order) {
+    if (!text.empty()) text.append(", ");
+    text.append(name).append(" ").append(types[name]);
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace uniperf::ofi

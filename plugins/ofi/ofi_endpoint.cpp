@@ -1,0 +1,537 @@
+#include "ofi_endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+
+namespace uniperf::ofi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kConnectTimeout = 20s;
+// How long post() drives progress while the provider keeps answering
+// -FI_EAGAIN before it calls the endpoint broken. The engine never posts
+// beyond the queue sizes it asked for, so this only trips on a stuck peer.
+constexpr auto kAgainTimeout = 10s;
+constexpr std::size_t kCqBatch = 32;
+
+std::string to_text(const Bytes& bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+Bytes to_bytes(const std::string& text) {
+  Bytes out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+/// An IPv4 socket address from a numeric host and a port.
+sockaddr_in ipv4(const std::string& host, int port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    throw TransportError("ofi: '" + host + "' is not a numeric IPv4 address");
+  }
+  return address;
+}
+
+/// A copy of `base` whose source or destination address is `address`.
+InfoPtr with_address(const fi_info& base, const sockaddr_in& address, bool destination) {
+  InfoPtr info(fi_dupinfo(&base));
+  if (!info) throw TransportError("ofi: fi_dupinfo failed");
+  auto* copy = static_cast<sockaddr_in*>(std::malloc(sizeof address));  // fi_freeinfo frees it
+  if (copy == nullptr) throw std::bad_alloc();
+  std::memcpy(copy, &address, sizeof address);
+  void*& slot = destination ? info->dest_addr : info->src_addr;
+  std::size_t& length = destination ? info->dest_addrlen : info->src_addrlen;
+  std::free(slot);
+  slot = copy;
+  length = sizeof address;
+  info->addr_format = FI_SOCKADDR_IN;
+  return info;
+}
+
+}  // namespace
+
+OfiEndpoint::OfiEndpoint(OfiContext& context, const EndpointParams& params, PeerChannel& channel)
+    : context_(context), settings_(context.settings()) {
+  open_common(params);
+  if (settings_.kind == EndpointKind::rdm) {
+    connect_rdm(channel);
+  } else if (channel.rank() == 1) {
+    accept_msg(channel);
+  } else {
+    connect_msg(channel);
+  }
+}
+
+OfiEndpoint::~OfiEndpoint() = default;
+
+void OfiEndpoint::open_common(const EndpointParams& params) {
+  const fi_info& info = context_.info();
+  selective_native_ = context_.capabilities().selective_completion == Support::native;
+
+  // Ring sizes: powers of two with room for every request the engine may
+  // have outstanding, and the completions of all of them at once.
+  const std::size_t send_slots = std::bit_ceil<std::size_t>(std::max(params.send_depth, 2u));
+  send_slots_.resize(send_slots);
+  send_mask_ = send_slots - 1;
+  recv_slots_.resize(std::max(params.recv_depth, 1u));
+  free_recv_.resize(recv_slots_.size());
+  for (std::uint32_t i = 0; i < recv_slots_.size(); ++i) {
+    recv_slots_[i].index = i;
+    free_recv_[i] = static_cast<std::uint32_t>(recv_slots_.size() - 1 - i);
+  }
+  const std::size_t ready = std::bit_ceil(send_slots + recv_slots_.size());
+  ready_.resize(ready);
+  ready_mask_ = ready - 1;
+
+  if (info.tx_attr->size != 0 && params.send_depth > info.tx_attr->size) {
+    throw Unsupported("ofi: send_depth " + std::to_string(params.send_depth) +
+                      " exceeds the provider's transmit queue of " +
+                      std::to_string(info.tx_attr->size));
+  }
+
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_DATA;
+  cq_attr.size = ready;
+  cq_attr.wait_obj = params.completion_events ? FI_WAIT_FD : FI_WAIT_NONE;
+  fid_cq* cq = nullptr;
+  if (const int rc = fi_cq_open(context_.domain(), &cq_attr, &cq, nullptr); rc != 0) {
+    if (params.completion_events) {
+      throw Unsupported(
+          fi_error("the provider has no file-descriptor wait object for "
+                   "completion: event",
+                   rc));
+    }
+    throw TransportError(fi_error("cannot open a completion queue", rc));
+  }
+  cq_.reset(cq);
+  if (params.completion_events) {
+    check(fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_), "cannot get the CQ's wait descriptor");
+  }
+
+  // The atomics' operands live in the slots; providers with FI_MR_LOCAL
+  // need them registered.
+  operands_mr_ = context_.register_raw(send_slots_.data(), send_slots_.size() * sizeof(SendSlot));
+  operands_desc_ = fi_mr_desc(operands_mr_.get());
+
+  fi_eq_attr eq_attr{};
+  eq_attr.wait_obj = FI_WAIT_UNSPEC;
+  fid_eq* eq = nullptr;
+  if (settings_.kind == EndpointKind::msg) {
+    check(fi_eq_open(context_.fabric(), &eq_attr, &eq, nullptr), "cannot open an event queue");
+    eq_.reset(eq);
+  }
+}
+
+/// Binds the CQ (and memory that must be bound) and enables the endpoint.
+void OfiEndpoint::enable() {
+  std::uint64_t flags = FI_TRANSMIT | FI_RECV;
+  if (selective_native_) flags |= FI_SELECTIVE_COMPLETION;
+  check(fi_ep_bind(ep_.get(), &cq_->fid, flags), "cannot bind the completion queue");
+  if (eq_) check(fi_ep_bind(ep_.get(), &eq_->fid, 0), "cannot bind the event queue");
+  if (av_) check(fi_ep_bind(ep_.get(), &av_->fid, 0), "cannot bind the address vector");
+  check(fi_enable(ep_.get()), "cannot enable the endpoint");
+  if (context_.endpoint_bound_memory()) {
+    // FI_MR_ENDPOINT: a region serves only the endpoint it is bound to.
+    std::vector<fid_mr*> regions = {operands_mr_.get()};
+    for (OfiMemory* m : context_.take_unbound_memory()) regions.push_back(m->mr());
+    for (fid_mr* mr : regions) {
+      check(fi_mr_bind(mr, &ep_->fid, 0), "cannot bind memory to the endpoint");
+      check(fi_mr_enable(mr), "cannot enable bound memory");
+    }
+  }
+}
+
+void OfiEndpoint::connect_rdm(PeerChannel& channel) {
+  fi_av_attr av_attr{};
+  av_attr.type = context_.info().domain_attr->av_type != FI_AV_UNSPEC
+                     ? context_.info().domain_attr->av_type
+                     : FI_AV_MAP;
+  fid_av* av = nullptr;
+  check(fi_av_open(context_.domain(), &av_attr, &av, nullptr), "cannot open an address vector");
+  av_.reset(av);
+  fid_ep* ep = nullptr;
+  check(fi_endpoint(context_.domain(), const_cast<fi_info*>(&context_.info()), &ep, nullptr),
+        "cannot create the endpoint");
+  ep_.reset(ep);
+  enable();
+
+  std::size_t length = 0;
+  fi_getname(&ep_->fid, nullptr, &length);  // asks for the size
+  Bytes name(length);
+  check(fi_getname(&ep_->fid, name.data(), &length), "cannot read the endpoint's address");
+  name.resize(length);
+  const Bytes peer = channel.exchange(name);
+  if (peer.empty()) throw TransportError("ofi: the peer sent no endpoint address");
+  const int inserted = fi_av_insert(av_.get(), peer.data(), 1, &peer_, 0, nullptr);
+  if (inserted != 1) {
+    throw TransportError("ofi: cannot insert the peer's address into the address vector");
+  }
+}
+
+/// Responder: listen on a passive endpoint, tell the initiator the port,
+/// accept its connection request. Both sides then exchange their outcome,
+/// so a failure on either side ends both at once with its reason.
+void OfiEndpoint::accept_msg(PeerChannel& channel) {
+  std::string failure;
+  int port = 0;
+  try {
+    const auto info = with_address(
+        context_.info(),
+        ipv4(settings_.address.empty() ? "0.0.0.0" : settings_.address, settings_.port), false);
+    fid_pep* pep = nullptr;
+    check(fi_passive_ep(context_.fabric(), info.get(), &pep, nullptr),
+          "cannot create a passive endpoint");
+    listener_.reset(pep);
+    check(fi_pep_bind(listener_.get(), &eq_->fid, 0), "cannot bind the passive endpoint");
+    check(fi_listen(listener_.get()), "cannot listen");
+    sockaddr_in bound{};
+    std::size_t length = sizeof bound;
+    check(fi_getname(&listener_->fid, &bound, &length), "cannot read the listening address");
+    port = ntohs(bound.sin_port);
+  } catch (const TransportError& e) {
+    failure = e.what();
+  }
+  channel.exchange(to_bytes(failure.empty() ? std::to_string(port) : "!" + failure));
+  if (failure.empty()) {
+    try {
+      fi_eq_cm_entry entry{};
+      std::uint32_t event = 0;
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
+      const ssize_t rc =
+          fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
+      if (rc < 0 || event != FI_CONNREQ) {
+        throw TransportError(rc == -FI_EAGAIN ? "ofi: no connection request within " +
+                                                    std::to_string(ms.count()) + " ms"
+                                              : fi_error("waiting for a connection request", rc));
+      }
+      InfoPtr request(entry.info);
+      fid_ep* ep = nullptr;
+      check(fi_endpoint(context_.domain(), request.get(), &ep, nullptr),
+            "cannot create the endpoint for the connection request");
+      ep_.reset(ep);
+      enable();
+      check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
+      wait_connected("responder");
+    } catch (const TransportError& e) {
+      failure = e.what();
+    }
+  }
+  listener_.reset();
+  const std::string theirs = to_text(channel.exchange(to_bytes(failure)));
+  if (!failure.empty() && failure.front() != '!') throw TransportError(failure);
+  if (!failure.empty()) throw TransportError(failure.substr(1));
+  if (!theirs.empty()) throw TransportError("ofi: the initiator could not connect: " + theirs);
+}
+
+/// Initiator: connect to the responder's port on its host.
+void OfiEndpoint::connect_msg(PeerChannel& channel) {
+  const std::string answer = to_text(channel.exchange({}));
+  std::string failure;
+  if (!answer.empty() && answer.front() == '!') {
+    std::string why = answer.substr(1);
+    if (why.starts_with("ofi: ")) why.erase(0, 5);
+    failure = "ofi: the responder failed: " + why;
+  }
+  const int port = std::atoi(answer.c_str());
+  const std::string host =
+      settings_.peer_address.empty() ? channel.peer_host() : settings_.peer_address;
+  if (failure.empty()) {
+    try {
+      if (host.empty()) {
+        throw TransportError(
+            "ofi: the control connection does not tell the responder's address; set "
+            "peer_address in the initiator's config");
+      }
+      const sockaddr_in target = ipv4(host, port);
+      const auto info = with_address(context_.info(), target, true);
+      fid_ep* ep = nullptr;
+      check(fi_endpoint(context_.domain(), info.get(), &ep, nullptr), "cannot create the endpoint");
+      ep_.reset(ep);
+      enable();
+      check(fi_connect(ep_.get(), &target, nullptr, 0),
+            "cannot connect to " + host + ":" + std::to_string(port));
+      wait_connected("initiator");
+    } catch (const TransportError& e) {
+      failure = e.what();
+    }
+  }
+  const std::string theirs = to_text(channel.exchange(to_bytes(failure)));
+  if (!failure.empty()) throw TransportError(failure);
+  if (!theirs.empty()) {
+    std::string why = theirs.front() == '!' ? theirs.substr(1) : theirs;
+    if (why.starts_with("ofi: ")) why.erase(0, 5);
+    throw TransportError("ofi: the responder failed: " + why);
+  }
+}
+
+void OfiEndpoint::wait_connected(const char* side) {
+  fi_eq_cm_entry entry{};
+  std::uint32_t event = 0;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
+  const ssize_t rc =
+      fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
+  if (rc == -FI_EAVAIL) {
+    fi_eq_err_entry error{};
+    fi_eq_readerr(eq_.get(), &error, 0);
+    throw TransportError(std::string("ofi: the ") + side +
+                         "'s connection failed: " + fi_strerror(error.err));
+  }
+  if (rc < 0 || event != FI_CONNECTED) {
+    throw TransportError(
+        std::string("ofi: the ") + side + " saw no connection within " +
+        std::to_string(ms.count()) + " ms" +
+        (rc < 0 && rc != -FI_EAGAIN ? " (" + fi_error("fi_eq_sread", rc) + ")" : ""));
+  }
+}
+
+std::unique_ptr<RemoteRegion> OfiEndpoint::import_region(std::uint64_t address,
+                                                         std::uint64_t length,
+                                                         std::span<const std::byte> key) {
+  std::uint64_t value = 0;
+  if (key.size() != sizeof value) throw TransportError("ofi: the peer's memory key is malformed");
+  std::memcpy(&value, key.data(), sizeof value);
+  return std::make_unique<OfiRemote>(address, length, value, context_.virtual_addressing());
+}
+
+// ---------------------------------------------------------------------------
+// Hot path
+// ---------------------------------------------------------------------------
+
+void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const WorkRequest& wr = requests[i];
+    if (send_posted_ - send_retired_ > send_mask_) [[unlikely]] {
+      drain();
+      collect();
+      if (send_posted_ - send_retired_ > send_mask_) {
+        throw TransportError("ofi: more requests outstanding than send_depth allows");
+      }
+    }
+    SendSlot& slot = send_slots_[send_posted_ & send_mask_];
+    slot.id = wr.id;
+    slot.status = 0;
+    slot.signaled = (wr.flags & WorkRequest::kSignaled) != 0;
+    slot.done = false;
+    std::uint64_t flags = i + 1 < count ? FI_MORE : 0;
+    if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
+    if (wr.flags & WorkRequest::kInline) flags |= FI_INJECT;
+    if (wr.flags & WorkRequest::kFence) flags |= FI_FENCE;
+    submit(wr, flags, slot);
+    ++send_posted_;
+  }
+}
+
+void OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot) {
+  auto* local = static_cast<OfiMemory*>(wr.local);
+  auto* remote = static_cast<const OfiRemote*>(wr.remote);
+  void* desc = local->desc();
+  iovec iov{local->at(wr.local_offset), wr.length};
+  Clock::time_point give_up{};
+  for (;;) {
+    ssize_t rc = 0;
+    switch (wr.op) {
+      case Op::send: {
+        const fi_msg msg{&iov, &desc, 1, peer_, &slot.context, 0};
+        rc = fi_sendmsg(ep_.get(), &msg, flags);
+        break;
+      }
+      case Op::write:
+      case Op::write_imm: {
+        const fi_rma_iov rma{remote->target(wr.remote_offset), wr.length, remote->key()};
+        const fi_msg_rma msg{&iov, &desc, 1, peer_, &rma, 1, &slot.context, wr.immediate};
+        rc = fi_writemsg(ep_.get(), &msg,
+                         wr.op == Op::write_imm ? flags | FI_REMOTE_CQ_DATA : flags);
+        break;
+      }
+      case Op::read: {
+        const fi_rma_iov rma{remote->target(wr.remote_offset), wr.length, remote->key()};
+        const fi_msg_rma msg{&iov, &desc, 1, peer_, &rma, 1, &slot.context, 0};
+        rc = fi_readmsg(ep_.get(), &msg, flags);
+        break;
+      }
+      case Op::fetch_add:
+      case Op::cswap: {
+        const bool swap = wr.op == Op::cswap;
+        slot.operand[0] = swap ? wr.swap : wr.compare_add;
+        slot.operand[1] = wr.compare_add;
+        fi_ioc operand{&slot.operand[0], 1};
+        fi_ioc compare{&slot.operand[1], 1};
+        fi_ioc result{local->at(wr.local_offset), 1};
+        void* operand_desc = operands_desc_;
+        const fi_rma_ioc target{remote->target(wr.remote_offset), 1, remote->key()};
+        const fi_msg_atomic msg{&operand,
+                                &operand_desc,
+                                1,
+                                peer_,
+                                &target,
+                                1,
+                                FI_UINT64,
+                                swap ? FI_CSWAP : FI_SUM,
+                                &slot.context,
+                                0};
+        rc = swap ? fi_compare_atomicmsg(ep_.get(), &msg, &compare, &operand_desc, 1, &result,
+                                         &desc, 1, flags)
+                  : fi_fetch_atomicmsg(ep_.get(), &msg, &result, &desc, 1, flags);
+        break;
+      }
+    }
+    if (rc == 0) [[likely]]
+      return;
+    if (rc != -FI_EAGAIN) throw TransportError(fi_error(std::string(to_string(wr.op)), rc));
+    // The provider needs progress (or its queue is momentarily full): read
+    // the CQ into the rings, which is also what progresses it, and retry.
+    drain();
+    const auto now = Clock::now();
+    if (give_up == Clock::time_point{}) {
+      give_up = now + kAgainTimeout;
+    } else if (now > give_up) {
+      throw TransportError("ofi: the provider refused " + std::string(to_string(wr.op)) +
+                           " with -FI_EAGAIN for " + std::to_string(kAgainTimeout.count()) +
+                           " s (is the peer alive?)");
+    }
+  }
+}
+
+void OfiEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const RecvRequest& r = requests[i];
+    if (free_recv_.empty()) [[unlikely]] {
+      throw TransportError("ofi: more receives posted than recv_depth allows");
+    }
+    RecvSlot& slot = recv_slots_[free_recv_.back()];
+    free_recv_.pop_back();
+    slot.id = r.id;
+    auto* local = static_cast<OfiMemory*>(r.local);
+    void* desc = local->desc();
+    iovec iov{local->at(r.offset), r.length};
+    const fi_msg msg{&iov, &desc, 1, FI_ADDR_UNSPEC, &slot.context, 0};
+    Clock::time_point give_up{};
+    for (;;) {
+      const ssize_t rc = fi_recvmsg(ep_.get(), &msg, FI_COMPLETION | (i + 1 < count ? FI_MORE : 0));
+      if (rc == 0) [[likely]]
+        break;
+      if (rc != -FI_EAGAIN) throw TransportError(fi_error("recv", rc));
+      drain();
+      const auto now = Clock::now();
+      if (give_up == Clock::time_point{}) {
+        give_up = now + kAgainTimeout;
+      } else if (now > give_up) {
+        throw TransportError("ofi: the provider refused receives with -FI_EAGAIN");
+      }
+    }
+  }
+}
+
+void OfiEndpoint::drain() {
+  fi_cq_data_entry entries[kCqBatch];
+  for (;;) {
+    const ssize_t n = fi_cq_read(cq_.get(), entries, kCqBatch);
+    if (n > 0) {
+      for (ssize_t i = 0; i < n; ++i) on_entry(entries[i]);
+      if (static_cast<std::size_t>(n) < kCqBatch) return;
+      continue;
+    }
+    if (n == -FI_EAGAIN) return;
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry error{};
+      if (fi_cq_readerr(cq_.get(), &error, 0) == 1) on_error(error);
+      continue;
+    }
+    throw TransportError(fi_error("fi_cq_read", n));
+  }
+}
+
+void OfiEndpoint::on_entry(const fi_cq_data_entry& entry) {
+  if (entry.flags & FI_RECV) {
+    auto* slot = static_cast<RecvSlot*>(entry.op_context);
+    push(Completion{slot->id, CompletionType::recv, 0, static_cast<std::uint32_t>(entry.len),
+                    static_cast<std::uint32_t>(entry.data)});
+    free_recv_.push_back(slot->index);
+    return;
+  }
+  auto* slot = static_cast<SendSlot*>(entry.op_context);
+  if (slot == nullptr) return;  // a remote-write event without a request of ours
+  slot->done = true;
+  if (selective_native_) {
+    // In-order transmit completions: everything posted before it is done.
+    const std::size_t index = static_cast<std::size_t>(slot - send_slots_.data());
+    for (std::uint64_t k = send_retired_; (k & send_mask_) != index; ++k) {
+      send_slots_[k & send_mask_].done = true;
+    }
+  }
+}
+
+void OfiEndpoint::on_error(const fi_cq_err_entry& error) {
+  last_error_ = error.err;
+  char text[256] = {};
+  const char* provider_text =
+      fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, text, sizeof text);
+  last_error_text_ = provider_text != nullptr ? provider_text : "";
+  const std::int32_t status = error.err != 0 ? error.err : FI_EOTHER;
+  if (error.flags & FI_RECV) {
+    auto* slot = static_cast<RecvSlot*>(error.op_context);
+    if (slot == nullptr) throw TransportError(fi_error("receive failed", status));
+    push(Completion{slot->id, CompletionType::recv, status, 0, 0});
+    free_recv_.push_back(slot->index);
+    return;
+  }
+  auto* slot = static_cast<SendSlot*>(error.op_context);
+  if (slot == nullptr) throw TransportError(fi_error("operation failed", status));
+  slot->status = status;
+  slot->done = true;
+}
+
+void OfiEndpoint::collect() {
+  while (send_retired_ != send_posted_) {
+    SendSlot& slot = send_slots_[send_retired_ & send_mask_];
+    if (!slot.done) break;
+    if (slot.signaled || slot.status != 0) {
+      push(Completion{slot.id, CompletionType::send, slot.status, 0, 0});
+    }
+    ++send_retired_;
+  }
+}
+
+std::size_t OfiEndpoint::poll(Completion* out, std::size_t max) {
+  drain();
+  collect();
+  std::size_t n = 0;
+  while (n < max && ready_head_ != ready_tail_) out[n++] = ready_[ready_head_++ & ready_mask_];
+  return n;
+}
+
+bool OfiEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*threshold*/) {
+  if (wait_fd_ < 0) [[unlikely]]
+    throw TransportError("ofi: wait() on an endpoint opened without completion events");
+  if (ready_head_ != ready_tail_) return true;
+  // fi_trywait says whether sleeping on the descriptor is safe now, i.e.
+  // no completion is already queued where the descriptor would not signal.
+  fid* fids[] = {&cq_->fid};
+  if (fi_trywait(context_.fabric(), fids, 1) != FI_SUCCESS) return true;
+  pollfd descriptor{wait_fd_, POLLIN, 0};
+  return ::poll(&descriptor, 1, static_cast<int>(timeout.count())) > 0;
+}
+
+void OfiEndpoint::progress() {
+  // Manual-progress providers move data (incoming one-sided operations too)
+  // only inside CQ calls; a zero-count read progresses without consuming.
+  fi_cq_read(cq_.get(), nullptr, 0);
+}
+
+std::string OfiEndpoint::describe(std::int32_t status) const {
+  std::string text = fi_strerror(status);
+  if (status == last_error_ && !last_error_text_.empty()) text += " (" + last_error_text_ + ")";
+  return text;
+}
+
+}  // namespace uniperf::ofi

@@ -1,0 +1,111 @@
+// One libfabric endpoint with its own completion queue: a connected msg
+// endpoint (passive endpoint, fi_connect / fi_accept through an event queue)
+// or an rdm endpoint addressed through an address vector.
+//
+// Completions. Every posted request owns a slot in a ring whose first
+// member is the fi_context2 handed to libfabric, so a CQ entry leads back to
+// its slot. Requests are retired from the ring in posting order; a signaled
+// one produces a Completion. Where the provider completes transmits in order
+// (comp_order FI_ORDER_STRICT) unsignaled requests are posted without
+// FI_COMPLETION and a completion marks every earlier slot done (native
+// selective completion); otherwise every request asks for a completion and
+// the ring hides the unsignaled ones (emulated), which keeps the engine's
+// rule that a signaled completion covers every earlier request.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "ofi_context.hpp"
+
+namespace uniperf::ofi {
+
+class OfiRemote final : public RemoteRegion {
+ public:
+  OfiRemote(std::uint64_t address, std::uint64_t length, std::uint64_t key, bool virtual_address)
+      : RemoteRegion(address, length), key_(key), base_(virtual_address ? address : 0) {}
+  std::uint64_t key() const { return key_; }
+  /// The target address libfabric wants: virtual, or an offset into the region.
+  std::uint64_t target(std::uint64_t offset) const { return base_ + offset; }
+
+ private:
+  std::uint64_t key_;
+  std::uint64_t base_;
+};
+
+class OfiEndpoint final : public Endpoint {
+ public:
+  OfiEndpoint(OfiContext& context, const EndpointParams& params, PeerChannel& channel);
+  ~OfiEndpoint() override;
+
+  std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
+                                              std::span<const std::byte> key) override;
+  void post(const WorkRequest* requests, std::size_t count) override;
+  void post_recv(const RecvRequest* requests, std::size_t count) override;
+  std::size_t poll(Completion* out, std::size_t max) override;
+  bool wait(std::chrono::milliseconds timeout, std::uint32_t threshold) override;
+  void progress() override;
+  std::string describe(std::int32_t status) const override;
+
+ private:
+  struct SendSlot {
+    fi_context2 context;  // first: a CQ entry's op_context points here
+    std::uint64_t id = 0;
+    std::int32_t status = 0;
+    bool signaled = false;
+    bool done = true;
+    std::uint64_t operand[2] = {};  // atomics: addend / swap, compare
+  };
+  struct RecvSlot {
+    fi_context2 context;
+    std::uint64_t id = 0;
+    std::uint32_t index = 0;  // in recv_slots_, to return it to the free list
+  };
+
+  void open_common(const EndpointParams& params);
+  void connect_rdm(PeerChannel& channel);
+  void accept_msg(PeerChannel& channel);
+  void connect_msg(PeerChannel& channel);
+  void wait_connected(const char* side);
+  void enable();
+
+  /// Posts one request, driving progress while the provider says -FI_EAGAIN.
+  void submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot);
+  /// Reads the CQ into the slot rings (no Completion is handed out here).
+  void drain();
+  void on_entry(const fi_cq_data_entry& entry);
+  void on_error(const fi_cq_err_entry& error);
+  /// Retires done send slots in posting order into the completion ring.
+  void collect();
+  void push(const Completion& c) { ready_[ready_tail_++ & ready_mask_] = c; }
+
+  OfiContext& context_;
+  const Settings& settings_;
+  bool selective_native_ = false;
+  fi_addr_t peer_ = FI_ADDR_UNSPEC;
+
+  // Destroyed in reverse: the endpoint first, then what it is bound to.
+  FiPtr<fid_eq> eq_;
+  FiPtr<fid_av> av_;
+  FiPtr<fid_cq> cq_;
+  FiPtr<fid_pep> listener_;
+  std::vector<SendSlot> send_slots_;
+  FiPtr<fid_mr> operands_mr_;  // the slots' atomic operands, for FI_MR_LOCAL providers
+  void* operands_desc_ = nullptr;
+  FiPtr<fid_ep> ep_;
+  int wait_fd_ = -1;
+
+  std::size_t send_mask_ = 0;
+  std::uint64_t send_posted_ = 0, send_retired_ = 0;
+
+  std::vector<RecvSlot> recv_slots_;
+  std::vector<std::uint32_t> free_recv_;  // a stack of free recv slot indices
+
+  std::vector<Completion> ready_;  // completions waiting for poll()
+  std::size_t ready_mask_ = 0;
+  std::uint64_t ready_head_ = 0, ready_tail_ = 0;
+  std::int32_t last_error_ = 0;  // prov_errno of the last failed operation, for describe()
+  std::string last_error_text_;
+};
+
+}  // namespace uniperf::ofi

@@ -1,0 +1,89 @@
+// The `ofi` plugin: any libfabric provider and endpoint type a config names
+// (tcp, shm, udp;ofi_rxd, sockets, verbs;ofi_rxm, ...), msg endpoints
+// connected through the connection manager, rdm endpoints through an
+// address vector. What the provider grants in fi_info decides the ops on
+// offer; the rest is SKIPPED by the engine with the missing capability.
+#include <string>
+
+#include "ofi_context.hpp"
+
+namespace uniperf::ofi {
+namespace {
+
+class OfiPlugin final : public Plugin {
+ public:
+  std::string name() const override { return "ofi"; }
+  std::string version() const override { return "0.1.0"; }
+
+  std::string library_version() const override {
+    const std::uint32_t v = fi_version();
+    return "libfabric " + std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+  }
+
+  std::string description() const override {
+    return "libfabric providers; fi_getinfo offers here: " + offered_providers();
+  }
+
+  std::vector<OptionSpec> options() const override {
+    return {
+        {"provider", OptionType::string, "tcp",
+         "fi_info provider name: tcp, shm, udp, sockets, verbs, or layered: udp;ofi_rxd, "
+         "verbs;ofi_rxm, tcp;ofi_rxm"},
+        {"endpoint", OptionType::string, "rdm",
+         "endpoint type: msg (connected, fi_connect/fi_accept) or rdm (reliable datagram, "
+         "address vector)"},
+        {"fabric", OptionType::string, "", "fabric name to select (default: the first offered)"},
+        {"domain", OptionType::string, "",
+         "domain name to select, e.g. lo, eth0, rxe0 (default: the first offered)"},
+        {"progress", OptionType::string, "",
+         "data progress to request: auto | manual (default: the provider's)"},
+        {"address", OptionType::string, "0.0.0.0",
+         "msg: numeric IPv4 address the responder listens on"},
+        {"port", OptionType::integer, "0", "msg: port the responder listens on; 0 = any"},
+        {"peer_address", OptionType::string, "",
+         "msg: numeric IPv4 address the initiator connects to; unset = the responder's address "
+         "on the control connection"},
+    };
+  }
+
+  std::string probe() const override {
+    fi_info* list = nullptr;
+    const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &list);
+    if (rc != 0 || list == nullptr) {
+      return std::string("fi_getinfo found no provider: ") + fi_strerror(-rc);
+    }
+    fi_freeinfo(list);
+    return "";
+  }
+
+  std::unique_ptr<Context> open(const Options& options) override {
+    Settings s;
+    s.provider = options.string("provider");
+    if (s.provider.empty()) throw OptionError("ofi: option 'provider' is empty");
+    const std::string endpoint = options.string("endpoint");
+    if (endpoint == "msg") {
+      s.kind = EndpointKind::msg;
+    } else if (endpoint == "rdm") {
+      s.kind = EndpointKind::rdm;
+    } else {
+      throw OptionError("ofi: option 'endpoint' must be msg or rdm, got '" + endpoint + "'");
+    }
+    s.fabric = options.string("fabric");
+    s.domain = options.string("domain");
+    s.progress = options.string("progress");
+    if (!s.progress.empty() && s.progress != "auto" && s.progress != "manual") {
+      throw OptionError("ofi: option 'progress' must be auto or manual, got '" + s.progress + "'");
+    }
+    s.address = options.string("address");
+    const auto port = options.integer("port");
+    if (port < 0 || port > 65535) throw OptionError("ofi: option 'port' must be 0..65535");
+    s.port = static_cast<int>(port);
+    s.peer_address = options.string("peer_address");
+    return std::make_unique<OfiContext>(std::move(s));
+  }
+};
+
+}  // namespace
+}  // namespace uniperf::ofi
+
+UNIPERF_PLUGIN(uniperf::ofi::OfiPlugin)
