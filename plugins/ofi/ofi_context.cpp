@@ -129,7 +129,7 @@ void OfiContext::read_capabilities() {
                                    ? Support::native
                                    : Support::emulated;
   caps_.completion_events = cq_wait_fd_works() ? Support::native : Support::none;
-  caps_.post_list = Support::native;          // FI_MORE on all but the last of a chain
+  caps_.post_list = Support::native;  // FI_MORE on all but the last of a chain
   caps_.max_inline = i.tx_attr->inject_size;
   caps_.max_message =
       i.ep_attr->max_msg_size >= UINT32_MAX ? 0 : static_cast<std::size_t>(i.ep_attr->max_msg_size);

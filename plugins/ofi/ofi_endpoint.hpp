@@ -10,7 +10,8 @@
 // FI_COMPLETION and a completion marks every earlier slot done (native
 // selective completion); otherwise every request asks for a completion and
 // the ring hides the unsignaled ones (emulated), which keeps the engine's
-// rule that a signaled completion covers every earlier request.
+// rule that a signaled completion covers every earlier request. Inline
+// requests go out with FI_INJECT and are done when the call returns.
 #pragma once
 
 #include <chrono>
