@@ -130,7 +130,11 @@ void OfiContext::read_capabilities() {
                                    : Support::emulated;
   caps_.completion_events = cq_wait_fd_works() ? Support::native : Support::none;
   caps_.post_list = Support::native;  // FI_MORE on all but the last of a chain
-  caps_.max_inline = i.tx_attr->inject_size;
+  // An injected request must still report its completion: that is what
+  // tells the engine (and a manual-progress provider's caller) it was
+  // delivered. rxd in 1.17 reports none for FI_INJECT (a ping-pong stalls,
+  // seen here), so no inline path is offered there.
+  caps_.max_inline = rxd ? 0 : i.tx_attr->inject_size;
   caps_.max_message =
       i.ep_attr->max_msg_size >= UINT32_MAX ? 0 : static_cast<std::size_t>(i.ep_attr->max_msg_size);
   caps_.target_progress = i.domain_attr->data_progress == FI_PROGRESS_MANUAL;

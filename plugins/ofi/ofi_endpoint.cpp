@@ -324,17 +324,9 @@ void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
     slot.done = false;
     std::uint64_t flags = i + 1 < count ? FI_MORE : 0;
     if (wr.flags & WorkRequest::kFence) flags |= FI_FENCE;
-    if (wr.flags & WorkRequest::kInline) {
-      // An injected request is complete when the call returns (its buffer
-      // is reusable), as fi_inject defines it, and asks the provider for no
-      // completion: some providers never report one for FI_INJECT (rxd in
-      // 1.17). The slot still retires in posting order.
-      submit(wr, flags | FI_INJECT, slot);
-      slot.done = true;
-    } else {
-      if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
-      submit(wr, flags, slot);
-    }
+    if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
+    if (wr.flags & WorkRequest::kInline) flags |= FI_INJECT;
+    submit(wr, flags, slot);
     ++send_posted_;
   }
 }

@@ -11,7 +11,7 @@
 // selective completion); otherwise every request asks for a completion and
 // the ring hides the unsignaled ones (emulated), which keeps the engine's
 // rule that a signaled completion covers every earlier request. Inline
-// requests go out with FI_INJECT and are done when the call returns.
+// requests go out with FI_INJECT and still ask for their completion.
 #pragma once
 
 #include <chrono>
