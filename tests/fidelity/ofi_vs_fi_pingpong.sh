@@ -30,7 +30,7 @@ native() {
   local server=$!
   sleep 0.3
   timeout 120 fi_pingpong -p "$provider" -e "$ep" -I "$iters" -S "$size" -P "$port" 127.0.0.1 2>/dev/null |
-    awk '$1 ~ /^[0-9]+$/ {print $7}' | tail -1
+    awk '$1 ~ /^[0-9]+[kmg]?$/ {print $7}' | tail -1
   wait "$server" 2>/dev/null || true
 }
 
