@@ -13,6 +13,7 @@
 
 #include "report/atomic_file.hpp"
 #include "report/csv_reporter.hpp"
+#include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
 #include "report/record.hpp"
 #include "report/stats.hpp"
@@ -290,6 +291,53 @@ TEST(ComparisonTableText, ExactOutputForThreeConfigs) {
       "-\n"
       "ratio = config / ucx-shm: for latency below 1 is faster, for MB/s and Mmsg/s above 1 "
       "is faster\n");
+}
+
+// ---------------------------------------------------------------------------
+// HTML report (the real browser check is tests/report/check_browser.py)
+// ---------------------------------------------------------------------------
+
+TEST(Html, EscapesTextAndScriptData) {
+  EXPECT_EQ(html_escape("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+  const nlohmann::json value = {{"reason", "</script><!-- & more"}};
+  const std::string safe = script_safe_json(value);
+  EXPECT_EQ(safe, "{\"reason\":\"\\u003c/script\\u003e\\u003c!-- \\u0026 more\"}");
+  EXPECT_EQ(nlohmann::json::parse(safe), value) << "the escapes read back as the same text";
+}
+
+TEST(Html, OneSelfContainedDeterministicPage) {
+  std::vector<Record> records = {latency("ucx-shm", "send_lat", 8, 1.5),
+                                 latency("tcp", "send_lat", 8, 9.0),
+                                 bandwidth("ucx-shm", "write_bw", 65536, 0.5)};
+  records.push_back(
+      not_run("tcp", "write_bw", 65536, Status::error, "peer said </script><script>alert(1)"));
+  std::ostringstream first, second;
+  write_html(first, records, "A <title>");
+  write_html(second, records, "A <title>");
+  const std::string page = first.str();
+  EXPECT_EQ(page, second.str()) << "same records, same bytes";
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("<title>A &lt;title&gt; — uniperf report</title>"), std::string::npos);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("http://"), std::string::npos) << "nothing to fetch";
+  // The reason's </script> must not end the data block: every "</script"
+  // in the page closes one of its four script elements.
+  EXPECT_EQ(count_of(page, "</script"), 4u);
+  EXPECT_EQ(count_of(page, "<script type=\"application/json\" id=\"uniperf-data\">"), 1u);
+  const std::string data_tag = "id=\"uniperf-data\">";
+  const auto data_start = page.find(data_tag) + data_tag.size();
+  const auto data_end = page.find("</script>", data_start);
+  const auto data = nlohmann::json::parse(page.substr(data_start, data_end - data_start));
+  ASSERT_EQ(data["records"].size(), 4u);
+  EXPECT_EQ(data["records"][3]["reason"], "peer said </script><script>alert(1)");
+  EXPECT_EQ(data["title"], "A <title>");
+  // The side-by-side table, with the ratio coloured by direction: tcp's
+  // latency is 6x the first config's, worse.
+  EXPECT_NE(page.find("<table id=\"comparison\">"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"num worse\">6.000</td>"), std::string::npos) << page;
+  EXPECT_NE(page.find("uPlot"), std::string::npos) << "the chart library is inlined";
 }
 
 // ---------------------------------------------------------------------------

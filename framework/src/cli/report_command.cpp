@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/csv_reporter.hpp"
+#include "report/html_report.hpp"
 #include "report/jsonl_writer.hpp"
 #include "report/junit_reporter.hpp"
 #include "report/table.hpp"
@@ -25,6 +26,8 @@ void add_report_file_options(CLI::App* command, ReportFiles& files) {
   command->add_option("--csv", files.csv, "Write the results as CSV to FILE (atomically)");
   command->add_option("--junit", files.junit,
                       "Write the results as JUnit XML to FILE, a testcase per record");
+  command->add_option("--html", files.html,
+                      "Write a self-contained HTML report with plots to FILE");
 }
 
 PendingReports::PendingReports(const ReportFiles& files)
@@ -44,6 +47,12 @@ void PendingReports::commit(const std::vector<report::Record>& records, const st
     report::write_junit(text, records, title);
     junit_->commit(text.str());
     std::cerr << "uniperf: JUnit XML written to " << junit_->target().string() << "\n";
+  }
+  if (html_) {
+    std::ostringstream text;
+    report::write_html(text, records, title);
+    html_->commit(text.str());
+    std::cerr << "uniperf: HTML report written to " << html_->target().string() << "\n";
   }
 }
 

@@ -10,5 +10,7 @@ namespace uniperf::report::vendor {
 std::string_view uplot_js();       ///< uPlot's minified IIFE build (MIT)
 std::string_view uplot_css();      ///< uPlot's stylesheet
 std::string_view uplot_license();  ///< uPlot's LICENSE text
+std::string_view report_js();      ///< the report page's script (src/report/html/)
+std::string_view report_css();     ///< the report page's style
 
 }  // namespace uniperf::report::vendor
