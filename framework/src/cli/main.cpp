@@ -114,6 +114,13 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
 
+  // The measuring side (a local pair's first process, or --peer) writes the
+  // report files; they are opened now, so a bad path fails before a peer waits.
+  std::optional<cli::PendingReports> report_files;
+  if (options.pair_connect.empty() && !options.listening()) {
+    report_files.emplace(options.report_files);
+  }
+
   std::unique_ptr<bootstrap::Bootstrap> control;
   std::optional<cli::LocalPair> pair;
   try {
@@ -141,8 +148,6 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
   const bool initiator = control->rank() == 0;
   std::optional<report::JsonlWriter> jsonl;
   if (initiator && !options.output.empty()) jsonl.emplace(options.output);
-  std::optional<cli::PendingReports> report_files;
-  if (initiator) report_files.emplace(options.report_files);
 
   report::LiveReporter live(std::cout);
   report::Progress progress;
@@ -173,7 +178,7 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
     jsonl->commit();
     std::cerr << "uniperf: results written to " << options.output << "\n";
   }
-  report_files->commit(records, suite.name);
+  if (report_files) report_files->commit(records, suite.name);
   return report_and_exit_code(records);
 }
 
