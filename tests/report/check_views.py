@@ -131,6 +131,22 @@ def main():
     with open(again, encoding="utf-8") as f:
         if f.read() != page:
             fail("two reports from the same records differ")
+    # The same configs in two files (a baseline and a new run): a column each,
+    # named by the file, with ratios against the first file's first config.
+    base = os.path.join(outdir, "base.jsonl")
+    new = os.path.join(outdir, "new.jsonl")
+    for path in (base, new):
+        with open(sample, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
+            dst.write(src.read())
+    both = subprocess.run([uniperf, "report", base, new], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.splitlines()
+    for config in configs:
+        for label in ("base", "new"):
+            if f"{config} [{label}]" not in both[0]:
+                fail(f"no column '{config} [{label}]' in: {both[0]}")
+    if both[0].count("/") != 2 * len(configs) - 1 or len(both) != expected_lines:
+        fail(f"two files of {len(configs)} configs: {2 * len(configs) - 1} ratio columns "
+             f"expected:\n" + "\n".join(both))
     print(f"ok: {len(records)} records, {len(configs)} configs, {len(rows)} table rows, "
           f"{skipped} skipped, {errors} errors")
 

@@ -1,6 +1,9 @@
 #include "cli/report_command.hpp"
 
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "report/csv_reporter.hpp"
@@ -77,17 +80,42 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
   options.command->add_flag("--quiet", options.quiet, "Do not print the table");
 }
 
-int run_report_command(const ReportCommand& options) {
-  std::vector<report::Record> records;
-  try {
-    for (const auto& input : options.inputs) {
-      auto more = report::read_jsonl(input);
-      records.insert(records.end(), std::make_move_iterator(more.begin()),
-                     std::make_move_iterator(more.end()));
+namespace {
+
+void label_repeated_configs(std::vector<std::vector<report::Record>>& files,
+                            const std::vector<std::string>& inputs) {
+  std::map<std::string, std::set<std::size_t>> files_of_config;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (const auto& r : files[i]) files_of_config[r.config].insert(i);
+  }
+  std::vector<std::string> labels;
+  for (const auto& input : inputs) labels.push_back(std::filesystem::path(input).stem().string());
+  // Two inputs named alike (a/results.jsonl, b/results.jsonl): the paths.
+  if (std::set<std::string>(labels.begin(), labels.end()).size() != labels.size()) labels = inputs;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (auto& r : files[i]) {
+      if (files_of_config[r.config].size() > 1) r.config += " [" + labels[i] + "]";
     }
+  }
+}
+
+}  // namespace
+
+int run_report_command(const ReportCommand& options) {
+  std::vector<std::vector<report::Record>> per_input;
+  try {
+    for (const auto& input : options.inputs) per_input.push_back(report::read_jsonl(input));
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitBadInput;
+  }
+  // The same config in several files (a baseline and a new run) are
+  // different columns, named by their file; else the last would hide the rest.
+  label_repeated_configs(per_input, options.inputs);
+  std::vector<report::Record> records;
+  for (auto& file : per_input) {
+    records.insert(records.end(), std::make_move_iterator(file.begin()),
+                   std::make_move_iterator(file.end()));
   }
   PendingReports files(options.files);
   if (!options.quiet) {
