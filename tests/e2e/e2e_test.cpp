@@ -266,6 +266,66 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
 }
 
 // ---------------------------------------------------------------------------
+// Concurrent flows: each flow on its own thread (and, where the plugin's
+// endpoints are not thread-safe, its own Context), results per flow.
+// ---------------------------------------------------------------------------
+
+TEST(ConcurrentFlows, EveryFlowRunsAndReportsItsOwnResult) {
+  Scratch scratch;
+  const auto results = scratch / "concurrent.jsonl";
+  std::string configs;
+  std::vector<std::string> names;
+  for (const std::string name : {"ucx-shm", "tcp"}) {
+    if (!plugin_available(plugin_of(name))) continue;
+    configs += " --config configs/" + name + ".yaml";
+    names.push_back(name);
+  }
+  if (names.empty()) GTEST_SKIP() << "needs the ucx or tcp plugin";
+  const Outcome o =
+      uniperf("run suites/concurrent.yaml" + configs + " --quiet --output " + results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 3 * names.size());
+  for (const auto& r : records) {
+    SCOPED_TRACE(r.dump());
+    ASSERT_TRUE(r.contains("flows"));
+    ASSERT_EQ(r.at("flows").size(), 2u);
+    if (r.at("config") == "tcp" && r.at("test") == "write_bw_with_read_bw") {
+      // tcp moves messages only: the first flow's op is what it lacks.
+      EXPECT_EQ(r.at("status"), "skipped");
+      EXPECT_NE(r.at("reason").get<std::string>().find("flow 1"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(r.at("status"), "ok");
+    const auto& first = r.at("flows")[0];
+    const auto& second = r.at("flows")[1];
+    if (r.at("test") == "send_lat_under_send_bw") {
+      // The latency flow keeps every sample; the competing stream moved all
+      // of its messages, validated.
+      EXPECT_EQ(first.at("params").at("pattern"), "latency");
+      EXPECT_EQ(first.at("latency_us").at("samples"), 2000);
+      EXPECT_EQ(second.at("params").at("pattern"), "bandwidth");
+      EXPECT_EQ(second.at("bandwidth").at("messages"), 2000);
+    } else {
+      EXPECT_EQ(first.at("params").at("op"), "write");
+      EXPECT_EQ(second.at("params").at("op"), "read");
+      EXPECT_EQ(first.at("bandwidth").at("messages"), 2000);
+      EXPECT_EQ(second.at("bandwidth").at("messages"), 2000);
+    }
+    // The aggregate holds every flow's bytes, over an interval at least as
+    // long as each flow's own.
+    const auto& all = r.at("bandwidth");
+    std::uint64_t bytes = 0;
+    for (const auto& f : r.at("flows")) {
+      bytes += f.at("bandwidth").at("bytes").get<std::uint64_t>();
+      EXPECT_GE(all.at("seconds").get<double>(), f.at("bandwidth").at("seconds").get<double>());
+      EXPECT_EQ(f.at("corrupted_bytes"), 0);
+    }
+    EXPECT_EQ(all.at("bytes"), bytes);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Bad input, mismatched peers, dead peers
 // ---------------------------------------------------------------------------
 

@@ -32,11 +32,15 @@
 //     throw TransportError only for a broken endpoint (peer gone, fatal state):
 //     the engine stops the test and reports an error record.
 //
-// Threads: the engine drives one Endpoint from one thread at a time. Distinct
-// endpoints of one Context may be driven from distinct threads (one per flow);
-// a plugin whose Context is not thread-safe serialises internally or declares
-// Capabilities::thread_safe_endpoints = false, and the engine then runs the
-// flows of a test on one thread.
+// Threads: the engine drives one Endpoint from one thread at a time. A test
+// with several concurrent flows drives each flow from its own thread. Where
+// Capabilities::thread_safe_endpoints is true, the flows' endpoints share the
+// config's Context; where it is false, the engine opens one more Context per
+// further flow (Plugin::open() again, same options), so no Context is ever
+// driven by two threads. open() must therefore allow several independent
+// Contexts at once; a plugin that cannot (one device handle per process,
+// say) throws Unsupported from the second open(), and multi-flow tests are
+// then SKIPPED with its reason.
 //
 // Errors on the setup path:
 //   - Unavailable: the library, device or provider is missing or unusable on
@@ -155,7 +159,8 @@ struct Capabilities {
   /// target may poll the last byte of a buffer to learn the whole write has
   /// landed (write latency). Without it write latency is SKIPPED.
   bool ordered_write_visibility = false;
-  /// Distinct endpoints of one Context may be driven by distinct threads.
+  /// Distinct endpoints of one Context may be driven by distinct threads at
+  /// once (concurrent flows then share one Context instead of one each).
   bool thread_safe_endpoints = false;
 
   Support op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
@@ -462,6 +467,8 @@ class Plugin {
   /// expensive; returns "" when available, else the reason.
   virtual std::string probe() const = 0;
   /// Opens a context. Throws Unavailable when the device/provider is missing.
+  /// May be called again while earlier Contexts live (one per concurrent
+  /// flow; see "Threads" above): the Contexts must not share mutable state.
   virtual std::unique_ptr<Context> open(const Options& options) = 0;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "engine/clock.hpp"
 #include "engine/test_spec.hpp"
 
 namespace uniperf::engine {
@@ -25,7 +26,10 @@ struct SizeOutcome {
   bool one_way = true;             ///< samples are RTT/2 (send, write) or full RTT
   std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
   std::uint64_t messages = 0;
-  double seconds = 0;            ///< first post -> last completion
+  double seconds = 0;  ///< first post -> last completion
+  /// The same interval on this side's clock (rank 0; bandwidth and latency
+  /// phases), so concurrent flows' intervals can be combined.
+  Ticks started = 0, finished = 0;
   std::uint64_t iterations = 0;  ///< measured iterations completed
   std::uint64_t corrupted_bytes = 0;
 };

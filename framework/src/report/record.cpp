@@ -23,6 +23,12 @@
 //                    {bytes, messages, seconds, MB_per_s (10^6 B/s),
 //                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)}
 //   corrupted_bytes  payload bytes that failed validation
+//   flows            only for tests of several concurrent flows (optional, added
+//                    in 1): [{params (flow keys as above), iterations_run,
+//                    latency_us?, bandwidth?, corrupted_bytes}] in suite order;
+//                    then params is the first flow's, bandwidth the aggregate
+//                    (every flow's bytes over the union of their intervals)
+//                    and latency_us is absent
 //   clock            {source ("tsc" | "steady_clock"), ghz (tick rate; 0 when unused)}
 //   host             host name
 //   timestamp        UTC, ISO 8601
@@ -72,6 +78,27 @@ json to_json(const engine::FlowSpec& flow) {
           {"buffers", engine::to_string(flow.buffers)}};
 }
 
+namespace {
+
+void put_results(json& j, const std::optional<LatencyStats>& latency,
+                 const std::optional<BandwidthStats>& bandwidth) {
+  if (latency) {
+    const auto& l = *latency;
+    j["latency_us"] = {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},
+                       {"p50", l.p50},         {"p90", l.p90},         {"p99", l.p99},
+                       {"p99_9", l.p999},      {"p99_99", l.p9999},    {"max", l.max},
+                       {"mean", l.mean},       {"stdev", l.stdev}};
+  }
+  if (bandwidth) {
+    const auto& b = *bandwidth;
+    j["bandwidth"] = {{"bytes", b.bytes},         {"messages", b.messages},
+                      {"seconds", b.seconds},     {"MB_per_s", b.mb_per_s},
+                      {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+  }
+}
+
+}  // namespace
+
 json to_json(const Record& r) {
   json params = to_json(r.flow);
   params["iterations"] = r.duration.iterations;
@@ -98,18 +125,17 @@ json to_json(const Record& r) {
             {"clock", {{"source", r.clock_source}, {"ghz", r.clock_ghz}}},
             {"host", r.host},
             {"timestamp", r.timestamp}};
-  if (r.latency) {
-    const auto& l = *r.latency;
-    j["latency_us"] = {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},
-                       {"p50", l.p50},         {"p90", l.p90},         {"p99", l.p99},
-                       {"p99_9", l.p999},      {"p99_99", l.p9999},    {"max", l.max},
-                       {"mean", l.mean},       {"stdev", l.stdev}};
-  }
-  if (r.bandwidth) {
-    const auto& b = *r.bandwidth;
-    j["bandwidth"] = {{"bytes", b.bytes},         {"messages", b.messages},
-                      {"seconds", b.seconds},     {"MB_per_s", b.mb_per_s},
-                      {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+  put_results(j, r.latency, r.bandwidth);
+  if (!r.flows.empty()) {
+    json flows = json::array();
+    for (const FlowResult& f : r.flows) {
+      json one = {{"params", to_json(f.flow)},
+                  {"iterations_run", f.iterations_run},
+                  {"corrupted_bytes", f.corrupted_bytes}};
+      put_results(one, f.latency, f.bandwidth);
+      flows.push_back(std::move(one));
+    }
+    j["flows"] = std::move(flows);
   }
   return j;
 }
@@ -228,6 +254,55 @@ class FieldReader {
   std::string path_;
 };
 
+engine::FlowSpec read_flow(const FieldReader& params, const json& raw) {
+  engine::FlowSpec f;
+  f.op = params.enumeration<Op>("op", kOpCount);
+  f.pattern = params.enumeration<engine::Pattern>("pattern", 3);
+  f.direction = params.enumeration<engine::Direction>("direction", 2);
+  f.window = params.unsigned32("window");
+  f.window_mode = params.enumeration<engine::WindowMode>("window_mode", 2);
+  f.signal_every = params.unsigned32("signal_every");
+  f.cq_moderation = params.unsigned32("cq_moderation");
+  f.completion = params.enumeration<engine::CompletionMode>("completion", 2);
+  f.rx_depth = params.unsigned32("rx_depth");
+  f.rx_replenish = params.unsigned32("rx_replenish");
+  f.post_list = params.unsigned32("post_list");
+  f.inline_size = params.unsigned32("inline");
+  f.endpoints = params.unsigned32("endpoints");
+  f.validate = params.boolean("validate");
+  if (raw.contains("buffers")) f.buffers = params.enumeration<engine::BufferMode>("buffers", 2);
+  return f;
+}
+
+void read_results(const FieldReader& top, const json& j, std::optional<LatencyStats>& latency_out,
+                  std::optional<BandwidthStats>& bandwidth_out) {
+  if (j.contains("latency_us")) {
+    const FieldReader latency = top.object("latency_us");
+    LatencyStats& l = latency_out.emplace();
+    l.samples = latency.unsigned_integer("samples");
+    l.one_way = latency.boolean("one_way");
+    l.min = latency.number("min");
+    l.p50 = latency.number("p50");
+    l.p90 = latency.number("p90");
+    l.p99 = latency.number("p99");
+    l.p999 = latency.number("p99_9");
+    l.p9999 = latency.number("p99_99");
+    l.max = latency.number("max");
+    l.mean = latency.number("mean");
+    l.stdev = latency.number("stdev");
+  }
+  if (j.contains("bandwidth")) {
+    const FieldReader bandwidth = top.object("bandwidth");
+    BandwidthStats& b = bandwidth_out.emplace();
+    b.bytes = bandwidth.unsigned_integer("bytes");
+    b.messages = bandwidth.unsigned_integer("messages");
+    b.seconds = bandwidth.number("seconds");
+    b.mb_per_s = bandwidth.number("MB_per_s");
+    b.gbit_per_s = bandwidth.number("Gb_per_s");
+    b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+  }
+}
+
 }  // namespace
 
 Record record_from_json(const json& j) {
@@ -254,24 +329,7 @@ Record record_from_json(const json& j) {
   r.device = plugin.string("device");
 
   const FieldReader params = top.object("params");
-  auto& f = r.flow;
-  f.op = params.enumeration<Op>("op", kOpCount);
-  f.pattern = params.enumeration<engine::Pattern>("pattern", 3);
-  f.direction = params.enumeration<engine::Direction>("direction", 2);
-  f.window = params.unsigned32("window");
-  f.window_mode = params.enumeration<engine::WindowMode>("window_mode", 2);
-  f.signal_every = params.unsigned32("signal_every");
-  f.cq_moderation = params.unsigned32("cq_moderation");
-  f.completion = params.enumeration<engine::CompletionMode>("completion", 2);
-  f.rx_depth = params.unsigned32("rx_depth");
-  f.rx_replenish = params.unsigned32("rx_replenish");
-  f.post_list = params.unsigned32("post_list");
-  f.inline_size = params.unsigned32("inline");
-  f.endpoints = params.unsigned32("endpoints");
-  f.validate = params.boolean("validate");
-  if (j.at("params").contains("buffers")) {
-    f.buffers = params.enumeration<engine::BufferMode>("buffers", 2);
-  }
+  r.flow = read_flow(params, j.at("params"));
   r.duration.iterations = params.unsigned_integer("iterations");
   r.duration.seconds = params.number("duration_s");
   r.duration.margin = params.number("margin_s");
@@ -281,30 +339,18 @@ Record record_from_json(const json& j) {
   r.iterations_run = top.unsigned_integer("iterations_run");
   r.corrupted_bytes = top.unsigned_integer("corrupted_bytes");
 
-  if (j.contains("latency_us")) {
-    const FieldReader latency = top.object("latency_us");
-    LatencyStats& l = r.latency.emplace();
-    l.samples = latency.unsigned_integer("samples");
-    l.one_way = latency.boolean("one_way");
-    l.min = latency.number("min");
-    l.p50 = latency.number("p50");
-    l.p90 = latency.number("p90");
-    l.p99 = latency.number("p99");
-    l.p999 = latency.number("p99_9");
-    l.p9999 = latency.number("p99_99");
-    l.max = latency.number("max");
-    l.mean = latency.number("mean");
-    l.stdev = latency.number("stdev");
-  }
-  if (j.contains("bandwidth")) {
-    const FieldReader bandwidth = top.object("bandwidth");
-    BandwidthStats& b = r.bandwidth.emplace();
-    b.bytes = bandwidth.unsigned_integer("bytes");
-    b.messages = bandwidth.unsigned_integer("messages");
-    b.seconds = bandwidth.number("seconds");
-    b.mb_per_s = bandwidth.number("MB_per_s");
-    b.gbit_per_s = bandwidth.number("Gb_per_s");
-    b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+  read_results(top, j, r.latency, r.bandwidth);
+  if (j.contains("flows")) {
+    const json& flows = j.at("flows");
+    if (!flows.is_array()) top.fail("flows", "expected an array of flow results");
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const FieldReader one(flows[i], "flows[" + std::to_string(i) + "]");
+      FlowResult& f = r.flows.emplace_back();
+      f.flow = read_flow(one.object("params"), flows[i].at("params"));
+      f.iterations_run = one.unsigned_integer("iterations_run");
+      f.corrupted_bytes = one.unsigned_integer("corrupted_bytes");
+      read_results(one, flows[i], f.latency, f.bandwidth);
+    }
   }
 
   const FieldReader clock = top.object("clock");

@@ -37,6 +37,15 @@ struct BandwidthStats {
   double mmsg_per_s = 0;
 };
 
+/// One flow's own results in a test of several concurrent flows.
+struct FlowResult {
+  engine::FlowSpec flow;  ///< effective parameters
+  std::uint64_t iterations_run = 0;
+  std::optional<LatencyStats> latency;
+  std::optional<BandwidthStats> bandwidth;
+  std::uint64_t corrupted_bytes = 0;
+};
+
 struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
@@ -60,6 +69,11 @@ struct Record {
   std::optional<LatencyStats> latency;
   std::optional<BandwidthStats> bandwidth;
   std::uint64_t corrupted_bytes = 0;  ///< with validate: bytes that did not match
+  /// Tests of several concurrent flows: each flow's results, in suite order.
+  /// The record's own `flow` is then the first flow's, `bandwidth` the
+  /// aggregate (all bytes over the union of the flows' intervals) and
+  /// `latency` absent. Empty for single-flow tests.
+  std::vector<FlowResult> flows;
 
   std::string clock_source;  ///< "tsc" or "steady_clock"
   double clock_ghz = 0;      ///< calibrated tick rate, when tsc

@@ -63,6 +63,18 @@ std::string format_ratio(double ratio) {
 
 void print_header(std::ostream& out, const Record& r) {
   const auto& f = r.flow;
+  if (!r.flows.empty()) {
+    out << "\n"
+        << fmt::format(
+               "{} / {}: {} concurrent flows; all flows' bytes over the union of their "
+               "intervals, then each flow on its own",
+               r.config, r.test, r.flows.size())
+        << (r.emulated.empty() ? "" : fmt::format(" (emulated: {})", fmt::join(r.emulated, ", ")))
+        << "\n"
+        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters", "MB/s",
+                       "Gb/s", "Mmsg/s", "seconds");
+    return;
+  }
   std::string title = fmt::format(
       "{} / {}: {} {} {}, window {} ({}), signal every {}, cq moderation {}, {} completion",
       r.config, r.test, to_string(f.op), engine::to_string(f.pattern),
@@ -87,6 +99,20 @@ void print_header(std::ostream& out, const Record& r) {
 }  // namespace
 
 std::pair<double, std::string> headline(const Record& r) {
+  // Concurrent flows: the first flow is the one studied (the victim of the
+  // competing ones), so its own number heads the comparison.
+  if (!r.flows.empty()) {
+    const FlowResult& first = r.flows.front();
+    if (first.flow.pattern == engine::Pattern::latency) {
+      return {first.latency ? first.latency->p50 : 0, first.latency && !first.latency->one_way
+                                                          ? "flow 1 p50 RTT us"
+                                                          : "flow 1 p50 one-way us"};
+    }
+    if (first.flow.pattern == engine::Pattern::message_rate) {
+      return {first.bandwidth ? first.bandwidth->mmsg_per_s : 0, "flow 1 Mmsg/s"};
+    }
+    return {first.bandwidth ? first.bandwidth->mb_per_s : 0, "flow 1 MB/s"};
+  }
   switch (r.flow.pattern) {
     case engine::Pattern::latency:
       return {r.latency ? r.latency->p50 : 0, is_one_way(r) ? "p50 one-way us" : "p50 RTT us"};
@@ -102,9 +128,35 @@ std::pair<double, std::string> headline(const Record& r) {
 // Live lines
 // ---------------------------------------------------------------------------
 
+/// One flow of a multi-flow record, under its aggregate line.
+void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) {
+  std::string what = fmt::format("flow {}: {} {} {}, window {}", index + 1, to_string(f.flow.op),
+                                 engine::to_string(f.flow.pattern),
+                                 engine::to_string(f.flow.direction), f.flow.window);
+  std::string numbers;
+  if (f.latency) {
+    numbers = fmt::format("p50 {:.3f} us, p99 {:.3f} us ({})", f.latency->p50, f.latency->p99,
+                          f.latency->one_way ? "one-way" : "round trip");
+  } else if (f.bandwidth) {
+    numbers =
+        fmt::format("{:.2f} MB/s, {:.4f} Mmsg/s", f.bandwidth->mb_per_s, f.bandwidth->mmsg_per_s);
+  }
+  if (numbers.empty()) {
+    out << fmt::format("{:>10} {:>10}   {}\n", "", "", what);
+  } else {
+    out << fmt::format("{:>10} {:>10}   {}: {}\n", "", f.iterations_run, what, numbers);
+  }
+}
+
 void print_record_line(std::ostream& out, const Record& r) {
-  if (r.status != Status::ok) {
+  if (r.status == Status::ok && !r.flows.empty() && r.bandwidth) {
+    const auto& b = *r.bandwidth;
+    out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
+                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
+    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
+  } else if (r.status != Status::ok) {
     out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r.status), one_line(r.reason));
+    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
   } else if (r.flow.pattern == engine::Pattern::latency && r.latency) {
     const auto& l = *r.latency;
     out << fmt::format(
@@ -154,7 +206,10 @@ void ComparisonTable::add(const Record& r) {
   }
   Cell& cell = row->cells[column];
   const bool measured =
-      r.flow.pattern == engine::Pattern::latency ? r.latency.has_value() : r.bandwidth.has_value();
+      r.flows.empty()
+          ? (r.flow.pattern == engine::Pattern::latency ? r.latency.has_value()
+                                                        : r.bandwidth.has_value())
+          : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, ""};
   } else {

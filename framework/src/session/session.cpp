@@ -3,15 +3,18 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
+#include "bootstrap/channel_mux.hpp"
 #include "engine/clock.hpp"
 #include "engine/runner.hpp"
 #include "report/stats.hpp"
@@ -39,6 +42,10 @@ class Watchdog {
     deadline_ns_ = (SteadyClock::now() + limit).time_since_epoch().count();
   }
   void disarm() { deadline_ns_ = 0; }
+  /// Raised by the engine itself when one of a test's concurrent flows
+  /// failed: the others stop at their next idle moment instead of waiting
+  /// out their deadlines.
+  void trip() { abort_ = true; }
   const std::atomic<bool>& abort() const { return abort_; }
   bool fired() const { return abort_; }
 
@@ -186,8 +193,8 @@ class SuiteRun {
               "unavailable: " + plugins_.why_missing(config.plugin)};
     } else {
       try {
-        const Options options = suite::validate_options(config, plugin_->options());
-        context_ = plugin_->open(options);
+        options_ = suite::validate_options(config, plugin_->options());
+        context_ = plugin_->open(options_);
         caps_ = context_->capabilities();
         device_ = context_->device();
       } catch (const Unavailable& e) {
@@ -215,11 +222,20 @@ class SuiteRun {
     context_.reset();
   }
 
+  /// Why `test` cannot run at `size` here ("" when it can): the first
+  /// flow that cannot, named when there are several.
+  std::string skip_reason(const engine::TestSpec& test, std::uint64_t size) const {
+    const bool several = test.flows.size() > 1;
+    for (std::size_t k = 0; k < test.flows.size(); ++k) {
+      const std::string why = engine::skip_reason(test, test.flows[k], caps_, size);
+      if (!why.empty()) return several ? "flow " + std::to_string(k + 1) + ": " + why : why;
+    }
+    return {};
+  }
+
   void run_test(const engine::ConfigSpec& config, const engine::TestSpec& test) {
-    const engine::FlowSpec& flow = test.flows.front();
     std::vector<std::string> reasons;
-    for (const auto size : test.sizes)
-      reasons.push_back(engine::skip_reason(test, flow, caps_, size));
+    for (const auto size : test.sizes) reasons.push_back(skip_reason(test, size));
     reasons = guarded([&] { return agree_sizes(control_, reasons); });
     if (stopped_) {
       record_all(config, test, report::Status::error, stop_reason_);
@@ -228,14 +244,20 @@ class SuiteRun {
 
     bool any = false;
     for (const auto& r : reasons) any |= r.empty();
-    std::optional<engine::TestRunner> runner;
+    ConcurrentFlows flows;
     std::string setup_error;
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
-        runner.emplace(*context_, control_, test, watchdog_.abort());
-        runner->setup();
+        set_up(test, flows);
         watchdog_.disarm();
+      } catch (const Unsupported& e) {
+        // A second Context for a further flow (see plugin.hpp, "Threads"):
+        // both sides hit it at the same point, nothing is out of step.
+        watchdog_.disarm();
+        for (auto& r : reasons) {
+          if (r.empty()) r = std::string("concurrent flows need one Context each: ") + e.what();
+        }
       } catch (const std::exception& e) {
         stop(test, e.what());
         setup_error = describe_failure(e.what());
@@ -258,9 +280,9 @@ class SuiteRun {
           const auto& d = test.duration;
           watchdog_.arm(settings_.size_timeout +
                         std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
-          engine::SizeOutcome outcome = runner->run(size);
+          std::vector<engine::SizeOutcome> outcomes = run_size(flows, size);
           watchdog_.disarm();
-          fill_results(record, flow, outcome);
+          fill_results(record, test, outcomes);
         } catch (const std::exception& e) {
           stop(test, e.what());
           record.status = report::Status::error;
@@ -271,13 +293,82 @@ class SuiteRun {
     }
   }
 
+  /// A test's flows, each with its own runner (and, for plugins whose
+  /// endpoints are not thread-safe, its own Context) and, when there are
+  /// several, its own control channel and thread.
+  struct ConcurrentFlows {
+    std::vector<engine::TestSpec> tests;  // one single-flow test per flow
+    std::vector<std::unique_ptr<Context>> extra_contexts;
+    std::unique_ptr<bootstrap::ChannelMux> channels;
+    std::vector<std::unique_ptr<engine::TestRunner>> runners;
+  };
+
+  void set_up(const engine::TestSpec& test, ConcurrentFlows& flows) {
+    const std::size_t count = test.flows.size();
+    if (count > 1) flows.channels = std::make_unique<bootstrap::ChannelMux>(control_, count);
+    for (std::size_t k = 0; k < count; ++k) {
+      engine::TestSpec& single = flows.tests.emplace_back(test);
+      single.flows = {test.flows[k]};
+    }
+    // Flows are set up one after the other, the same order on both sides;
+    // only their measured phases run at once.
+    for (std::size_t k = 0; k < count; ++k) {
+      Context* context = context_.get();
+      if (k > 0 && !caps_.thread_safe_endpoints) {
+        flows.extra_contexts.push_back(plugin_->open(options_));
+        context = flows.extra_contexts.back().get();
+      }
+      bootstrap::Bootstrap& channel = count > 1 ? flows.channels->channel(k) : control_;
+      flows.runners.push_back(std::make_unique<engine::TestRunner>(
+          *context, channel, flows.tests[k], watchdog_.abort()));
+      flows.runners.back()->setup();
+    }
+  }
+
+  /// One size of every flow, each on its own thread (the first on this one),
+  /// started together by their first barriers. The first failure stops the
+  /// others and is rethrown.
+  std::vector<engine::SizeOutcome> run_size(ConcurrentFlows& flows, std::uint64_t size) {
+    const std::size_t count = flows.runners.size();
+    std::vector<engine::SizeOutcome> outcomes(count);
+    if (count == 1) {
+      outcomes[0] = flows.runners[0]->run(size);
+      return outcomes;
+    }
+    std::vector<std::string> failures(count);
+    auto run_one = [&](std::size_t k) {
+      try {
+        outcomes[k] = flows.runners[k]->run(size);
+      } catch (const std::exception& e) {
+        failures[k] = "flow " + std::to_string(k + 1) + ": " + e.what();
+        watchdog_.trip();
+      }
+    };
+    {
+      std::vector<std::jthread> threads;
+      for (std::size_t k = 1; k < count; ++k) threads.emplace_back(run_one, k);
+      run_one(0);
+    }
+    // The flow that failed first says why; the others only saw the abort.
+    for (const auto& failure : failures) {
+      if (!failure.empty() && failure.find("run aborted") == std::string::npos) {
+        throw TransportError(failure);
+      }
+    }
+    for (const auto& failure : failures) {
+      if (!failure.empty()) throw TransportError(failure);
+    }
+    return outcomes;
+  }
+
   /// A failure inside a test leaves the two sides at unknown points of the
   /// control protocol: the run stops here and says why.
   void stop(const engine::TestSpec& test, const std::string& what) {
     watchdog_.disarm();
     // The responder keeps no records: its own view of a failure goes to
     // stderr, where the user of a two-host run sees it.
-    if (control_.rank() != 0) std::cerr << "uniperf: test '" << test.name << "' failed here: " << what << "\n";
+    if (control_.rank() != 0)
+      std::cerr << "uniperf: test '" << test.name << "' failed here: " << what << "\n";
     stopped_ = true;
     stop_reason_ = "not run: the run stopped after test '" + test.name + "' failed (" + what + ")";
   }
@@ -314,7 +405,21 @@ class SuiteRun {
     r.flow = engine::effective_flow(test.flows.front(), caps_);
     r.duration = test.duration;
     r.preset = test.preset;
-    r.emulated = engine::emulated_features(r.flow, caps_);
+    if (test.flows.size() > 1) {
+      // Every flow's parameters, also when the test does not run.
+      for (const auto& flow : test.flows) {
+        report::FlowResult parameters;
+        parameters.flow = engine::effective_flow(flow, caps_);
+        r.flows.push_back(std::move(parameters));
+      }
+    }
+    for (const auto& flow : test.flows) {
+      for (auto& feature : engine::emulated_features(engine::effective_flow(flow, caps_), caps_)) {
+        if (std::find(r.emulated.begin(), r.emulated.end(), feature) == r.emulated.end()) {
+          r.emulated.push_back(std::move(feature));
+        }
+      }
+    }
     const auto& clock = engine::clock_info();
     r.clock_source = clock.source;
     r.clock_ghz = clock.ticks_per_us / 1e3;
@@ -323,17 +428,49 @@ class SuiteRun {
     return r;
   }
 
-  void fill_results(report::Record& record, const engine::FlowSpec& flow,
-                    engine::SizeOutcome& outcome) const {
-    record.iterations_run = outcome.iterations;
-    record.corrupted_bytes = outcome.corrupted_bytes;
+  /// Sorts the outcome's samples in place.
+  static report::FlowResult flow_result(const engine::FlowSpec& flow,
+                                        engine::SizeOutcome& outcome) {
+    report::FlowResult result;
+    result.flow = flow;
+    result.iterations_run = outcome.iterations;
+    result.corrupted_bytes = outcome.corrupted_bytes;
     if (flow.pattern == engine::Pattern::latency) {
-      record.latency = report::compute_latency(outcome.latency_us, outcome.one_way);
+      result.latency = report::compute_latency(outcome.latency_us, outcome.one_way);
     }
-    record.bandwidth = report::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
-    if (flow.validate && outcome.corrupted_bytes != 0) {
+    result.bandwidth = report::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
+    return result;
+  }
+
+  void fill_results(report::Record& record, const engine::TestSpec& test,
+                    std::vector<engine::SizeOutcome>& outcomes) const {
+    if (outcomes.size() == 1) {
+      report::FlowResult only = flow_result(test.flows.front(), outcomes.front());
+      record.iterations_run = only.iterations_run;
+      record.corrupted_bytes = only.corrupted_bytes;
+      record.latency = std::move(only.latency);
+      record.bandwidth = std::move(only.bandwidth);
+    } else {
+      // Every flow's bytes over the union of their intervals (all measured
+      // on this side's clock).
+      std::uint64_t bytes = 0, messages = 0;
+      engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
+      for (std::size_t k = 0; k < outcomes.size(); ++k) {
+        auto& outcome = outcomes[k];
+        record.flows[k] = flow_result(engine::effective_flow(test.flows[k], caps_), outcome);
+        record.iterations_run += outcome.iterations;
+        record.corrupted_bytes += outcome.corrupted_bytes;
+        bytes += outcome.bytes;
+        messages += outcome.messages;
+        first = std::min(first, outcome.started);
+        last = std::max(last, outcome.finished);
+      }
+      const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
+      record.bandwidth = report::compute_bandwidth(bytes, messages, seconds);
+    }
+    if (record.corrupted_bytes != 0) {
       record.status = report::Status::error;
-      record.reason = "payload validation failed: " + std::to_string(outcome.corrupted_bytes) +
+      record.reason = "payload validation failed: " + std::to_string(record.corrupted_bytes) +
                       " corrupted bytes";
     }
   }
@@ -371,6 +508,7 @@ class SuiteRun {
   std::string host_ = hostname();
 
   Plugin* plugin_ = nullptr;
+  Options options_;
   std::unique_ptr<Context> context_;
   Capabilities caps_;
   std::string device_;
