@@ -62,8 +62,9 @@ def main():
 
     records = [json.loads(line) for line in open(sample, encoding="utf-8") if line.strip()]
     def measured(r):
+        subject = r["flows"][0] if r.get("flows") else r  # concurrent flows: the first is plotted
         return r["status"] == "ok" and (
-            "latency_us" in r if r["params"]["pattern"] == "latency" else "bandwidth" in r)
+            "latency_us" in subject if r["params"]["pattern"] == "latency" else "bandwidth" in subject)
     expected_plots = len({r["test"] for r in records if measured(r)})
     expected_rows = len({(r["test"], r["size"]) for r in records})
     url = "file://" + os.path.abspath(page)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -78,7 +79,8 @@ std::vector<std::string> row_of(const Record& r) {
                      std::to_string(r.corrupted_bytes),
                      r.clock_source,
                      r.host,
-                     r.timestamp}) {
+                     r.timestamp,
+                     std::to_string(std::max<std::size_t>(1, r.flows.size()))}) {
     row.push_back(std::move(field));
   }
   return row;
@@ -149,7 +151,8 @@ const std::vector<std::string_view>& csv_columns() {
                                                         "corrupted_bytes",
                                                         "clock_source",
                                                         "host",
-                                                        "timestamp"};
+                                                        "timestamp",
+                                                        "flows"};
   return columns;
 }
 

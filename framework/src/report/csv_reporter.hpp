@@ -15,7 +15,9 @@ namespace uniperf::report {
 /// The header row, in order; the set is stable: columns are only ever
 /// appended. Latency columns are microseconds; MB/s is 10^6 B/s, Gb/s
 /// 10^9 bit/s, Mmsg/s 10^6 msg/s. A measurement a record does not have is
-/// an empty field.
+/// an empty field. `flows` is the number of concurrent flows (1 for a
+/// plain test); a test of several flows reports the first flow's parameters
+/// and the aggregate bandwidth (the JSON Lines record has every flow).
 const std::vector<std::string_view>& csv_columns();
 
 /// The header and one row per record.

@@ -45,6 +45,9 @@
     }
     return splits.length >= 2 ? splits : [min, max];
   }
+  // A test of several concurrent flows plots its first flow, the one
+  // studied (as the side-by-side table does); the record has them all.
+  const subject = (r) => (r.flows && r.flows.length ? r.flows[0] : r);
   const positive = (v) => (v != null && isFinite(v) && v > 0 ? v : null);
 
   // What one test plots: latency p50 with a p90..p99 band, or throughput.
@@ -53,15 +56,15 @@
       return {
         label: oneWay ? "one-way latency (us)" : "round-trip latency (us)",
         unit: "us",
-        pick: (r) => r.latency_us,
+        pick: (r) => subject(r).latency_us,
       };
     }
     if (pattern === "bandwidth") {
       return { label: "bandwidth (MB/s, 10^6 B/s)", unit: "MB/s",
-               pick: (r) => r.bandwidth && r.bandwidth.MB_per_s };
+               pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s };
     }
     return { label: "message rate (Mmsg/s)", unit: "Mmsg/s",
-             pick: (r) => r.bandwidth && r.bandwidth.Mmsg_per_s };
+             pick: (r) => subject(r).bandwidth && subject(r).bandwidth.Mmsg_per_s };
   }
 
   // The plot fills its card (two cards a row on a wide window).
@@ -75,7 +78,7 @@
     const first = rows[0];
     const pattern = first.params.pattern;
     const measured = rows.filter((r) => r.status === "ok" &&
-                                        (pattern === "latency" ? r.latency_us : r.bandwidth));
+        (pattern === "latency" ? subject(r).latency_us : subject(r).bandwidth));
     const section = document.createElement("section");
     section.className = "test";
     const title = document.createElement("h3");
@@ -85,7 +88,9 @@
     detail.className = "detail";
     detail.textContent = ` ${p.op} ${p.pattern} ${p.direction}` +
         (pattern === "latency" ? "" : `, window ${p.window} (${p.window_mode})`) +
-        `, ${p.completion} completion`;
+        `, ${p.completion} completion` +
+        (first.flows && first.flows.length > 1
+          ? `; flow 1 of ${first.flows.length} concurrent flows` : "");
     title.appendChild(detail);
     section.appendChild(title);
     container.appendChild(section);
@@ -107,7 +112,7 @@
     }
     if (!measured.length) return 0;
 
-    const oneWay = measured.every((r) => !r.latency_us || r.latency_us.one_way);
+    const oneWay = measured.every((r) => !subject(r).latency_us || subject(r).latency_us.one_way);
     const metric = metricsOf(pattern, oneWay);
     const sizes = [...new Set(measured.map((r) => r.size))].sort((a, b) => a - b);
     const plotted = configs.filter((c) => measured.some((r) => r.config === c));
@@ -119,7 +124,10 @@
       const color = colorOf(config);
       if (pattern === "latency") {
         const base = columns.length;
-        const value = (key) => sizes.map((s) => { const r = at(config, s); return r ? positive(r.latency_us[key]) : null; });
+        const value = (key) => sizes.map((s) => {
+          const r = at(config, s);
+          return r ? positive(subject(r).latency_us[key]) : null;
+        });
         columns.push(value("p99"), value("p90"), value("p50"));
         series.push(
           { label: `${config} p99`, stroke: withAlpha(color, 0.45), width: 1, spanGaps: true,
@@ -166,7 +174,7 @@
   function provenance() {
     const known = new Set(["schema_version", "status", "reason", "suite", "config", "test", "size",
                            "preset", "params", "emulated", "iterations_run", "corrupted_bytes",
-                           "latency_us", "bandwidth", "timestamp"]);
+                           "latency_us", "bandwidth", "timestamp", "flows"]);
     const table = document.getElementById("provenance-table");
     if (!table) return;
     for (const config of configs) {
