@@ -182,7 +182,12 @@
       const facts = [];
       const add = (key, value) => {
         if (value === undefined || value === null || value === "") return;
-        facts.push([key, typeof value === "object" ? JSON.stringify(value) : String(value)]);
+        if (typeof value === "object" && !Array.isArray(value)) {
+          // One fact per field of a nested object ("provenance.cpu ...").
+          for (const sub of Object.keys(value).sort()) add(`${key}.${sub}`, value[sub]);
+          return;
+        }
+        facts.push([key, Array.isArray(value) ? value.map(String).join(", ") : String(value)]);
       };
       add("plugin", r.plugin && `${r.plugin.name} ${r.plugin.version}`);
       add("library", r.plugin && r.plugin.library_version);
