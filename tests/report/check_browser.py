@@ -39,6 +39,7 @@ def chromium(browser, profile, extra, url):
     command = [browser, "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-extensions", "--disable-default-apps", "--no-default-browser-check",
+               "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
                "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
                "--user-data-dir=" + profile, "--virtual-time-budget=10000"] + extra + [url]
     if os.geteuid() == 0:
