@@ -60,7 +60,7 @@
       };
     }
     if (pattern === "bandwidth") {
-      return { label: "bandwidth (MB/s, 10^6 B/s)", unit: "MB/s",
+      return { label: "bandwidth (MB/s = 10⁶ B/s)", unit: "MB/s",
                pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s };
     }
     return { label: "message rate (Mmsg/s)", unit: "Mmsg/s",
