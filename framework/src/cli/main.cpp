@@ -16,6 +16,7 @@
 #include "loader/plugin_registry.hpp"
 #include "report/jsonl_writer.hpp"
 #include "report/table.hpp"
+#include "session/provenance.hpp"
 #include "session/session.hpp"
 #include "suite/suite.hpp"
 
@@ -42,6 +43,8 @@ struct ConnectionOptions {
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
+  std::optional<int> cpu;       // --cpu N: pin this process
+  std::optional<int> peer_cpu;  // --peer-cpu N: pin a local pair's responder
 
   bool listening() const {
     for (const auto* flag : listen_flags) {
@@ -70,6 +73,10 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "Seconds one size may run past its duration before it counts as hung")
       ->default_val(120);
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  command->add_option("--cpu", options.cpu, "Pin this process to CPU N (recorded)");
+  command->add_option("--peer-cpu", options.peer_cpu,
+                      "Pin the local pair's responder to CPU N (recorded; on two hosts give "
+                      "the server its own --cpu)");
   cli::add_report_file_options(command, options.report_files);
   command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
 }
@@ -121,6 +128,13 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
     report_files.emplace(options.report_files);
   }
 
+  // A local pair's responder is this command line re-run with
+  // --pair-connect: it takes --peer-cpu as its own pin.
+  const std::optional<int> my_cpu = options.pair_connect.empty() ? options.cpu : options.peer_cpu;
+  if (my_cpu) session::pin_to_cpu(*my_cpu);
+  const nlohmann::json my_facts = session::provenance();
+  nlohmann::json peer_facts;
+
   std::unique_ptr<bootstrap::Bootstrap> control;
   std::optional<cli::LocalPair> pair;
   try {
@@ -139,7 +153,7 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
       pair.emplace(argc, argv);
       control = pair->accept();
     }
-    session::handshake(*control, suite, configs);
+    peer_facts = session::handshake(*control, suite, configs, my_facts);
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitNoPeer;
@@ -165,6 +179,24 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
   };
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  if (initiator) {
+    const bool remote = !options.peer.empty();
+    settings.provenance = {
+        {"uniperf", session::build_info()},
+        {"suite_sha256", suite.content_hash},
+        {"initiator", my_facts},
+        {"responder", peer_facts},
+        {"cpu",
+         {{"initiator", options.cpu ? nlohmann::json(*options.cpu) : nlohmann::json(nullptr)},
+          {"responder", !remote && options.peer_cpu ? nlohmann::json(*options.peer_cpu)
+                                                    : nlohmann::json(nullptr)}}}};
+    if (remote && options.peer_cpu)
+      settings.warnings.push_back("--peer-cpu is ignored with --peer: give the server --cpu");
+    for (auto& w : session::preflight(my_facts, peer_facts,
+                                      {.hugepages = session::configs_want_hugepages(configs)}))
+      settings.warnings.push_back(std::move(w));
+    for (const auto& w : settings.warnings) std::cerr << "uniperf: warning: " << w << "\n";
+  }
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
   control.reset();  // closes the control connection: the peer ends now
   if (pair) pair->wait();

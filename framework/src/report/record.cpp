@@ -1,7 +1,9 @@
-// The JSON Lines schema, version 1: one object per line, one line per
-// (config, test, size). Units are in the key names or stated here.
+// The JSON Lines schema, version 1.1: one object per line, one line per
+// (config, test, size). Units are in the key names or stated here; the
+// reference, with the fields added in 1.1 (schema_minor, provenance,
+// warnings, trials), is docs/results.md.
 //
-//   schema_version   1
+//   schema_version   1 (the major; schema_minor the minor, absent = 0)
 //   status           "ok" | "skipped" | "error"
 //   reason           why it was skipped or failed; "" when ok
 //   suite, config, test, preset    names; preset is "" or perftest / osu / itperf
@@ -106,6 +108,7 @@ json to_json(const Record& r) {
   params["margin_s"] = r.duration.margin;
   params["warmup_iterations"] = r.duration.warmup_iterations;
   json j = {{"schema_version", r.schema_version},
+            {"schema_minor", r.schema_minor},
             {"status", to_string(r.status)},
             {"reason", r.reason},
             {"suite", r.suite},
@@ -124,7 +127,9 @@ json to_json(const Record& r) {
             {"corrupted_bytes", r.corrupted_bytes},
             {"clock", {{"source", r.clock_source}, {"ghz", r.clock_ghz}}},
             {"host", r.host},
-            {"timestamp", r.timestamp}};
+            {"timestamp", r.timestamp},
+            {"provenance", r.provenance},
+            {"warnings", r.warnings}};
   put_results(j, r.latency, r.bandwidth);
   if (!r.flows.empty()) {
     json flows = json::array();
@@ -358,6 +363,15 @@ Record record_from_json(const json& j) {
   r.clock_ghz = clock.number("ghz");
   r.host = top.string("host");
   r.timestamp = top.string("timestamp");
+  // Added in 1.1: optional.
+  r.schema_minor = j.contains("schema_minor")
+                       ? static_cast<int>(top.unsigned_integer("schema_minor", 1'000'000))
+                       : 0;
+  if (j.contains("provenance")) {
+    if (!j["provenance"].is_object()) top.fail("provenance", "expected an object");
+    r.provenance = j["provenance"];
+  }
+  if (j.contains("warnings")) r.warnings = top.strings("warnings");
   return r;
 }
 

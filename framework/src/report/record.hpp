@@ -12,7 +12,11 @@
 
 namespace uniperf::report {
 
+/// The schema's major version (`schema_version`): a reader accepts records
+/// of its own major only. The minor (`schema_minor`) counts additions of
+/// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaMinor = 1;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -79,6 +83,15 @@ struct Record {
   double clock_ghz = 0;      ///< calibrated tick rate, when tsc
   std::string timestamp;     ///< ISO 8601 UTC, when the record was made
   std::string host;
+
+  int schema_minor = kSchemaMinor;  ///< 0 when read from a record without one
+  /// Where the numbers came from (added in 1.1; an empty object when absent):
+  /// {uniperf: {version, git}, suite_sha256, initiator: {facts},
+  ///  responder: {facts} | null, cpu: {initiator, responder} (pins asked)};
+  /// facts as session::provenance() describes them.
+  nlohmann::json provenance = nlohmann::json::object();
+  /// Preflight findings that can skew the numbers (added in 1.1).
+  std::vector<std::string> warnings;
 };
 
 /// The JSON form of a record (the JSON Lines schema, version kSchemaVersion).

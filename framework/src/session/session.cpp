@@ -425,6 +425,8 @@ class SuiteRun {
     r.clock_ghz = clock.ticks_per_us / 1e3;
     r.host = host_;
     r.timestamp = utc_timestamp();
+    r.provenance = settings_.provenance;
+    r.warnings = settings_.warnings;
     return r;
   }
 
@@ -522,13 +524,12 @@ class SuiteRun {
 
 }  // namespace
 
-void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-               const std::vector<engine::ConfigSpec>& configs) {
-  json mine = {{"magic", "uniperf"},
-               {"protocol", kProtocolVersion},
-               {"version", UNIPERF_VERSION},
-               {"suite", {{"name", suite.name}, {"hash", suite.content_hash}}},
-               {"configs", json::array()}};
+json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+               const std::vector<engine::ConfigSpec>& configs, const json& provenance) {
+  json mine = {
+      {"magic", "uniperf"},         {"protocol", kProtocolVersion},
+      {"version", UNIPERF_VERSION}, {"suite", {{"name", suite.name}, {"hash", suite.content_hash}}},
+      {"configs", json::array()},   {"provenance", provenance}};
   for (const auto& c : configs)
     mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
   const std::string text = mine.dump();
@@ -566,6 +567,7 @@ void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
                          ", there " + theirs["configs"].dump() +
                          ": give both sides the same --config files in the same order");
   }
+  return theirs.value("provenance", json(nullptr));
 }
 
 std::vector<report::Record> run(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,

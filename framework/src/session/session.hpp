@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,13 @@ struct HandshakeError : std::runtime_error {
 };
 
 /// Both sides call it first. Rejects a peer of another protocol version,
-/// another suite or other configs with a message that says which.
-void handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-               const std::vector<engine::ConfigSpec>& configs);
+/// another suite or other configs with a message that says which. Each side
+/// sends its own `provenance` facts (an object, or null) and gets the peer's
+/// back (null from a peer that sent none), so the initiator's records
+/// describe both hosts.
+nlohmann::json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+                         const std::vector<engine::ConfigSpec>& configs,
+                         const nlohmann::json& provenance = nullptr);
 
 struct Observer {
   /// Called on the initiator before each (config, test, size) runs.
@@ -42,6 +47,10 @@ struct RunSettings {
   /// Longest one size may take beyond its own duration before the run is
   /// aborted as hung.
   std::chrono::seconds size_timeout{120};
+  /// Copied into every record: the run's provenance (see
+  /// report::Record::provenance) and the preflight warnings.
+  nlohmann::json provenance = nlohmann::json::object();
+  std::vector<std::string> warnings;
 };
 
 /// Runs the suite over every config on an established, handshaken control

@@ -1,0 +1,106 @@
+// Preflight warnings from hand-written facts, and this machine's own facts.
+#include "session/provenance.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report/record.hpp"
+
+namespace uniperf::session {
+namespace {
+
+using json = nlohmann::json;
+
+json quiet_machine(int cpu) {
+  return {{"host", "a"},       {"online_cpus", 8},
+          {"affinity", {cpu}}, {"governors", {{std::to_string(cpu), "performance"}}},
+          {"loadavg_1m", 0.1}, {"hugepages_total", 0}};
+}
+
+bool mentions(const std::vector<std::string>& warnings, const std::string& text) {
+  for (const auto& w : warnings)
+    if (w.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Preflight, QuietPinnedPerformanceMachineHasNoWarnings) {
+  EXPECT_TRUE(preflight(quiet_machine(2), quiet_machine(3), {}).empty());
+}
+
+TEST(Preflight, FrequencyScalingIsWarnedWithTheGovernor) {
+  json local = quiet_machine(2);
+  local["governors"]["2"] = "powersave";
+  const auto warnings = preflight(local, nullptr, {});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(mentions(warnings, "2:powersave"));
+  local["governors"]["2"] = "unknown";  // no cpufreq (a VM): nothing to say
+  EXPECT_TRUE(preflight(local, nullptr, {}).empty());
+}
+
+TEST(Preflight, UnpinnedAndSharedCpusAreWarned) {
+  json local = quiet_machine(2);
+  local["affinity"] = {0, 1, 2, 3};
+  local["governors"] = {
+      {"0", "performance"}, {"1", "performance"}, {"2", "performance"}, {"3", "performance"}};
+  const auto unpinned = preflight(local, quiet_machine(5), {});
+  ASSERT_EQ(unpinned.size(), 1u);
+  EXPECT_TRUE(mentions(unpinned, "initiator: not pinned (may run on CPUs 0-3)"));
+  const auto shared = preflight(quiet_machine(4), quiet_machine(4), {});
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_TRUE(mentions(shared, "same CPU 4"));
+  json peer = quiet_machine(1);
+  peer["affinity"] = {0, 1};
+  EXPECT_TRUE(mentions(preflight(quiet_machine(4), peer, {}), "--peer-cpu"));
+}
+
+TEST(Preflight, BusyMachineAndMissingHugePages) {
+  json local = quiet_machine(1);
+  local["loadavg_1m"] = 6.5;
+  EXPECT_TRUE(mentions(preflight(local, nullptr, {}), "busy (1-minute load average 6.50 on 8"));
+  EXPECT_TRUE(preflight(quiet_machine(1), nullptr, {.hugepages = false}).empty());
+  EXPECT_TRUE(mentions(preflight(quiet_machine(1), nullptr, {.hugepages = true}), "huge pages"));
+}
+
+TEST(Preflight, TwoHostsCheckTheResponderOnItsOwn) {
+  json peer = quiet_machine(1);
+  peer["host"] = "b";
+  peer["governors"]["1"] = "ondemand";
+  EXPECT_TRUE(mentions(preflight(quiet_machine(1), peer, {}), "responder (b): frequency scaling"));
+}
+
+TEST(Preflight, HugePageRequestsAreFoundInOptionsAndEnvironment) {
+  engine::ConfigSpec config;
+  EXPECT_FALSE(configs_want_hugepages({config}));
+  config.environment["UCX_MM_HUGETLB_MODE"] = "n";
+  EXPECT_FALSE(configs_want_hugepages({config}));
+  config.environment["UCX_MM_HUGETLB_MODE"] = "y";
+  EXPECT_TRUE(configs_want_hugepages({config}));
+}
+
+TEST(Provenance, DescribesThisProcess) {
+  const json facts = provenance();
+  EXPECT_FALSE(facts.at("host").get<std::string>().empty());
+  EXPECT_FALSE(facts.at("affinity").empty());
+  EXPECT_EQ(facts.at("governors").size(), facts.at("affinity").size());
+  EXPECT_GT(facts.at("clock").at("ghz").get<double>(), 0);
+  EXPECT_NE(build_info().at("git").get<std::string>(), "");
+}
+
+TEST(Provenance, RecordRoundTripsProvenanceAndWarnings) {
+  report::Record r;
+  r.provenance = {{"initiator", quiet_machine(1)}};
+  r.warnings = {"busy"};
+  const report::Record back = report::record_from_json(report::to_json(r));
+  EXPECT_EQ(back.provenance, r.provenance);
+  EXPECT_EQ(back.warnings, r.warnings);
+  EXPECT_EQ(back.schema_minor, report::kSchemaMinor);
+  json old = report::to_json(r);  // a 1.0 record: no minor, no provenance
+  old.erase("schema_minor");
+  old.erase("provenance");
+  old.erase("warnings");
+  const report::Record read = report::record_from_json(old);
+  EXPECT_EQ(read.schema_minor, 0);
+  EXPECT_TRUE(read.warnings.empty());
+}
+
+}  // namespace
+}  // namespace uniperf::session
