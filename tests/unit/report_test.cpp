@@ -217,7 +217,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("duration_s"), 5.5);
   EXPECT_EQ(p.at("margin_s"), 0.75);
   EXPECT_EQ(p.at("warmup_iterations"), 42);
-  EXPECT_EQ(p.size(), 19u);
+  EXPECT_EQ(p.at("trials"), 1);
+  EXPECT_EQ(p.size(), 20u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");

@@ -43,8 +43,9 @@ struct ConnectionOptions {
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
-  std::optional<int> cpu;       // --cpu N: pin this process
-  std::optional<int> peer_cpu;  // --peer-cpu N: pin a local pair's responder
+  std::optional<int> cpu;               // --cpu N: pin this process
+  std::optional<int> peer_cpu;          // --peer-cpu N: pin a local pair's responder
+  std::optional<std::uint32_t> trials;  // --trials N: overrides every test's trials
 
   bool listening() const {
     for (const auto* flag : listen_flags) {
@@ -73,6 +74,10 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "Seconds one size may run past its duration before it counts as hung")
       ->default_val(120);
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  command
+      ->add_option("--trials", options.trials,
+                   "Measure each size N times; records get per-trial values and 95% CIs")
+      ->check(CLI::Range(1u, 1000u));
   command->add_option("--cpu", options.cpu, "Pin this process to CPU N (recorded)");
   command->add_option("--peer-cpu", options.peer_cpu,
                       "Pin the local pair's responder to CPU N (recorded; on two hosts give "
@@ -116,8 +121,10 @@ int report_and_exit_code(const std::vector<report::Record>& records) {
 }
 
 /// Connects (or starts a local pair), handshakes, runs, reports.
-int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, int argc,
-            char** argv) {
+int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
+  if (options.trials) {
+    for (auto& test : suite.tests) test.duration.trials = *options.trials;
+  }
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
 

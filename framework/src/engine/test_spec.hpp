@@ -54,6 +54,9 @@ struct Duration {
   double seconds = 0;  ///< > 0 selects duration mode
   double margin = 0;   ///< seconds excluded at start and end in duration mode
   std::uint64_t warmup_iterations = 0;
+  /// Times each size is measured (`trials:`); a record then carries every
+  /// trial's summary and the confidence interval of their mean.
+  std::uint32_t trials = 1;
 };
 
 struct TestSpec {

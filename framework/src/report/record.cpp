@@ -62,6 +62,14 @@ std::string_view to_string(Status status) {
   return "unknown";
 }
 
+double trial_metric(const TrialSummary& t, std::string_view metric) {
+  if (metric == "p50_us") return t.p50_us;
+  if (metric == "mean_us") return t.mean_us;
+  if (metric == "MB_per_s") return t.mb_per_s;
+  if (metric == "Mmsg_per_s") return t.mmsg_per_s;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 json to_json(const engine::FlowSpec& flow) {
   return {{"op", to_string(flow.op)},
           {"pattern", engine::to_string(flow.pattern)},
@@ -107,6 +115,7 @@ json to_json(const Record& r) {
   params["duration_s"] = r.duration.seconds;
   params["margin_s"] = r.duration.margin;
   params["warmup_iterations"] = r.duration.warmup_iterations;
+  params["trials"] = r.duration.trials;
   json j = {{"schema_version", r.schema_version},
             {"schema_minor", r.schema_minor},
             {"status", to_string(r.status)},
@@ -131,6 +140,21 @@ json to_json(const Record& r) {
             {"provenance", r.provenance},
             {"warnings", r.warnings}};
   put_results(j, r.latency, r.bandwidth);
+  if (!r.trials.empty()) {
+    json per_trial = json::array();
+    for (const TrialSummary& t : r.trials) {
+      per_trial.push_back({{"iterations_run", t.iterations_run},
+                           {"p50_us", t.p50_us},
+                           {"mean_us", t.mean_us},
+                           {"MB_per_s", t.mb_per_s},
+                           {"Mmsg_per_s", t.mmsg_per_s}});
+    }
+    json ci = json::object();
+    for (const auto& [metric, interval] : r.ci95) {
+      ci[metric] = {{"mean", interval.mean}, {"low", interval.low}, {"high", interval.high}};
+    }
+    j["trials"] = {{"count", r.trials.size()}, {"per_trial", per_trial}, {"ci95", ci}};
+  }
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -339,6 +363,7 @@ Record record_from_json(const json& j) {
   r.duration.seconds = params.number("duration_s");
   r.duration.margin = params.number("margin_s");
   r.duration.warmup_iterations = params.unsigned_integer("warmup_iterations");
+  if (j.at("params").contains("trials")) r.duration.trials = params.unsigned32("trials");
 
   r.emulated = top.strings("emulated");
   r.iterations_run = top.unsigned_integer("iterations_run");
@@ -372,6 +397,26 @@ Record record_from_json(const json& j) {
     r.provenance = j["provenance"];
   }
   if (j.contains("warnings")) r.warnings = top.strings("warnings");
+  if (j.contains("trials")) {
+    const FieldReader trials = top.object("trials");
+    const json& per_trial = trials.field("per_trial");
+    if (!per_trial.is_array()) trials.fail("per_trial", "expected an array");
+    for (std::size_t i = 0; i < per_trial.size(); ++i) {
+      const FieldReader one(per_trial[i], "trials.per_trial[" + std::to_string(i) + "]");
+      TrialSummary& t = r.trials.emplace_back();
+      t.iterations_run = one.unsigned_integer("iterations_run");
+      t.p50_us = one.number("p50_us");
+      t.mean_us = one.number("mean_us");
+      t.mb_per_s = one.number("MB_per_s");
+      t.mmsg_per_s = one.number("Mmsg_per_s");
+    }
+    const FieldReader ci = trials.object("ci95");
+    for (const auto& [metric, value] : trials.field("ci95").items()) {
+      const FieldReader interval(value, "trials.ci95." + metric);
+      r.ci95[metric] = {interval.number("mean"), interval.number("low"), interval.number("high")};
+    }
+    (void)ci;
+  }
   return r;
 }
 

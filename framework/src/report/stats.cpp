@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <vector>
 
 namespace uniperf::report {
 namespace {
@@ -61,6 +63,58 @@ BandwidthStats compute_bandwidth(std::uint64_t bytes, std::uint64_t messages, do
     stats.mmsg_per_s = static_cast<double>(messages) / seconds / 1e6;
   }
   return stats;
+}
+
+double student_t95(std::size_t degrees) {
+  // t_{0.975, df}: the standard table.
+  static constexpr double kTable[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                      2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                      2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                      2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (degrees == 0) return std::numeric_limits<double>::infinity();
+  if (degrees <= 30) return kTable[degrees];
+  if (degrees <= 40) return 2.021;
+  if (degrees <= 60) return 2.000;
+  if (degrees <= 120) return 1.980;
+  return 1.960;
+}
+
+Interval mean_ci95(std::span<const double> values) {
+  Interval interval;
+  if (values.empty()) return interval;
+  const auto n = static_cast<double>(values.size());
+  interval.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  interval.low = interval.high = interval.mean;
+  if (values.size() < 2) return interval;
+  double squared_deviations = 0;
+  for (const double v : values) squared_deviations += (v - interval.mean) * (v - interval.mean);
+  const double sample_stdev = std::sqrt(squared_deviations / (n - 1));
+  const double half_width = student_t95(values.size() - 1) * sample_stdev / std::sqrt(n);
+  interval.low = interval.mean - half_width;
+  interval.high = interval.mean + half_width;
+  return interval;
+}
+
+TrialSummary summarize_trial(const Record& trial) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  TrialSummary t;
+  t.iterations_run = trial.iterations_run;
+  t.p50_us = trial.latency ? trial.latency->p50 : kNone;
+  t.mean_us = trial.latency ? trial.latency->mean : kNone;
+  t.mb_per_s = trial.bandwidth ? trial.bandwidth->mb_per_s : kNone;
+  t.mmsg_per_s = trial.bandwidth ? trial.bandwidth->mmsg_per_s : kNone;
+  return t;
+}
+
+void compute_trial_intervals(Record& record) {
+  record.ci95.clear();
+  if (record.trials.size() < 2) return;
+  for (const char* metric : kTrialMetrics) {
+    std::vector<double> values;
+    for (const auto& t : record.trials) values.push_back(trial_metric(t, metric));
+    if (std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) continue;
+    record.ci95[metric] = mean_ci95(values);
+  }
 }
 
 }  // namespace uniperf::report

@@ -26,4 +26,19 @@ LatencyStats compute_latency(std::span<double> samples_us, bool one_way);
 /// A non-positive duration gives rates of 0 (nothing was timed).
 BandwidthStats compute_bandwidth(std::uint64_t bytes, std::uint64_t messages, double seconds);
 
+/// The two-sided 95% critical value of Student's t with `degrees` degrees of
+/// freedom (exact table to 30, then the 40 / 60 / 120 / infinity rows).
+double student_t95(std::size_t degrees);
+
+/// The 95% confidence interval of the mean of `values` (n >= 2):
+/// mean +- t95(n-1) * s / sqrt(n), s the sample standard deviation (n - 1).
+/// With fewer than two values the interval is the value itself.
+Interval mean_ci95(std::span<const double> values);
+
+/// A trial's headline values from its record (NaN for what it did not measure).
+TrialSummary summarize_trial(const Record& trial);
+
+/// Fills record.ci95 from record.trials: every metric measured in all trials.
+void compute_trial_intervals(Record& record);
+
 }  // namespace uniperf::report

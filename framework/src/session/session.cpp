@@ -279,10 +279,12 @@ class SuiteRun {
         try {
           const auto& d = test.duration;
           watchdog_.arm(settings_.size_timeout +
-                        std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
-          std::vector<engine::SizeOutcome> outcomes = run_size(flows, size);
+                        std::chrono::seconds(static_cast<std::int64_t>(
+                            (d.seconds + 2 * d.margin) * static_cast<double>(d.trials))));
+          std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, size, record);
           watchdog_.disarm();
           fill_results(record, test, outcomes);
+          report::compute_trial_intervals(record);
         } catch (const std::exception& e) {
           stop(test, e.what());
           record.status = report::Status::error;
@@ -359,6 +361,43 @@ class SuiteRun {
       if (!failure.empty()) throw TransportError(failure);
     }
     return outcomes;
+  }
+
+  /// Runs one size `trials` times (both sides loop alike: the count is part
+  /// of the suite both hashed in the handshake). With more than one trial,
+  /// each trial's summary goes into record.trials and a single flow's
+  /// outcomes are pooled (samples appended, bytes, messages and seconds
+  /// summed), so the record's statistics cover every trial; several
+  /// concurrent flows keep the last trial's outcomes.
+  std::vector<engine::SizeOutcome> run_trials(ConcurrentFlows& flows, const engine::TestSpec& test,
+                                              std::uint64_t size, report::Record& record) {
+    const std::uint32_t trials = std::max<std::uint32_t>(1, test.duration.trials);
+    std::vector<engine::SizeOutcome> pooled = run_size(flows, size);
+    if (trials == 1) return pooled;
+    auto summarize = [&](std::vector<engine::SizeOutcome> outcomes) {
+      report::Record trial = record;
+      trial.trials.clear();
+      fill_results(trial, test, outcomes);
+      record.trials.push_back(report::summarize_trial(trial));
+    };
+    summarize(pooled);
+    for (std::uint32_t t = 1; t < trials; ++t) {
+      std::vector<engine::SizeOutcome> outcomes = run_size(flows, size);
+      summarize(outcomes);
+      if (outcomes.size() != 1) {
+        pooled = std::move(outcomes);
+        continue;
+      }
+      engine::SizeOutcome& sum = pooled.front();
+      const engine::SizeOutcome& one = outcomes.front();
+      sum.latency_us.insert(sum.latency_us.end(), one.latency_us.begin(), one.latency_us.end());
+      sum.bytes += one.bytes;
+      sum.messages += one.messages;
+      sum.seconds += one.seconds;
+      sum.iterations += one.iterations;
+      sum.corrupted_bytes += one.corrupted_bytes;
+    }
+    return pooled;
   }
 
   /// A failure inside a test leaves the two sides at unknown points of the
@@ -522,14 +561,26 @@ class SuiteRun {
   std::vector<report::Record> records_;
 };
 
+/// Each test's trial count: `--trials` overrides the suite file, so the
+/// file's hash alone would not show that the two sides loop differently.
+std::vector<std::uint32_t> trial_counts(const engine::SuiteSpec& suite) {
+  std::vector<std::uint32_t> counts;
+  for (const auto& test : suite.tests) counts.push_back(test.duration.trials);
+  return counts;
+}
+
 }  // namespace
 
 json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
                const std::vector<engine::ConfigSpec>& configs, const json& provenance) {
   json mine = {
-      {"magic", "uniperf"},         {"protocol", kProtocolVersion},
-      {"version", UNIPERF_VERSION}, {"suite", {{"name", suite.name}, {"hash", suite.content_hash}}},
-      {"configs", json::array()},   {"provenance", provenance}};
+      {"magic", "uniperf"},
+      {"protocol", kProtocolVersion},
+      {"version", UNIPERF_VERSION},
+      {"suite",
+       {{"name", suite.name}, {"hash", suite.content_hash}, {"trials", trial_counts(suite)}}},
+      {"configs", json::array()},
+      {"provenance", provenance}};
   for (const auto& c : configs)
     mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
   const std::string text = mine.dump();

@@ -30,8 +30,8 @@ const std::vector<std::string> kFlowKeys = {
     "op",           "pattern",       "direction",  "window",   "window_mode",
     "signal_every", "cq_moderation", "completion", "rx_depth", "rx_replenish",
     "post_list",    "inline",        "endpoints",  "validate", "buffers"};
-const std::vector<std::string> kTestOnlyKeys = {"name",     "preset", "sizes",  "iterations",
-                                                "duration", "margin", "warmup", "flows"};
+const std::vector<std::string> kTestOnlyKeys = {
+    "name", "preset", "sizes", "iterations", "duration", "margin", "warmup", "flows", "trials"};
 const std::vector<std::string> kPresets = {"perftest", "osu", "itperf"};
 
 std::vector<std::string> test_keys() {
@@ -283,6 +283,7 @@ Layer builtin_defaults(Pattern pattern, int line) {
   set("validate", "false");
   set("buffers", "cycle");
   set("rx_replenish", "1");
+  set("trials", "1");
   // signal_every, cq_moderation and rx_depth are derived from the window
   // once it is known (build_flow).
   switch (pattern) {
@@ -497,6 +498,7 @@ void resolve_run_length(const Reader& r, TestSpec& test) {
     }
   }
   test.duration.warmup_iterations = r.whole_number("warmup", UINT64_MAX);
+  test.duration.trials = r.count("trials", 1);
 }
 
 /// A structured key (sizes, flows) of the test, else of the suite defaults.
