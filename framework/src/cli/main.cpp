@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bootstrap/bootstrap.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/local_pair.hpp"
 #include "cli/report_command.hpp"
 #include "loader/plugin_registry.hpp"
@@ -456,6 +457,9 @@ int main(int argc, char** argv) {
   cli::ReportCommand report_command;
   cli::add_report_command(app, report_command);
 
+  cli::CompareCommand compare_command;
+  cli::add_compare_command(app, compare_command);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -463,6 +467,7 @@ int main(int argc, char** argv) {
     if (info->parsed()) return plugin_info(info_plugin, info_config);
     if (validate->parsed()) return validate_files(validate_paths);
     if (report_command.command->parsed()) return cli::run_report_command(report_command);
+    if (compare_command.command->parsed()) return cli::run_compare_command(compare_command);
     if (run->parsed()) return execute(suite::load_suite(suite_path), connection, argc, argv);
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {

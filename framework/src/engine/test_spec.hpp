@@ -74,6 +74,9 @@ struct SuiteSpec {
   std::string file;          ///< path it was read from
   std::string content_hash;  ///< hex SHA-256 (or FNV) of the file's bytes
   std::vector<TestSpec> tests;
+  /// `tolerances:` metric -> allowed change in percent, for `uniperf
+  /// compare --suite` (empty when the suite sets none).
+  std::map<std::string, double> tolerances;
 };
 
 /// A provider profile: which plugin, with which options.

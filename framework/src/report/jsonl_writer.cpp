@@ -92,6 +92,8 @@ std::vector<Record> read_jsonl(const std::filesystem::path& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       records.push_back(record_from_json(nlohmann::json::parse(line)));
+    } catch (const SchemaMismatch& e) {
+      throw SchemaMismatch(path.string() + ":" + std::to_string(number) + ": " + e.what());
     } catch (const std::exception& e) {
       throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": " + e.what());
     }

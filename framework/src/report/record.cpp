@@ -339,9 +339,9 @@ Record record_from_json(const json& j) {
   Record r;
   r.schema_version = static_cast<int>(top.unsigned_integer("schema_version", 1'000'000));
   if (r.schema_version != kSchemaVersion) {
-    top.fail("schema_version", std::to_string(r.schema_version) +
-                                   " is not supported (this build reads " +
-                                   std::to_string(kSchemaVersion) + ")");
+    throw SchemaMismatch(
+        "result record: field 'schema_version': " + std::to_string(r.schema_version) +
+        " is not supported (this build reads " + std::to_string(kSchemaVersion) + ")");
   }
   r.status = top.enumeration<Status>("status", 3);
   r.reason = top.string("reason");

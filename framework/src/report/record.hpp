@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,12 @@ struct Record {
   /// bandwidth are then over every trial's samples pooled.
   std::vector<TrialSummary> trials;
   std::map<std::string, Interval> ci95;
+};
+
+/// A record of another schema major: readable JSON, but not comparable
+/// (`uniperf compare` exits 3 on it rather than 2).
+struct SchemaMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// The JSON form of a record (the JSON Lines schema, version kSchemaVersion).

@@ -656,7 +656,7 @@ engine::SuiteSpec parse_suite(const std::string& text, const std::string& file) 
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "suite", "a suite file is a mapping with suite: and tests:");
   }
-  check_keys(root, {"suite", "description", "defaults", "tests"}, file, "a suite");
+  check_keys(root, {"suite", "description", "defaults", "tests", "tolerances"}, file, "a suite");
   engine::SuiteSpec suite;
   suite.file = file;
   suite.content_hash = sha256_hex(text);
@@ -665,6 +665,30 @@ engine::SuiteSpec parse_suite(const std::string& text, const std::string& file) 
   if (suite.name.empty()) throw SpecError(file, line_of(root["suite"]), "suite", "empty name");
   if (root["description"] && !root["description"].IsNull()) {
     suite.description = scalar(root["description"], file, "description");
+  }
+
+  if (const YAML::Node tolerances = root["tolerances"]; tolerances && !tolerances.IsNull()) {
+    // The metrics of `uniperf compare` (report/compare.hpp; listed here too
+    // because the suite model does not depend on the reporters).
+    const std::vector<std::string> metrics = {"p50_us", "mean_us", "p99_us", "MB_per_s",
+                                              "Mmsg_per_s"};
+    require_map(tolerances, file, "tolerances");
+    check_keys(tolerances, metrics, file, "tolerances");
+    for (auto it = tolerances.begin(); it != tolerances.end(); ++it) {
+      const std::string metric = key_text(it->first, file);
+      std::string percent_text = scalar(it->second, file, metric);
+      if (!percent_text.empty() && percent_text.back() == '%') percent_text.pop_back();
+      double percent = -1;
+      const auto [end, ec] =
+          std::from_chars(percent_text.data(), percent_text.data() + percent_text.size(), percent);
+      if (ec != std::errc() || end != percent_text.data() + percent_text.size() ||
+          !(percent >= 0)) {
+        throw SpecError(
+            file, line_of(it->second), metric,
+            "expected a non-negative percentage (5 or 5%), got '" + it->second.Scalar() + "'");
+      }
+      suite.tolerances[metric] = percent;
+    }
   }
 
   const YAML::Node defaults = root["defaults"];

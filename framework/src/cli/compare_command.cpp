@@ -1,0 +1,99 @@
+#include "cli/compare_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "report/compare.hpp"
+#include "report/jsonl_writer.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+enum CompareExit : int { kPass = 0, kRegression = 1, kBadInput = 2, kIncomparable = 3 };
+
+std::string describe(const report::MetricChange& m) {
+  std::string text = fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%, tolerance {:g}%", m.metric, m.base,
+                                 m.now, m.change_percent, m.tolerance_percent);
+  if (m.intervals_used) text += m.intervals_overlap ? ", 95% CIs overlap" : ", 95% CIs apart";
+  return text + ")";
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, CompareCommand& options) {
+  options.command = app.add_subcommand(
+      "compare",
+      "Compare two result files; exit 0 pass, 1 regression, 2 bad input, 3 incomparable");
+  options.command->add_option("base", options.base, "Baseline results (JSON Lines)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  options.command->add_option("new", options.now, "New results (JSON Lines)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  options.command->add_option(
+      "--tolerance", options.tolerances,
+      "METRIC=PERCENT (p50_us, mean_us, p99_us, MB_per_s, Mmsg_per_s); repeatable; "
+      "default p50_us=5 MB_per_s=5 Mmsg_per_s=5");
+  options.command->add_option("--suite", options.suite, "Take tolerances: from this suite file")
+      ->check(CLI::ExistingFile);
+  options.command->add_flag("--quiet", options.quiet, "Print only what changed and the summary");
+}
+
+int run_compare_command(const CompareCommand& options) {
+  report::Tolerances tolerances = report::default_tolerances();
+  std::vector<report::Record> base, now;
+  try {
+    // Lowest precedence first: defaults, the suite, the command line.
+    if (!options.suite.empty()) {
+      for (const auto& [metric, percent] : suite::load_suite(options.suite).tolerances)
+        tolerances[metric] = percent;
+    }
+    for (const auto& text : options.tolerances) {
+      const auto [metric, percent] = report::parse_tolerance(text);
+      tolerances[metric] = percent;
+    }
+    base = report::read_jsonl(options.base);
+    now = report::read_jsonl(options.now);
+  } catch (const report::SchemaMismatch& e) {
+    std::cerr << "uniperf compare: incomparable: " << e.what() << "\n";
+    return kIncomparable;
+  } catch (const std::exception& e) {
+    std::cerr << "uniperf compare: " << e.what() << "\n";
+    return kBadInput;
+  }
+
+  const report::CompareResult result = report::compare(base, now, tolerances);
+  for (const auto& row : result.rows) {
+    const bool changed =
+        row.outcome != report::Outcome::unchanged && row.outcome != report::Outcome::skipped;
+    if (options.quiet && !changed) continue;
+    std::string detail = row.note;
+    for (const auto& m : row.metrics) {
+      if (!detail.empty()) detail += "; ";
+      detail += describe(m);
+    }
+    std::cout << fmt::format("{:<10} {} {} {}  {}\n", to_string(row.outcome), row.config, row.test,
+                             row.size, detail);
+  }
+  auto count = [&](report::Outcome o) {
+    const auto it = result.counts.find(o);
+    return it == result.counts.end() ? std::size_t{0} : it->second;
+  };
+  using report::Outcome;
+  std::cout << fmt::format(
+      "\n{} regressed, {} improved, {} unchanged, {} missing, {} new, {} skipped\n",
+      count(Outcome::regressed), count(Outcome::improved), count(Outcome::unchanged),
+      count(Outcome::missing), count(Outcome::added), count(Outcome::skipped));
+  if (count(Outcome::regressed) > 0) return kRegression;
+  if (result.compared() == 0) {
+    std::cerr << "uniperf compare: incomparable: no (config, test, size) was measured in both "
+                 "files\n";
+    return kIncomparable;
+  }
+  return kPass;
+}
+
+}  // namespace uniperf::cli
