@@ -97,3 +97,23 @@ TEST(Trials, RecordRoundTrip) {
 
 }  // namespace
 }  // namespace uniperf
+
+namespace uniperf {
+namespace {
+
+TEST(RunForever, DurationForeverIsWindowsOfFiveSeconds) {
+  const auto suite = suite::parse_suite(
+      "suite: t\ntests:\n  - {name: a, op: send, duration: forever}\n  - {name: b, op: send}\n",
+      kFile);
+  EXPECT_TRUE(suite.tests[0].duration.forever);
+  EXPECT_EQ(suite.tests[0].duration.seconds, 5);
+  EXPECT_EQ(suite.tests[0].duration.iterations, 0u);
+  EXPECT_FALSE(suite.tests[1].duration.forever);
+  report::Record r;
+  r.duration = suite.tests[0].duration;
+  EXPECT_EQ(report::to_json(r)["params"]["forever"], true);
+  EXPECT_TRUE(report::record_from_json(report::to_json(r)).duration.forever);
+}
+
+}  // namespace
+}  // namespace uniperf

@@ -1,10 +1,12 @@
 // uniperf command line: run, list, info, validate, and the one-off forms
 // lat / bw / rate that take perftest-like flags instead of a suite file.
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -44,9 +46,11 @@ struct ConnectionOptions {
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
-  std::optional<int> cpu;               // --cpu N: pin this process
-  std::optional<int> peer_cpu;          // --peer-cpu N: pin a local pair's responder
-  std::optional<std::uint32_t> trials;  // --trials N: overrides every test's trials
+  std::optional<int> cpu;                 // --cpu N: pin this process
+  std::optional<int> peer_cpu;            // --peer-cpu N: pin a local pair's responder
+  std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
+  bool run_forever = false;               // --run-infinitely
+  std::optional<double> report_interval;  // --report-interval S: run-forever window
 
   bool listening() const {
     for (const auto* flag : listen_flags) {
@@ -79,6 +83,12 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->add_option("--trials", options.trials,
                    "Measure each size N times; records get per-trial values and 95% CIs")
       ->check(CLI::Range(1u, 1000u));
+  command->add_flag("--run-infinitely", options.run_forever,
+                    "Run each test until Ctrl-C, reporting every --report-interval seconds");
+  command
+      ->add_option("--report-interval", options.report_interval,
+                   "Seconds per interim report in run-forever mode (default 5)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--cpu", options.cpu, "Pin this process to CPU N (recorded)");
   command->add_option("--peer-cpu", options.peer_cpu,
                       "Pin the local pair's responder to CPU N (recorded; on two hosts give "
@@ -122,10 +132,31 @@ int report_and_exit_code(const std::vector<report::Record>& records) {
 }
 
 /// Connects (or starts a local pair), handshakes, runs, reports.
-int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
-  if (options.trials) {
-    for (auto& test : suite.tests) test.duration.trials = *options.trials;
+/// Set by SIGINT in run-forever mode: the current window ends, both sides
+/// agree to stop, the final record is written (session::RunSettings).
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void request_stop(int) {
+  g_stop_requested.store(true);
+}
+
+/// --trials, --run-infinitely and --report-interval over every test.
+void apply_run_overrides(engine::SuiteSpec& suite, const ConnectionOptions& options) {
+  for (auto& test : suite.tests) {
+    auto& d = test.duration;
+    if (options.trials) d.trials = *options.trials;
+    if (options.run_forever) {
+      d.forever = true;
+      d.iterations = 0;
+      d.seconds = 5;
+    }
+    if (d.forever && options.report_interval) d.seconds = *options.report_interval;
+    if (d.forever && 2 * d.margin >= d.seconds) d.margin = 0;
   }
+}
+
+int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
+  apply_run_overrides(suite, options);
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
 
@@ -185,8 +216,20 @@ int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc,
     table.add(record);
     if (jsonl) jsonl->add(record);
   };
+  observer.on_interim = [&](const report::Record& window, std::size_t number) {
+    const auto [value, label] = report::headline(window);
+    std::string text = fmt::format(
+        "{} #{}: {} {:.4g}", window.duration.forever ? "window" : "trial", number, label, value);
+    if (window.bandwidth) text += fmt::format(" ({:.4g} MB/s)", window.bandwidth->mb_per_s);
+    // --quiet: only the live line (on a terminal) shows it.
+    if (options.quiet) return progress.interim(text);
+    progress.finish();
+    std::cout << fmt::format("  {} {} {} B  {}", window.config, window.test, window.size, text)
+              << std::endl;
+  };
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  settings.stop_requested = &g_stop_requested;
   if (initiator) {
     const bool remote = !options.peer.empty();
     settings.provenance = {
@@ -204,6 +247,19 @@ int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc,
                                       {.hugepages = session::configs_want_hugepages(configs)}))
       settings.warnings.push_back(std::move(w));
     for (const auto& w : settings.warnings) std::cerr << "uniperf: warning: " << w << "\n";
+  }
+  bool forever = false;
+  for (const auto& test : suite.tests) forever |= test.duration.forever;
+  if (forever) {
+    // The first Ctrl-C ends the run cleanly at the next window boundary; the
+    // handler is reset after it, so a second one kills as usual. Installed
+    // after the plugins loaded: some transport libraries install their own
+    // SIGINT handler when loaded (libinfinipath, under libfabric, exits).
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    ::sigaction(SIGINT, &action, nullptr);
+    ::sigaction(SIGTERM, &action, nullptr);
   }
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
   control.reset();  // closes the control connection: the peer ends now

@@ -57,6 +57,10 @@ struct Duration {
   /// Times each size is measured (`trials:`); a record then carries every
   /// trial's summary and the confidence interval of their mean.
   std::uint32_t trials = 1;
+  /// `duration: forever` / --run-infinitely: windows of `seconds` each,
+  /// repeated until interrupted (Ctrl-C); every window is reported as it
+  /// ends and the final record pools them all.
+  bool forever = false;
 };
 
 struct TestSpec {

@@ -116,6 +116,7 @@ json to_json(const Record& r) {
   params["margin_s"] = r.duration.margin;
   params["warmup_iterations"] = r.duration.warmup_iterations;
   params["trials"] = r.duration.trials;
+  params["forever"] = r.duration.forever;
   json j = {{"schema_version", r.schema_version},
             {"schema_minor", r.schema_minor},
             {"status", to_string(r.status)},
@@ -364,6 +365,7 @@ Record record_from_json(const json& j) {
   r.duration.margin = params.number("margin_s");
   r.duration.warmup_iterations = params.unsigned_integer("warmup_iterations");
   if (j.at("params").contains("trials")) r.duration.trials = params.unsigned32("trials");
+  if (j.at("params").contains("forever")) r.duration.forever = params.boolean("forever");
 
   r.emulated = top.strings("emulated");
   r.iterations_run = top.unsigned_integer("iterations_run");

@@ -285,11 +285,43 @@ Progress::~Progress() {
   finish();
 }
 
+namespace {
+
+std::string short_duration(double seconds) {
+  const auto total = static_cast<long long>(seconds + 0.5);
+  if (total < 60) return fmt::format("{}s", total);
+  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}h{:02}m", total / 3600, total / 60 % 60);
+}
+
+}  // namespace
+
 void Progress::start(const std::string& what, std::uint64_t size, std::size_t index,
                      std::size_t total) {
   if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!started_) {
+    first_start_ = now;
+    started_ = true;
+  }
+  const double elapsed = std::chrono::duration<double>(now - first_start_).count();
   const std::size_t digits = std::to_string(total).size();
-  std::string line = fmt::format("[{:>{}}/{}] {} {} B ...", index, digits, total, what, size);
+  std::string line = fmt::format("[{:>{}}/{}] {} {} B  elapsed {}", index, digits, total, what,
+                                 size, short_duration(elapsed));
+  if (index > 1 && total >= index) {
+    const double per_size = elapsed / static_cast<double>(index - 1);
+    line += "  ETA " + short_duration(per_size * static_cast<double>(total - index + 1));
+  }
+  line_ = line;
+  show(std::move(line));
+}
+
+void Progress::interim(const std::string& text) {
+  if (!enabled_ || line_.empty()) return;
+  show(line_ + "  " + text);
+}
+
+void Progress::show(std::string line) {
   const std::size_t visible = line.size();
   // Blanks over the rest of a longer previous line instead of a terminal
   // escape sequence: works on any terminal.
@@ -302,6 +334,7 @@ void Progress::finish() {
   if (!enabled_ || shown_ == 0) return;
   out_ << '\r' << std::string(shown_, ' ') << '\r' << std::flush;
   shown_ = 0;
+  line_.clear();
 }
 
 }  // namespace uniperf::report

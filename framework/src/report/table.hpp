@@ -1,6 +1,7 @@
 // Terminal reporters. They only format records; nothing here measures.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -75,7 +76,12 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  /// Shows "[index/total] what size B  elapsed 1m05s  ETA 2m10s": elapsed
+  /// since the first start(), the ETA from the mean time per finished size
+  /// (absent until one has finished).
   void start(const std::string& what, std::uint64_t size, std::size_t index, std::size_t total);
+  /// Appends `text` (an interim result) to the current line.
+  void interim(const std::string& text);
   /// Clears the line, so the next output starts on a clean line.
   void finish();
 
@@ -83,6 +89,10 @@ class Progress {
   std::ostream& out_;
   bool enabled_;
   std::size_t shown_ = 0;  ///< characters of the line on screen; 0 when none
+  std::chrono::steady_clock::time_point first_start_{};
+  bool started_ = false;
+  std::string line_;  ///< the current line without an interim suffix
+  void show(std::string line);
 };
 
 /// The headline number of an ok record and its label with the unit:

@@ -271,16 +271,15 @@ class SuiteRun {
       if (!reasons[i].empty()) {
         record.status = report::Status::skipped;
         record.reason = reasons[i];
+      } else if (interrupted_) {
+        record.status = report::Status::skipped;
+        record.reason = "not run: interrupted";
       } else if (!setup_error.empty() || stopped_) {
         record.status = report::Status::error;
         record.reason = setup_error.empty() ? stop_reason_ : setup_error;
         setup_error.clear();
       } else {
         try {
-          const auto& d = test.duration;
-          watchdog_.arm(settings_.size_timeout +
-                        std::chrono::seconds(static_cast<std::int64_t>(
-                            (d.seconds + 2 * d.margin) * static_cast<double>(d.trials))));
           std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, size, record);
           watchdog_.disarm();
           fill_results(record, test, outcomes);
@@ -371,18 +370,25 @@ class SuiteRun {
   /// concurrent flows keep the last trial's outcomes.
   std::vector<engine::SizeOutcome> run_trials(ConcurrentFlows& flows, const engine::TestSpec& test,
                                               std::uint64_t size, report::Record& record) {
+    const bool forever = test.duration.forever;
     const std::uint32_t trials = std::max<std::uint32_t>(1, test.duration.trials);
-    std::vector<engine::SizeOutcome> pooled = run_size(flows, size);
-    if (trials == 1) return pooled;
+    std::vector<engine::SizeOutcome> pooled = run_window(flows, test, size);
+    if (trials == 1 && !forever) return pooled;
     auto summarize = [&](std::vector<engine::SizeOutcome> outcomes) {
       report::Record trial = record;
       trial.trials.clear();
       fill_results(trial, test, outcomes);
       record.trials.push_back(report::summarize_trial(trial));
+      if (control_.rank() == 0 && observer_.on_interim)
+        observer_.on_interim(trial, record.trials.size());
     };
     summarize(pooled);
-    for (std::uint32_t t = 1; t < trials; ++t) {
-      std::vector<engine::SizeOutcome> outcomes = run_size(flows, size);
+    // Run-forever pools at most this many latency samples (128 MiB) into the
+    // final record; every window's own summary is still kept.
+    constexpr std::size_t kMaxPooledSamples = std::size_t{16} << 20;
+    for (std::uint32_t t = 1; forever || t < trials; ++t) {
+      if (forever && !keep_going()) break;
+      std::vector<engine::SizeOutcome> outcomes = run_window(flows, test, size);
       summarize(outcomes);
       if (outcomes.size() != 1) {
         pooled = std::move(outcomes);
@@ -390,7 +396,8 @@ class SuiteRun {
       }
       engine::SizeOutcome& sum = pooled.front();
       const engine::SizeOutcome& one = outcomes.front();
-      sum.latency_us.insert(sum.latency_us.end(), one.latency_us.begin(), one.latency_us.end());
+      if (sum.latency_us.size() < kMaxPooledSamples)
+        sum.latency_us.insert(sum.latency_us.end(), one.latency_us.begin(), one.latency_us.end());
       sum.bytes += one.bytes;
       sum.messages += one.messages;
       sum.seconds += one.seconds;
@@ -398,6 +405,28 @@ class SuiteRun {
       sum.corrupted_bytes += one.corrupted_bytes;
     }
     return pooled;
+  }
+
+  /// One trial / window, under the watchdog's per-size deadline.
+  std::vector<engine::SizeOutcome> run_window(ConcurrentFlows& flows, const engine::TestSpec& test,
+                                              std::uint64_t size) {
+    const auto& d = test.duration;
+    watchdog_.arm(settings_.size_timeout +
+                  std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
+    return run_size(flows, size);
+  }
+
+  /// Run-forever's window boundary: both sides say whether they were asked to
+  /// stop; either one stopping ends the test on both. The windows run the
+  /// timed loop untouched: this check is between them, never inside.
+  bool keep_going() {
+    Agreement mine;
+    if (settings_.stop_requested != nullptr && settings_.stop_requested->load()) {
+      mine = {false, report::Status::skipped, "interrupted"};
+    }
+    const Agreement agreed = agree(control_, mine);
+    if (!agreed.ok) interrupted_ = true;
+    return agreed.ok;
   }
 
   /// A failure inside a test leaves the two sides at unknown points of the
@@ -555,6 +584,7 @@ class SuiteRun {
   std::string device_;
 
   bool stopped_ = false;
+  bool interrupted_ = false;  ///< run-forever ended by a Ctrl-C on either side
   std::string stop_reason_;
   std::size_t index_ = 0;
   std::size_t total_ = 0;
@@ -565,7 +595,9 @@ class SuiteRun {
 /// file's hash alone would not show that the two sides loop differently.
 std::vector<std::uint32_t> trial_counts(const engine::SuiteSpec& suite) {
   std::vector<std::uint32_t> counts;
-  for (const auto& test : suite.tests) counts.push_back(test.duration.trials);
+  // 0: run-forever (windows until interrupted).
+  for (const auto& test : suite.tests)
+    counts.push_back(test.duration.forever ? 0 : test.duration.trials);
   return counts;
 }
 

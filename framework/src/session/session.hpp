@@ -4,6 +4,7 @@
 // and below the CLI; tests drive it in-process with two threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,9 @@ struct Observer {
       on_start;
   /// Called on the initiator with each finished record.
   std::function<void(const report::Record&)> on_record;
+  /// Called on the initiator after each trial / run-forever window with that
+  /// window's own record (`number` from 1), before the final record.
+  std::function<void(const report::Record& window, std::size_t number)> on_interim;
 };
 
 struct RunSettings {
@@ -51,6 +55,11 @@ struct RunSettings {
   /// report::Record::provenance) and the preflight warnings.
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<std::string> warnings;
+  /// Run-forever: raised (by a SIGINT handler) to end the current test after
+  /// its current window; the two sides agree on it at each window boundary,
+  /// so either side's Ctrl-C ends both cleanly. Sizes not reached are
+  /// recorded as skipped ("interrupted").
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 /// Runs the suite over every config on an established, handshaken control

@@ -479,7 +479,14 @@ void resolve_run_length(const Reader& r, TestSpec& test) {
     duration_mode = duration_level > iterations_level;
   }
   if (duration_mode) {
-    test.duration.seconds = r.seconds("duration");
+    if (r.text("duration") == "forever") {
+      // Reported (and pooled) in windows of this length; --report-interval
+      // changes it.
+      test.duration.forever = true;
+      test.duration.seconds = 5;
+    } else {
+      test.duration.seconds = r.seconds("duration");
+    }
     if (test.duration.seconds <= 0) r.fail("duration", "must be positive");
     test.duration.iterations = 0;
   } else {
