@@ -20,7 +20,7 @@ namespace uniperf::session {
 
 /// The control protocol's version: bumped on any change to the messages the
 /// two sides exchange (handshake, engine control, plugin blobs framing).
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;  // 2: provenance, trial counts, run-forever stop
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -174,7 +174,8 @@
   function provenance() {
     const known = new Set(["schema_version", "status", "reason", "suite", "config", "test", "size",
                            "preset", "params", "emulated", "iterations_run", "corrupted_bytes",
-                           "latency_us", "bandwidth", "timestamp", "flows"]);
+                           "latency_us", "bandwidth", "timestamp", "flows", "schema_minor",
+                           "trials"]);
     const table = document.getElementById("provenance-table");
     if (!table) return;
     for (const config of configs) {
