@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -87,7 +88,8 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                     "Run each test until Ctrl-C, reporting every --report-interval seconds");
   command
       ->add_option("--report-interval", options.report_interval,
-                   "Seconds per interim report in run-forever mode (default 5)")
+                   "Seconds per interim report: run-forever windows (default 5); in duration "
+                   "mode the duration runs as windows of this length")
       ->check(CLI::PositiveNumber);
   command->add_option("--cpu", options.cpu, "Pin this process to CPU N (recorded)");
   command->add_option("--peer-cpu", options.peer_cpu,
@@ -151,7 +153,17 @@ void apply_run_overrides(engine::SuiteSpec& suite, const ConnectionOptions& opti
       d.seconds = 5;
     }
     if (d.forever && options.report_interval) d.seconds = *options.report_interval;
-    if (d.forever && 2 * d.margin >= d.seconds) d.margin = 0;
+    // Interim results in duration mode: the duration runs as back-to-back
+    // windows of the interval (trials), each reported as it ends and pooled
+    // in the record, so nothing is sampled inside the timed loop.
+    if (!d.forever && d.seconds > 0 && options.report_interval &&
+        d.seconds > *options.report_interval) {
+      const auto windows =
+          static_cast<std::uint32_t>(std::lround(d.seconds / *options.report_interval));
+      d.trials *= std::max<std::uint32_t>(1, windows);
+      d.seconds = *options.report_interval;
+    }
+    if (d.seconds > 0 && 2 * d.margin >= d.seconds) d.margin = 0;
   }
 }
 
@@ -220,7 +232,8 @@ int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc,
     const auto [value, label] = report::headline(window);
     std::string text = fmt::format(
         "{} #{}: {} {:.4g}", window.duration.forever ? "window" : "trial", number, label, value);
-    if (window.bandwidth) text += fmt::format(" ({:.4g} MB/s)", window.bandwidth->mb_per_s);
+    if (window.bandwidth && label != "MB/s")
+      text += fmt::format(" ({:.4g} MB/s)", window.bandwidth->mb_per_s);
     // --quiet: only the live line (on a terminal) shows it.
     if (options.quiet) return progress.interim(text);
     progress.finish();
