@@ -85,6 +85,17 @@ TEST(Provenance, DescribesThisProcess) {
   EXPECT_NE(build_info().at("git").get<std::string>(), "");
 }
 
+TEST(Provenance, DeviceNumaNodeUnknownForVirtualDevices) {
+  // Loopback and shared memory have no device/numa_node: unknown, not 0.
+  EXPECT_FALSE(device_numa_node("").has_value());
+  EXPECT_FALSE(device_numa_node("lo").has_value());
+  EXPECT_FALSE(device_numa_node("tcp,self (posix, sysv) ../..").has_value());
+  report::Record r;
+  EXPECT_TRUE(report::to_json(r)["plugin"]["numa_node"].is_null());
+  r.device_numa_node = 1;
+  EXPECT_EQ(report::record_from_json(report::to_json(r)).device_numa_node, 1);
+}
+
 TEST(Provenance, RecordRoundTripsProvenanceAndWarnings) {
   report::Record r;
   r.provenance = {{"initiator", quiet_machine(1)}};

@@ -130,7 +130,8 @@ json to_json(const Record& r) {
              {{"name", r.plugin},
               {"version", r.plugin_version},
               {"library_version", r.library_version},
-              {"device", r.device}}},
+              {"device", r.device},
+              {"numa_node", r.device_numa_node ? json(*r.device_numa_node) : json(nullptr)}}},
             {"params", std::move(params)},
             {"emulated", r.emulated},
             {"iterations_run", r.iterations_run},
@@ -357,6 +358,9 @@ Record record_from_json(const json& j) {
   r.plugin_version = plugin.string("version");
   r.library_version = plugin.string("library_version");
   r.device = plugin.string("device");
+  if (j.at("plugin").contains("numa_node") && !j.at("plugin").at("numa_node").is_null()) {
+    r.device_numa_node = static_cast<int>(plugin.unsigned_integer("numa_node", 1 << 20));
+  }
 
   const FieldReader params = top.object("params");
   r.flow = read_flow(params, j.at("params"));

@@ -80,6 +80,8 @@ struct Record {
   std::string plugin_version;
   std::string library_version;
   std::string device;
+  /// NUMA node of `device` where the framework can tell (added in 1.1).
+  std::optional<int> device_numa_node;
 
   std::string test;
   std::uint64_t size = 0;

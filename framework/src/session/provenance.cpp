@@ -134,6 +134,32 @@ json provenance() {
   return facts;
 }
 
+std::optional<int> device_numa_node(const std::string& device) {
+  std::string word;
+  auto lookup = [](const std::string& name) -> std::optional<int> {
+    if (name.empty() || name == "." || name == "..") return std::nullopt;
+    for (const char* klass : {"/sys/class/infiniband/", "/sys/class/net/"}) {
+      const std::string text = first_line(klass + name + "/device/numa_node");
+      if (text.empty()) continue;
+      try {
+        const int node = std::stoi(text);
+        if (node >= 0) return node;
+      } catch (const std::exception&) {
+      }
+    }
+    return std::nullopt;
+  };
+  for (const char c : device + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') {
+      word += c;
+      continue;
+    }
+    if (auto node = lookup(word)) return node;
+    word.clear();
+  }
+  return std::nullopt;
+}
+
 void pin_to_cpu(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE)
     throw std::runtime_error(fmt::format("--cpu {}: no such CPU", cpu));

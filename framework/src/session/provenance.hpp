@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ nlohmann::json provenance();
 
 /// The uniperf build: {version, git} (git describe at configure time).
 nlohmann::json build_info();
+
+/// The NUMA node of the device a plugin opened, found from its device()
+/// text without asking the plugin: the first word that names an RDMA device
+/// (/sys/class/infiniband/W) or a network interface (/sys/class/net/W) with
+/// a device/numa_node. nullopt when none does (loopback, shared memory, a
+/// VM without NUMA, or a kernel reporting -1).
+std::optional<int> device_numa_node(const std::string& device);
 
 /// Pins this process to `cpu`. Throws std::runtime_error naming the CPU.
 void pin_to_cpu(int cpu);

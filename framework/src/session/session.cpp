@@ -18,6 +18,7 @@
 #include "engine/clock.hpp"
 #include "engine/runner.hpp"
 #include "report/stats.hpp"
+#include "session/provenance.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::session {
@@ -186,6 +187,7 @@ class SuiteRun {
     plugin_ = plugins_.find(config.plugin);
     context_.reset();
     caps_ = Capabilities{};
+    device_numa_node_.reset();
 
     Agreement mine;
     if (plugin_ == nullptr) {
@@ -197,6 +199,7 @@ class SuiteRun {
         context_ = plugin_->open(options_);
         caps_ = context_->capabilities();
         device_ = context_->device();
+        device_numa_node_ = device_numa_node(device_);
       } catch (const Unavailable& e) {
         mine = {false, report::Status::skipped, std::string("unavailable: ") + e.what()};
       } catch (const std::exception& e) {
@@ -468,6 +471,7 @@ class SuiteRun {
       r.library_version = plugin_->library_version();
     }
     r.device = device_;
+    r.device_numa_node = device_numa_node_;
     r.test = test.name;
     r.size = size;
     r.flow = engine::effective_flow(test.flows.front(), caps_);
@@ -582,6 +586,7 @@ class SuiteRun {
   std::unique_ptr<Context> context_;
   Capabilities caps_;
   std::string device_;
+  std::optional<int> device_numa_node_;
 
   bool stopped_ = false;
   bool interrupted_ = false;  ///< run-forever ended by a Ctrl-C on either side
