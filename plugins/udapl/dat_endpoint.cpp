@@ -15,6 +15,12 @@ namespace {
 /// peer within milliseconds.
 constexpr std::uint32_t kConnectionCheckEvery = 4096;
 
+/// A receive's DTO cookie carries this bit. The DTO EVD is shared by sends
+/// and receives, and libdaplofa leaves the event's `operation` field unset
+/// (seen on rxe: garbage), so the cookie is what tells a receive from a send.
+/// The engine's ids are counters and never reach bit 63.
+constexpr std::uint64_t kRecvCookie = 1ULL << 63;
+
 /// Completion::status for an event the DTO EVD should never carry.
 constexpr std::int32_t kUnexpectedEvent = -1;
 
@@ -318,7 +324,7 @@ void DatEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
     const auto* local = static_cast<const DatMemory*>(r.local);
     DAT_LMR_TRIPLET iov{local->at(r.offset), r.length, local->lmr_context()};
     DAT_DTO_COOKIE cookie;
-    cookie.as_64 = r.id;
+    cookie.as_64 = r.id | kRecvCookie;
     const DAT_RETURN rc = dat_ep_post_recv(ep_, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG);
     if (rc != DAT_SUCCESS) throw TransportError(dat_error("dat_ep_post_recv", rc));
   }
@@ -336,22 +342,22 @@ std::size_t DatEndpoint::poll(Completion* out, std::size_t max) {
     }
     const DAT_DTO_COMPLETION_EVENT_DATA& dto = event.event_data.dto_completion_event_data;
     Completion& c = out[n++];
-    c.id = dto.user_cookie.as_64;
+    c.id = dto.user_cookie.as_64 & ~kRecvCookie;
     c.status = static_cast<std::int32_t>(dto.status);
     c.length = static_cast<std::uint32_t>(dto.transfered_length);
     c.immediate = 0;
-    c.type = CompletionType::send;
-    if (event.event_number == DAT_DTO_COMPLETION_EVENT) {
-      if (dto.operation == DAT_DTO_RECEIVE) c.type = CompletionType::recv;
-    } else if (event.event_number == static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT)) {
+    c.type =
+        (dto.user_cookie.as_64 & kRecvCookie) != 0 ? CompletionType::recv : CompletionType::send;
+    if (event.event_number == static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT)) {
+      // Extended DTOs: atomics and write_imm complete here; a write_imm's
+      // receive brings its immediate data.
       DAT_IB_EXTENSION_EVENT_DATA extension;
       std::memcpy(&extension, event.event_extension_data, sizeof(extension));
       if (extension.type == DAT_IB_RDMA_WRITE_IMMED_DATA ||
           extension.type == DAT_IB_RECV_IMMED_DATA) {
-        c.type = CompletionType::recv;
         c.immediate = extension.val.immed.data;
       }
-    } else {
+    } else if (event.event_number != DAT_DTO_COMPLETION_EVENT) {
       c.status = kUnexpectedEvent;
     }
   }

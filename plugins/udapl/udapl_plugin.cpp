@@ -86,6 +86,13 @@ class UdaplPlugin final : public Plugin {
 
     if (!s.dat_conf.empty()) apply_dat_conf(s.dat_conf);
 
+    // libdat2 goes in the global namespace: the provider libraries it
+    // dlopens (libdaplofa, libdaploscm) call back into it
+    // (dat_registry_add_provider) and fail to load without it.
+    if (dlopen("libdat2.so.2", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE) == nullptr) {
+      const char* why = dlerror();
+      throw Unavailable(std::string("udapl: cannot load libdat2.so.2: ") + (why ? why : "?"));
+    }
     const fs::path path = module_directory() / kDatModule;
     // Never unloaded: the Contexts it makes run its code until they die.
     void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
