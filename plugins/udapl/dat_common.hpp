@@ -76,6 +76,7 @@ class DatContext final : public Context {
 
  private:
   void read_capabilities();
+  const char* provider_attribute(const char* name) const;  ///< nullptr when absent
   bool provider_grants(const char* attribute) const;
 
   Settings settings_;

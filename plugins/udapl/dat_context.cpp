@@ -52,14 +52,17 @@ DatContext::~DatContext() {
   dat_ia_close(ia_, DAT_CLOSE_ABRUPT_FLAG);
 }
 
-bool DatContext::provider_grants(const char* attribute) const {
+const char* DatContext::provider_attribute(const char* name) const {
   for (DAT_COUNT i = 0; i < provider_attr_.num_provider_specific_attr; ++i) {
     const DAT_NAMED_ATTR& a = provider_attr_.provider_specific_attr[i];
-    if (a.name != nullptr && std::strcmp(a.name, attribute) == 0) {
-      return a.value != nullptr && std::strcmp(a.value, "TRUE") == 0;
-    }
+    if (a.name != nullptr && std::strcmp(a.name, name) == 0) return a.value;
   }
-  return false;
+  return nullptr;
+}
+
+bool DatContext::provider_grants(const char* attribute) const {
+  const char* value = provider_attribute(attribute);
+  return value != nullptr && std::strcmp(value, "TRUE") == 0;
 }
 
 void DatContext::read_capabilities() {
@@ -72,7 +75,14 @@ void DatContext::read_capabilities() {
   if (ib && provider_grants(DAT_IB_ATTR_FETCH_AND_ADD)) caps_.set(Op::fetch_add, Support::native);
   if (ib && provider_grants(DAT_IB_ATTR_CMP_AND_SWAP)) caps_.set(Op::cswap, Support::native);
   if (ib && provider_grants(DAT_IB_ATTR_IMMED_DATA)) caps_.set(Op::write_imm, Support::native);
-  if ((provider_attr_.completion_flags_supported & DAT_COMPLETION_SUPPRESS_FLAG) != 0) {
+  // Suppressed completions: where the provider says so, and on the OFA
+  // providers (those naming DAT_IB_PROVIDER_NAME: cma, scm, ucm), which
+  // report completion_flags_supported = 0 but post a DTO with
+  // DAT_COMPLETION_SUPPRESS_FLAG as an unsignaled work request and free its
+  // cookie with the next signaled one (dapl openib_common, checked on rxe
+  // by the conformance suite's signal_every tests).
+  if ((provider_attr_.completion_flags_supported & DAT_COMPLETION_SUPPRESS_FLAG) != 0 ||
+      provider_attribute("DAT_IB_PROVIDER_NAME") != nullptr) {
     caps_.selective_completion = Support::native;
   }
   caps_.completion_events = Support::native;  // dat_evd_wait on the DTO EVD

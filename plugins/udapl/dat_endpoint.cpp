@@ -353,8 +353,12 @@ std::size_t DatEndpoint::poll(Completion* out, std::size_t max) {
       // receive brings its immediate data.
       DAT_IB_EXTENSION_EVENT_DATA extension;
       std::memcpy(&extension, event.event_extension_data, sizeof(extension));
-      if (extension.type == DAT_IB_RDMA_WRITE_IMMED_DATA ||
-          extension.type == DAT_IB_RECV_IMMED_DATA) {
+      if (extension.type == DAT_IB_RDMA_WRITE_IMMED_DATA) {
+        // The write's bytes went to the RDMA target, none into the receive
+        // buffer (DAPL reports the write's length here).
+        c.length = 0;
+        c.immediate = extension.val.immed.data;
+      } else if (extension.type == DAT_IB_RECV_IMMED_DATA) {
         c.immediate = extension.val.immed.data;
       }
     } else if (event.event_number != DAT_DTO_COMPLETION_EVENT) {
