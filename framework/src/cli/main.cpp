@@ -12,6 +12,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "cli/local_pair.hpp"
+#include "cli/report_command.hpp"
 #include "loader/plugin_registry.hpp"
 #include "report/jsonl_writer.hpp"
 #include "report/table.hpp"
@@ -38,6 +39,7 @@ struct ConnectionOptions {
   std::string listen;        // --listen [HOST:]PORT: this side serves
   std::string pair_connect;  // internal: the responder of a local pair
   std::string output;
+  cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
 
@@ -68,6 +70,7 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "Seconds one size may run past its duration before it counts as hung")
       ->default_val(120);
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  cli::add_report_file_options(command, options.report_files);
   command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
 }
 
@@ -110,6 +113,13 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
             char** argv) {
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
+
+  // The measuring side (a local pair's first process, or --peer) writes the
+  // report files; they are opened now, so a bad path fails before a peer waits.
+  std::optional<cli::PendingReports> report_files;
+  if (options.pair_connect.empty() && !options.listening()) {
+    report_files.emplace(options.report_files);
+  }
 
   std::unique_ptr<bootstrap::Bootstrap> control;
   std::optional<cli::LocalPair> pair;
@@ -168,6 +178,7 @@ int execute(const engine::SuiteSpec& suite, const ConnectionOptions& options, in
     jsonl->commit();
     std::cerr << "uniperf: results written to " << options.output << "\n";
   }
+  if (report_files) report_files->commit(records, suite.name);
   return report_and_exit_code(records);
 }
 
@@ -403,12 +414,16 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "Check suite and config files");
   validate->add_option("files", validate_paths)->required()->check(CLI::ExistingFile);
 
+  cli::ReportCommand report_command;
+  cli::add_report_command(app, report_command);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (list->parsed()) return list_plugins();
     if (info->parsed()) return plugin_info(info_plugin, info_config);
     if (validate->parsed()) return validate_files(validate_paths);
+    if (report_command.command->parsed()) return cli::run_report_command(report_command);
     if (run->parsed()) return execute(suite::load_suite(suite_path), connection, argc, argv);
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {

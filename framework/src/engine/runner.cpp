@@ -420,7 +420,7 @@ struct TestRunner::Impl {
         if (stamps[i] >= deadline) break;
       } else {
         while (lane.received < expect) {
-          if (!serve_wait<Event>(lane)) return;
+          if (!serve_wait<Event, false>(lane)) return;
         }
         make_room<Event>(lane, 1);
         post_chain(lane, burst_end(lane));
@@ -452,7 +452,7 @@ struct TestRunner::Impl {
         if (stamps[i] >= deadline) break;
       } else {
         while (!spin_for(last, marker)) {
-          if (!serve_wait<Event>(lane)) return;
+          if (!serve_wait<Event, true>(lane)) return;
         }
         make_room<Event>(lane, 1);
         *out = marker;
@@ -551,18 +551,22 @@ struct TestRunner::Impl {
     return now();
   }
 
-  /// The passive side's wait for the peer inside a ping-pong: one poll (and
-  /// progress), and every kControlCheckInterval idle polls a look at the
-  /// control channel for the initiator's "done" (duration mode ends on the
-  /// initiator's clock). False when done.
-  template <bool Event>
+  /// The passive side's wait for the peer inside a ping-pong: one poll (and,
+  /// with Progress, a progress call: a write lands in memory without a
+  /// completion to poll for), and every kControlCheckInterval idle polls a
+  /// look at the control channel for the initiator's "done" (duration mode
+  /// ends on the initiator's clock). False when done. A message ping-pong
+  /// waits for its own receive completion, which poll() progresses to: a
+  /// second call per idle loop would only delay seeing it (one more provider
+  /// progress pass, a system call on socket providers).
+  template <bool Event, bool Progress>
   bool serve_wait(Lane& lane) {
     const std::size_t n = lane.endpoint->poll(completions, poll_batch);
     if (n != 0) {
       absorb(lane, n);
       return true;
     }
-    lane.endpoint->progress();
+    if constexpr (Progress) lane.endpoint->progress();
     if (abort.load(std::memory_order_relaxed)) [[unlikely]]
       throw_aborted();
     if constexpr (Event) lane.endpoint->wait(10ms, flow.cq_moderation);

@@ -217,18 +217,13 @@ void ComparisonTable::add(const Record& r) {
   }
 }
 
-void ComparisonTable::print(std::ostream& out) const {
-  if (rows_.empty()) {
-    out << "(no results)\n";
-    return;
-  }
-  // Text first, widths second: every column is as wide as its widest entry.
+std::vector<std::vector<std::string>> ComparisonTable::cells() const {
   std::vector<std::string> header = {"test", "bytes", "metric (unit)"};
   for (const auto& config : configs_) header.push_back(config);
   for (std::size_t i = 1; i < configs_.size(); ++i) {
     header.push_back(configs_[i] + "/" + configs_.front());
   }
-  std::vector<std::vector<std::string>> lines;
+  std::vector<std::vector<std::string>> lines = {std::move(header)};
   for (const auto& row : rows_) {
     std::vector<std::string> line = {row.test, std::to_string(row.size), row.metric};
     for (std::size_t c = 0; c < configs_.size(); ++c) {
@@ -245,13 +240,29 @@ void ComparisonTable::print(std::ostream& out) const {
     }
     lines.push_back(std::move(line));
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    widths[i] = header[i].size();
+  return lines;
+}
+
+std::string ComparisonTable::legend() const {
+  if (configs_.size() < 2) return "";
+  return fmt::format(
+      "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is faster",
+      configs_.front());
+}
+
+void ComparisonTable::print(std::ostream& out) const {
+  if (rows_.empty()) {
+    out << "(no results)\n";
+    return;
+  }
+  // Text first, widths second: every column is as wide as its widest entry.
+  const auto lines = cells();
+  std::vector<std::size_t> widths(lines.front().size());
+  for (std::size_t i = 0; i < widths.size(); ++i) {
     for (const auto& line : lines) widths[i] = std::max(widths[i], line[i].size());
   }
   // test and metric are text: left-aligned; the rest are numbers: right-aligned.
-  const auto print_line = [&](const std::vector<std::string>& cells) {
+  for (const auto& cells : lines) {
     std::string text;
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (i != 0) text += "  ";
@@ -260,15 +271,8 @@ void ComparisonTable::print(std::ostream& out) const {
     }
     text.erase(text.find_last_not_of(' ') + 1);
     out << text << "\n";
-  };
-  print_line(header);
-  for (const auto& line : lines) print_line(line);
-  if (configs_.size() > 1) {
-    out << fmt::format(
-        "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is "
-        "faster\n",
-        configs_.front());
   }
+  if (configs_.size() > 1) out << legend() << "\n";
 }
 
 // ---------------------------------------------------------------------------

@@ -40,6 +40,13 @@ class ComparisonTable {
   void add(const Record& record);
   void print(std::ostream& out) const;
 
+  /// The table as text cells, the header first: test, bytes, metric (unit),
+  /// a value per config, then with two or more configs a ratio per config
+  /// after the first. print() and the HTML report both show this.
+  std::vector<std::vector<std::string>> cells() const;
+  /// The line that explains the ratios; empty with fewer than two configs.
+  std::string legend() const;
+
  private:
   struct Cell {
     bool has_value = false;

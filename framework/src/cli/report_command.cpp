@@ -1,0 +1,130 @@
+#include "cli/report_command.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "report/csv_reporter.hpp"
+#include "report/html_report.hpp"
+#include "report/jsonl_writer.hpp"
+#include "report/junit_reporter.hpp"
+#include "report/table.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
+std::unique_ptr<report::AtomicFile> open_if_asked(const std::string& path) {
+  if (path.empty()) return nullptr;
+  return std::make_unique<report::AtomicFile>(path);
+}
+
+}  // namespace
+
+void add_report_file_options(CLI::App* command, ReportFiles& files) {
+  command->add_option("--csv", files.csv, "Write the results as CSV to FILE (atomically)");
+  command->add_option("--junit", files.junit,
+                      "Write the results as JUnit XML to FILE, a testcase per record");
+  command->add_option("--html", files.html,
+                      "Write a self-contained HTML report with plots to FILE");
+}
+
+PendingReports::PendingReports(const ReportFiles& files)
+    : csv_(open_if_asked(files.csv)),
+      junit_(open_if_asked(files.junit)),
+      html_(open_if_asked(files.html)) {}
+
+void PendingReports::commit(const std::vector<report::Record>& records, const std::string& title) {
+  if (csv_) {
+    std::ostringstream text;
+    report::write_csv(text, records);
+    csv_->commit(text.str());
+    std::cerr << "uniperf: CSV written to " << csv_->target().string() << "\n";
+  }
+  if (junit_) {
+    std::ostringstream text;
+    report::write_junit(text, records, title);
+    junit_->commit(text.str());
+    std::cerr << "uniperf: JUnit XML written to " << junit_->target().string() << "\n";
+  }
+  if (html_) {
+    std::ostringstream text;
+    report::write_html(text, records, title);
+    html_->commit(text.str());
+    std::cerr << "uniperf: HTML report written to " << html_->target().string() << "\n";
+  }
+}
+
+std::string default_title(const std::vector<report::Record>& records) {
+  if (records.empty()) return "uniperf";
+  for (const auto& r : records) {
+    if (r.suite != records.front().suite) return "uniperf";
+  }
+  return records.front().suite.empty() ? "uniperf" : records.front().suite;
+}
+
+void add_report_command(CLI::App& app, ReportCommand& options) {
+  options.command = app.add_subcommand(
+      "report",
+      "Side-by-side table, CSV, JUnit XML and HTML from JSON Lines results (several files "
+      "compare: ratios against the first config)");
+  options.command->add_option("results", options.inputs, "JSON Lines result files")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_report_file_options(options.command, options.files);
+  options.command->add_option("--title", options.title, "Report title (default: the suite's name)");
+  options.command->add_flag("--quiet", options.quiet, "Do not print the table");
+}
+
+namespace {
+
+void label_repeated_configs(std::vector<std::vector<report::Record>>& files,
+                            const std::vector<std::string>& inputs) {
+  std::map<std::string, std::set<std::size_t>> files_of_config;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (const auto& r : files[i]) files_of_config[r.config].insert(i);
+  }
+  std::vector<std::string> labels;
+  for (const auto& input : inputs) labels.push_back(std::filesystem::path(input).stem().string());
+  // Two inputs named alike (a/results.jsonl, b/results.jsonl): the paths.
+  if (std::set<std::string>(labels.begin(), labels.end()).size() != labels.size()) labels = inputs;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (auto& r : files[i]) {
+      if (files_of_config[r.config].size() > 1) r.config += " [" + labels[i] + "]";
+    }
+  }
+}
+
+}  // namespace
+
+int run_report_command(const ReportCommand& options) {
+  std::vector<std::vector<report::Record>> per_input;
+  try {
+    for (const auto& input : options.inputs) per_input.push_back(report::read_jsonl(input));
+  } catch (const std::exception& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  // The same config in several files (a baseline and a new run) are
+  // different columns, named by their file; else the last would hide the rest.
+  label_repeated_configs(per_input, options.inputs);
+  std::vector<report::Record> records;
+  for (auto& file : per_input) {
+    records.insert(records.end(), std::make_move_iterator(file.begin()),
+                   std::make_move_iterator(file.end()));
+  }
+  PendingReports files(options.files);
+  if (!options.quiet) {
+    report::ComparisonTable table;
+    for (const auto& r : records) table.add(r);
+    table.print(std::cout);
+  }
+  files.commit(records, options.title.empty() ? default_title(records) : options.title);
+  return kExitOk;
+}
+
+}  // namespace uniperf::cli

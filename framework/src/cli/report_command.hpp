@@ -1,0 +1,58 @@
+// `uniperf report RESULTS.jsonl...` and the report files `uniperf run` writes
+// (--csv, --junit, --html): every view is made from the same records.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report/atomic_file.hpp"
+#include "report/record.hpp"
+
+namespace uniperf::cli {
+
+/// Where to write the report files; an empty path is "not asked for".
+struct ReportFiles {
+  std::string csv;
+  std::string junit;
+  std::string html;
+};
+
+/// Adds --csv, --junit and --html to `command`.
+void add_report_file_options(CLI::App* command, ReportFiles& files);
+
+/// The report files of one run: opened (as temporary files) before the run,
+/// so an unwritable path fails before anything is measured, and written
+/// whole at the end, atomically.
+class PendingReports {
+ public:
+  explicit PendingReports(const ReportFiles& files);
+  /// Writes every file asked for from `records`; `title` names the report.
+  void commit(const std::vector<report::Record>& records, const std::string& title);
+
+ private:
+  std::unique_ptr<report::AtomicFile> csv_, junit_, html_;
+};
+
+struct ReportCommand {
+  CLI::App* command = nullptr;
+  std::vector<std::string> inputs;
+  ReportFiles files;
+  std::string title;
+  bool quiet = false;
+};
+
+/// Registers `uniperf report` on `app`.
+void add_report_command(CLI::App& app, ReportCommand& options);
+
+/// Reads the inputs, prints the side-by-side table (unless quiet), writes
+/// the files asked for. Returns 0, or 2 for unreadable input (the message,
+/// naming file and line, goes to stderr).
+int run_report_command(const ReportCommand& options);
+
+/// The title for a set of records: the suite name when all records share
+/// one, else "uniperf".
+std::string default_title(const std::vector<report::Record>& records);
+
+}  // namespace uniperf::cli

@@ -1,0 +1,175 @@
+#include "report/csv_reporter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace uniperf::report {
+namespace {
+
+/// Shortest text that reads back to the same double; empty for NaN (a
+/// spreadsheet reads an empty cell as "no value", "nan" as text).
+std::string number(double value) {
+  if (std::isnan(value)) return "";
+  return fmt::format("{}", value);
+}
+
+std::string boolean(bool value) {
+  return value ? "true" : "false";
+}
+
+/// The row of one record, in csv_columns() order.
+std::vector<std::string> row_of(const Record& r) {
+  const auto& f = r.flow;
+  std::vector<std::string> row = {
+      r.config,
+      r.plugin,
+      r.plugin_version,
+      r.library_version,
+      r.device,
+      r.suite,
+      r.test,
+      std::string(to_string(f.op)),
+      std::string(engine::to_string(f.pattern)),
+      std::string(engine::to_string(f.direction)),
+      std::to_string(r.size),
+      std::string(to_string(r.status)),
+      r.reason,
+      std::to_string(r.iterations_run),
+  };
+  if (r.latency) {
+    const auto& l = *r.latency;
+    for (auto field : {std::to_string(l.samples), boolean(l.one_way), number(l.min), number(l.p50),
+                       number(l.p90), number(l.p99), number(l.p999), number(l.p9999), number(l.max),
+                       number(l.mean), number(l.stdev)}) {
+      row.push_back(std::move(field));
+    }
+  } else {
+    row.resize(row.size() + 11);
+  }
+  if (r.bandwidth) {
+    const auto& b = *r.bandwidth;
+    for (auto field : {std::to_string(b.bytes), std::to_string(b.messages), number(b.seconds),
+                       number(b.mb_per_s), number(b.gbit_per_s), number(b.mmsg_per_s)}) {
+      row.push_back(std::move(field));
+    }
+  } else {
+    row.resize(row.size() + 6);
+  }
+  for (auto field : {std::to_string(f.window),
+                     std::string(engine::to_string(f.window_mode)),
+                     std::to_string(f.signal_every),
+                     std::to_string(f.cq_moderation),
+                     std::string(engine::to_string(f.completion)),
+                     std::to_string(f.rx_depth),
+                     std::to_string(f.rx_replenish),
+                     std::to_string(f.post_list),
+                     std::to_string(f.inline_size),
+                     std::to_string(f.endpoints),
+                     std::string(engine::to_string(f.buffers)),
+                     boolean(f.validate),
+                     std::to_string(r.duration.iterations),
+                     number(r.duration.seconds),
+                     number(r.duration.margin),
+                     std::to_string(r.duration.warmup_iterations),
+                     r.preset,
+                     fmt::format("{}", fmt::join(r.emulated, " ")),
+                     std::to_string(r.corrupted_bytes),
+                     r.clock_source,
+                     r.host,
+                     r.timestamp,
+                     std::to_string(std::max<std::size_t>(1, r.flows.size()))}) {
+    row.push_back(std::move(field));
+  }
+  return row;
+}
+
+void write_row(std::ostream& out, const auto& fields) {
+  bool first = true;
+  for (const auto& field : fields) {
+    if (!first) out << ',';
+    first = false;
+    out << csv_field(field);
+  }
+  out << "\r\n";
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& csv_columns() {
+  static const std::vector<std::string_view> columns = {"config",
+                                                        "plugin",
+                                                        "plugin_version",
+                                                        "library_version",
+                                                        "device",
+                                                        "suite",
+                                                        "test",
+                                                        "op",
+                                                        "pattern",
+                                                        "direction",
+                                                        "size",
+                                                        "status",
+                                                        "reason",
+                                                        "iterations_run",
+                                                        "latency_samples",
+                                                        "latency_one_way",
+                                                        "latency_min_us",
+                                                        "latency_p50_us",
+                                                        "latency_p90_us",
+                                                        "latency_p99_us",
+                                                        "latency_p99_9_us",
+                                                        "latency_p99_99_us",
+                                                        "latency_max_us",
+                                                        "latency_mean_us",
+                                                        "latency_stdev_us",
+                                                        "bytes",
+                                                        "messages",
+                                                        "seconds",
+                                                        "MB_per_s",
+                                                        "Gb_per_s",
+                                                        "Mmsg_per_s",
+                                                        "window",
+                                                        "window_mode",
+                                                        "signal_every",
+                                                        "cq_moderation",
+                                                        "completion",
+                                                        "rx_depth",
+                                                        "rx_replenish",
+                                                        "post_list",
+                                                        "inline",
+                                                        "endpoints",
+                                                        "buffers",
+                                                        "validate",
+                                                        "iterations",
+                                                        "duration_s",
+                                                        "margin_s",
+                                                        "warmup_iterations",
+                                                        "preset",
+                                                        "emulated",
+                                                        "corrupted_bytes",
+                                                        "clock_source",
+                                                        "host",
+                                                        "timestamp",
+                                                        "flows"};
+  return columns;
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
+}
+
+void write_csv(std::ostream& out, const std::vector<Record>& records) {
+  write_row(out, csv_columns());
+  for (const auto& record : records) write_row(out, row_of(record));
+}
+
+}  // namespace uniperf::report

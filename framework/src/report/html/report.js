@@ -1,0 +1,229 @@
+// uniperf HTML report: draws the plots from the records in the page's JSON
+// data block (the script element with id uniperf-data) with uPlot (inlined
+// before this script). Runs once on load; needs no network.
+//
+// For the headless-browser test the page records what happened on <html>:
+//   data-plots-rendered="N"  charts drawn (set last, after every chart)
+//   data-errors="..."        any script error (set by the handler in <head>)
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("uniperf-data").textContent);
+  const records = data.records;
+  const palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                   "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+  const configs = [...new Set(records.map((r) => r.config))];
+  const colorOf = (config) => palette[configs.indexOf(config) % palette.length];
+  const withAlpha = (hex, alpha) => {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${alpha})`;
+  };
+
+  function formatSize(bytes) {
+    if (bytes == null) return "";
+    const units = [["G", 1 << 30], ["M", 1 << 20], ["K", 1 << 10]];
+    for (const [unit, scale] of units) {
+      if (bytes >= scale && bytes % scale === 0) return bytes / scale + unit;
+    }
+    return String(bytes);
+  }
+  function formatNumber(value) {
+    if (value == null || !isFinite(value)) return "-";
+    if (value >= 1000) return value.toFixed(0);
+    if (value >= 100) return value.toFixed(1);
+    if (value >= 1) return value.toFixed(2);
+    return value.toPrecision(3);
+  }
+  // Log-axis ticks at 1, 2, 5 x 10^k only: uPlot's default marks every
+  // integer multiple, a dense grid that hides the data.
+  function decadeSplits(u, axis, min, max) {
+    const splits = [];
+    for (let k = Math.floor(Math.log10(min)) - 1; k <= Math.ceil(Math.log10(max)); k++) {
+      for (const m of [1, 2, 5]) {
+        const v = m * Math.pow(10, k);
+        if (v >= min * 0.999 && v <= max * 1.001) splits.push(v);
+      }
+    }
+    return splits.length >= 2 ? splits : [min, max];
+  }
+  // A test of several concurrent flows plots its first flow, the one
+  // studied (as the side-by-side table does); the record has them all.
+  const subject = (r) => (r.flows && r.flows.length ? r.flows[0] : r);
+  const positive = (v) => (v != null && isFinite(v) && v > 0 ? v : null);
+
+  // What one test plots: latency p50 with a p90..p99 band, or throughput.
+  function metricsOf(pattern, oneWay) {
+    if (pattern === "latency") {
+      return {
+        label: oneWay ? "one-way latency (us)" : "round-trip latency (us)",
+        unit: "us",
+        pick: (r) => subject(r).latency_us,
+      };
+    }
+    if (pattern === "bandwidth") {
+      return { label: "bandwidth (MB/s = 10⁶ B/s)", unit: "MB/s",
+               pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s };
+    }
+    return { label: "message rate (Mmsg/s)", unit: "Mmsg/s",
+             pick: (r) => subject(r).bandwidth && subject(r).bandwidth.Mmsg_per_s };
+  }
+
+  // The plot fills its card (two cards a row on a wide window).
+  function chartWidth(section) {
+    return Math.max(300, (section.clientWidth || 560) - 34);
+  }
+  const tick = (v) => (v == null ? "" : String(Number(v.toPrecision(3))));
+
+  function drawTest(test, container) {
+    const rows = records.filter((r) => r.test === test);
+    const first = rows[0];
+    const pattern = first.params.pattern;
+    const measured = rows.filter((r) => r.status === "ok" &&
+        (pattern === "latency" ? subject(r).latency_us : subject(r).bandwidth));
+    const section = document.createElement("section");
+    section.className = "test";
+    const title = document.createElement("h3");
+    title.textContent = test;
+    const p = first.params;
+    const detail = document.createElement("span");
+    detail.className = "detail";
+    detail.textContent = ` ${p.op} ${p.pattern} ${p.direction}` +
+        (pattern === "latency" ? "" : `, window ${p.window} (${p.window_mode})`) +
+        `, ${p.completion} completion` +
+        (first.flows && first.flows.length > 1
+          ? `; flow 1 of ${first.flows.length} concurrent flows` : "");
+    title.appendChild(detail);
+    section.appendChild(title);
+    container.appendChild(section);
+
+    const notRun = rows.filter((r) => r.status !== "ok");
+    if (notRun.length) {
+      const list = document.createElement("ul");
+      list.className = "not-run";
+      const seen = new Set();
+      for (const r of notRun) {
+        const key = r.config + "\u0000" + r.status + "\u0000" + r.reason;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const item = document.createElement("li");
+        item.textContent = `${r.config}: ${r.status.toUpperCase()} — ${r.reason}`;
+        list.appendChild(item);
+      }
+      section.appendChild(list);
+    }
+    if (!measured.length) return 0;
+
+    const oneWay = measured.every((r) => !subject(r).latency_us || subject(r).latency_us.one_way);
+    const metric = metricsOf(pattern, oneWay);
+    const sizes = [...new Set(measured.map((r) => r.size))].sort((a, b) => a - b);
+    const plotted = configs.filter((c) => measured.some((r) => r.config === c));
+    const columns = [sizes];
+    const series = [{ label: "size", value: (u, v) => (v == null ? "-" : formatSize(v) + " B") }];
+    const bands = [];
+    const at = (config, size) => measured.find((r) => r.config === config && r.size === size);
+    for (const config of plotted) {
+      const color = colorOf(config);
+      if (pattern === "latency") {
+        const base = columns.length;
+        const value = (key) => sizes.map((s) => {
+          const r = at(config, s);
+          return r ? positive(subject(r).latency_us[key]) : null;
+        });
+        columns.push(value("p99"), value("p90"), value("p50"));
+        series.push(
+          { label: `${config} p99`, stroke: withAlpha(color, 0.45), width: 1, spanGaps: true,
+            points: { show: false }, value: (u, v) => formatNumber(v) },
+          { label: `${config} p90`, stroke: withAlpha(color, 0.7), width: 1, dash: [5, 4],
+            spanGaps: true, points: { show: false }, value: (u, v) => formatNumber(v) },
+          { label: `${config} p50`, stroke: color, width: 2.5, spanGaps: true,
+            points: { show: true, size: 6, fill: color }, value: (u, v) => formatNumber(v) });
+        // Bands fill from the first series down to the second: the p90..p99
+        // tail lighter, the p50..p90 body darker.
+        bands.push({ series: [base, base + 1], fill: withAlpha(color, 0.10) });
+        bands.push({ series: [base + 1, base + 2], fill: withAlpha(color, 0.18) });
+      } else {
+        columns.push(sizes.map((s) => { const r = at(config, s); return r ? positive(metric.pick(r)) : null; }));
+        series.push({ label: config, stroke: color, width: 2.5, spanGaps: true,
+                      points: { show: true, size: 6, fill: color },
+                      value: (u, v) => formatNumber(v) });
+      }
+    }
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    section.appendChild(plot);
+    const options = {
+      width: chartWidth(section),
+      height: 320,
+      series,
+      bands,
+      scales: {
+        x: { time: false, distr: 3, log: 2 },
+        y: { distr: 3, log: 10 },
+      },
+      axes: [
+        { label: "message size (bytes, log scale)", values: (u, splits) => splits.map(formatSize) },
+        { label: metric.label + ", log scale", size: 70, splits: decadeSplits,
+          values: (u, splits) => splits.map(tick) },
+      ],
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+    };
+    charts.push([section, new uPlot(options, columns, plot)]);
+    return 1;
+  }
+
+  function provenance() {
+    const known = new Set(["schema_version", "status", "reason", "suite", "config", "test", "size",
+                           "preset", "params", "emulated", "iterations_run", "corrupted_bytes",
+                           "latency_us", "bandwidth", "timestamp", "flows"]);
+    const table = document.getElementById("provenance-table");
+    if (!table) return;
+    for (const config of configs) {
+      const r = records.find((x) => x.config === config);
+      const facts = [];
+      const add = (key, value) => {
+        if (value === undefined || value === null || value === "") return;
+        if (typeof value === "object" && !Array.isArray(value)) {
+          // One fact per field of a nested object ("provenance.cpu ...").
+          for (const sub of Object.keys(value).sort()) add(`${key}.${sub}`, value[sub]);
+          return;
+        }
+        facts.push([key, Array.isArray(value) ? value.map(String).join(", ") : String(value)]);
+      };
+      add("plugin", r.plugin && `${r.plugin.name} ${r.plugin.version}`);
+      add("library", r.plugin && r.plugin.library_version);
+      add("device", r.plugin && r.plugin.device);
+      add("clock", r.clock && (r.clock.source + (r.clock.ghz ? ` ${r.clock.ghz.toFixed(3)} GHz` : "")));
+      // Whatever else a record carries about where it ran (host, and any
+      // provenance fields newer schema versions add).
+      for (const key of Object.keys(r).sort()) {
+        if (!known.has(key) && key !== "plugin" && key !== "clock") add(key, r[key]);
+      }
+      const row = table.insertRow();
+      const name = row.insertCell();
+      name.textContent = config;
+      name.style.color = colorOf(config);
+      name.className = "config";
+      const cell = row.insertCell();
+      for (const [key, value] of facts) {
+        const span = document.createElement("span");
+        span.className = "fact";
+        const k = document.createElement("b");
+        k.textContent = key + " ";
+        span.appendChild(k);
+        span.appendChild(document.createTextNode(value));
+        cell.appendChild(span);
+      }
+    }
+  }
+
+  provenance();
+  const container = document.getElementById("plots");
+  const tests = [...new Set(records.map((r) => r.test))];
+  const charts = [];
+  let rendered = 0;
+  for (const test of tests) rendered += drawTest(test, container);
+  window.addEventListener("resize", () => {
+    for (const [section, chart] of charts) chart.setSize({ width: chartWidth(section), height: 320 });
+  });
+  document.documentElement.setAttribute("data-plots-rendered", String(rendered));
+})();

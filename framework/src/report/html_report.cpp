@@ -1,0 +1,195 @@
+#include "report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+
+#include "report/table.hpp"
+#include "report/vendor_assets.hpp"
+
+namespace uniperf::report {
+namespace {
+
+/// Inlined script and style must not close their element early; the
+/// embedded files are checked once, not trusted.
+std::string_view inline_safe(std::string_view text, std::string_view closing, const char* what) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.find(closing) != std::string::npos) {
+    throw std::logic_error(std::string("embedded ") + what + " contains " + std::string(closing));
+  }
+  return text;
+}
+
+/// A ratio cell's class: "better" / "worse" beyond a 5 % band, by whether
+/// the row's metric is a latency (lower is better) or a rate.
+std::string ratio_class(const std::string& ratio, const std::string& metric) {
+  char* end = nullptr;
+  const double value = std::strtod(ratio.c_str(), &end);
+  if (end == ratio.c_str()) return "note";
+  const bool lower_is_better = metric.find("us") != std::string::npos;
+  const bool better = lower_is_better ? value < 0.95 : value > 1.05;
+  const bool worse = lower_is_better ? value > 1.05 : value < 0.95;
+  return better ? "num better" : worse ? "num worse" : "num";
+}
+
+bool is_number(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789.e+-") == std::string::npos;
+}
+
+void write_table(std::ostream& out, const std::vector<Record>& records) {
+  ComparisonTable table;
+  for (const auto& r : records) table.add(r);
+  const auto lines = table.cells();
+  const std::size_t configs = (lines.front().size() - 3 + 1) / 2;
+  out << "<div class=\"card table-wrap\"><table id=\"comparison\">\n<thead><tr>";
+  for (std::size_t i = 0; i < lines.front().size(); ++i) {
+    out << "<th" << (i == 1 || i >= 3 ? " class=\"num\"" : "") << ">"
+        << html_escape(lines.front()[i]) << "</th>";
+  }
+  out << "</tr></thead>\n<tbody>\n";
+  std::string previous_test;
+  for (std::size_t row = 1; row < lines.size(); ++row) {
+    const auto& line = lines[row];
+    const bool first = line[0] != previous_test && row != 1;
+    previous_test = line[0];
+    out << (first ? "<tr class=\"first-of-test\">" : "<tr>");
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      std::string cls;
+      if (i == 1) cls = "num";
+      if (i >= 3 && i < 3 + configs) cls = is_number(line[i]) ? "num" : "note";
+      if (i >= 3 + configs) cls = ratio_class(line[i], line[2]);
+      out << "<td" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << html_escape(line[i])
+          << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+  const std::string legend = table.legend();
+  if (!legend.empty()) out << "<p class=\"hint\">" << html_escape(legend) << "</p>\n";
+  out << "</div>\n";
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string script_safe_json(const nlohmann::json& value) {
+  // Reasons carry exception texts: bytes that are not UTF-8 are replaced
+  // instead of failing the whole report.
+  const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title) {
+  std::vector<std::string> configs;
+  std::set<std::string> timestamps;
+  nlohmann::json data = {{"title", title}, {"records", nlohmann::json::array()}};
+  for (const auto& r : records) {
+    if (std::find(configs.begin(), configs.end(), r.config) == configs.end()) {
+      configs.push_back(r.config);
+    }
+    if (!r.timestamp.empty()) timestamps.insert(r.timestamp);
+    data["records"].push_back(to_json(r));
+  }
+  const auto count = [&](Status status) {
+    return std::count_if(records.begin(), records.end(),
+                         [&](const Record& r) { return r.status == status; });
+  };
+
+  out << "<!DOCTYPE html>\n<html lang=\"en\" data-plots-rendered=\"0\">\n<head>\n"
+      << "<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>" << html_escape(title)
+      << " — uniperf report</title>\n"
+      // First of all: any script error is kept where a headless browser's
+      // --dump-dom shows it.
+      << "<script>window.addEventListener(\"error\", function (e) {"
+         " var root = document.documentElement;"
+         " root.setAttribute(\"data-errors\", (root.getAttribute(\"data-errors\") || \"\") +"
+         " e.message + \" (\" + (e.lineno || 0) + \":\" + (e.colno || 0) + \"); \"); });</script>\n"
+      << "<style>\n"
+      << inline_safe(vendor::uplot_css(), "</style", "uPlot stylesheet") << "\n</style>\n"
+      << "<style>\n"
+      << inline_safe(vendor::report_css(), "</style", "report stylesheet") << "</style>\n"
+      << "</head>\n<body>\n<header>\n<h1>" << html_escape(title) << "</h1>\n<p>"
+      << fmt::format("{} records over {} config{}: {} ok, {} skipped, {} error{}", records.size(),
+                     configs.size(), configs.size() == 1 ? "" : "s", count(Status::ok),
+                     count(Status::skipped), count(Status::error),
+                     count(Status::error) == 1 ? "" : "s");
+  if (!timestamps.empty()) {
+    out << html_escape(
+        fmt::format(" · measured {} to {}", *timestamps.begin(), *timestamps.rbegin()));
+  }
+  out << "</p>\n</header>\n<main>\n";
+
+  out << "<h2>Where it ran</h2>\n<div class=\"card table-wrap\"><table id=\"provenance-table\">"
+         "</table></div>\n";
+  out << "<h2>Plots</h2>\n<p class=\"hint\">Per test, one colour per config against message "
+         "size, both axes logarithmic. Latency: the thick line is the median (p50), the dashed "
+         "line p90, the thin line p99; the shaded bands span p50–p90 and p90–p99. Bandwidth "
+         "in MB/s (10<sup>6</sup> B/s), message rate in Mmsg/s. Hover a plot for the "
+         "values.</p>\n<div id=\"plots\"></div>\n";
+  out << "<h2>Side by side</h2>\n";
+  write_table(out, records);
+  out << "</main>\n";
+  out << "<footer>uniperf " << UNIPERF_VERSION
+      << " · charts by uPlot (MIT License, embedded)</footer>\n";
+
+  out << "<script type=\"application/json\" id=\"uniperf-data\">" << script_safe_json(data)
+      << "</script>\n";
+  out << "<script>\n" << inline_safe(vendor::uplot_js(), "</script", "uPlot") << "\n</script>\n";
+  out << "<script>\n"
+      << inline_safe(vendor::report_js(), "</script", "report script") << "</script>\n";
+  out << "<!-- uPlot license:\n"
+      << inline_safe(vendor::uplot_license(), "-->", "uPlot license") << "-->\n";
+  out << "</body>\n</html>\n";
+}
+
+}  // namespace uniperf::report

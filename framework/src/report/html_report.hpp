@@ -1,0 +1,29 @@
+// The HTML report: ONE self-contained file (no network needed to view it)
+// with, per test, latency (p50 line, p90 and p99 bands) or bandwidth /
+// message rate against message size, one series per config on log axes;
+// the side-by-side table with ratios; and where each config ran. The chart
+// library (uPlot) and the page's script and style are inlined from the
+// binary; the records go in as JSON in a <script type="application/json">.
+// The same records give the same bytes.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/record.hpp"
+
+namespace uniperf::report {
+
+void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title);
+
+/// Text made safe for HTML content and attribute values.
+std::string html_escape(std::string_view text);
+
+/// JSON text made safe inside a <script> element: '<', '>' and '&' become
+/// \u escapes (in JSON they only occur inside strings, where the escape
+/// means the same character), so "</script" and "<!--" cannot appear.
+std::string script_safe_json(const nlohmann::json& value);
+
+}  // namespace uniperf::report

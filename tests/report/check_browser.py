@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The HTML report in a real headless browser, with no network.
+
+Usage: check_browser.py UNIPERF SAMPLE.jsonl OUTDIR
+
+Writes OUTDIR/report.html from the sample records, loads it in headless
+chromium (a fresh profile, every network path off, host names resolving
+nowhere), and checks from the DOM after the scripts ran: no script error and
+no console message, every test with a measurement drew its plot (the page
+sets data-plots-rendered; uPlot draws a canvas per plot), the side-by-side
+table has a row per (test, size). Then takes OUTDIR/report.png (1200x1600)
+for people to look at; CI keeps the build directory's copy.
+Exits 77 (skipped) when no chromium is installed.
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def find_browser():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser, profile, extra, url):
+    command = [browser, "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--disable-extensions", "--disable-default-apps", "--no-default-browser-check",
+               "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
+               "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
+               "--user-data-dir=" + profile, "--virtual-time-budget=10000"] + extra + [url]
+    if os.geteuid() == 0:
+        command.insert(1, "--no-sandbox")  # chromium refuses to run as root with its sandbox
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def main():
+    uniperf, sample, outdir = sys.argv[1:4]
+    browser = find_browser()
+    if browser is None:
+        print("SKIP: no chromium installed")
+        sys.exit(77)
+    os.makedirs(outdir, exist_ok=True)
+    page = os.path.join(outdir, "report.html")
+    screenshot = os.path.join(outdir, "report.png")
+    for stale in (page, screenshot):
+        if os.path.exists(stale):
+            os.remove(stale)
+    subprocess.run([uniperf, "report", sample, "--quiet", "--html", page], check=True, timeout=60)
+
+    records = [json.loads(line) for line in open(sample, encoding="utf-8") if line.strip()]
+    def measured(r):
+        subject = r["flows"][0] if r.get("flows") else r  # concurrent flows: the first is plotted
+        return r["status"] == "ok" and (
+            "latency_us" in subject if r["params"]["pattern"] == "latency" else "bandwidth" in subject)
+    expected_plots = len({r["test"] for r in records if measured(r)})
+    expected_rows = len({(r["test"], r["size"]) for r in records})
+    url = "file://" + os.path.abspath(page)
+
+    with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
+        run = chromium(browser, profile, ["--dump-dom"], url)
+    if run.returncode != 0:
+        fail(f"chromium --dump-dom exited {run.returncode}:\n{run.stderr[-3000:]}")
+    dom = run.stdout
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
+    if console:
+        fail("console messages:\n" + "\n".join(console))
+    root = re.search(r"<html[^>]*>", dom)
+    if root is None:
+        fail("no <html> element in the dumped DOM:\n" + dom[:2000])
+    errors = re.search(r'data-errors="([^"]*)"', root.group(0))
+    if errors:
+        fail("script errors: " + errors.group(1))
+    rendered = re.search(r'data-plots-rendered="(\d+)"', root.group(0))
+    if rendered is None or int(rendered.group(1)) != expected_plots:
+        fail(f"plots rendered {rendered.group(1) if rendered else None}, expected {expected_plots}")
+    canvases = dom.count("<canvas")
+    if canvases < expected_plots:
+        fail(f"{canvases} canvases for {expected_plots} plots")
+    table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
+    rows = table.group(1).count("<tr") - 1 if table else -1
+    if rows != expected_rows:
+        fail(f"comparison table has {rows} rows, expected {expected_rows}")
+    provenance = re.search(r'<table id="provenance-table">(.*?)</table>', dom, re.S)
+    configs = len({r["config"] for r in records})
+    if provenance is None or provenance.group(1).count("<tr") != configs:
+        fail(f"provenance table lacks a row per config ({configs})")
+
+    with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
+        shot = chromium(browser, profile, ["--hide-scrollbars", "--window-size=1200,1600",
+                                           "--screenshot=" + os.path.abspath(screenshot)], url)
+    if shot.returncode != 0 or not os.path.exists(screenshot):
+        fail(f"no screenshot (chromium exited {shot.returncode}):\n{shot.stderr[-3000:]}")
+    with open(screenshot, "rb") as f:
+        header = f.read(24)
+    if header[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("the screenshot is not a PNG")
+    width, height = struct.unpack(">II", header[16:24])
+    if (width, height) != (1200, 1600):
+        fail(f"screenshot is {width}x{height}, expected 1200x1600")
+    print(f"ok: {expected_plots} plots, {canvases} canvases, {rows} table rows, no errors; "
+          f"screenshot {screenshot}")
+
+
+if __name__ == "__main__":
+    main()
