@@ -328,8 +328,13 @@ TEST(SuitePresets, Itperf) {
   EXPECT_EQ(bandwidth.flows[0].rx_replenish, 1u);
   EXPECT_EQ(bandwidth.flows[0].completion, CompletionMode::poll);
   EXPECT_EQ(bandwidth.duration.iterations, 1000u);
+  EXPECT_EQ(bandwidth.flows[0].buffers, engine::BufferMode::cycle);
   const auto latency = only_test(one_test("    preset: itperf\n    op: send\n"));
   EXPECT_EQ(latency.flows[0].window, 1u);
+  EXPECT_EQ(latency.flows[0].signal_every, 16u);  // once every send-queue size
+  EXPECT_EQ(latency.flows[0].buffers, engine::BufferMode::single);
+  const auto read = only_test(one_test("    preset: itperf\n    op: read\n"));
+  EXPECT_EQ(read.flows[0].signal_every, 1u);  // a read's completion is its answer
 }
 
 TEST(SuitePresets, PrecedenceBuiltinPresetDefaultsTestFlow) {
@@ -626,6 +631,17 @@ TEST(ConfigParse, NameDefaultsToTheStemAndOptionsMayBeEmpty) {
   const auto config = parse_config("plugin: tcp\noptions: {}\n", "some/dir/tcp-lo.yaml");
   EXPECT_EQ(config.name, "tcp-lo");
   EXPECT_TRUE(config.options.empty());
+}
+
+TEST(ConfigParse, ConfigDirNamesTheConfigFilesAbsoluteDirectory) {
+  const auto config = parse_config(
+      "plugin: udapl\noptions:\n  dat_conf: ${config_dir}/x.dat.conf\n"
+      "env:\n  A: ${config_dir}:${config_dir}\n",
+      "/opt/cfg/../uniperf/configs/udapl.yaml");
+  EXPECT_EQ(config.options.at("dat_conf"), "/opt/uniperf/configs/x.dat.conf");
+  EXPECT_EQ(config.environment.at("A"), "/opt/uniperf/configs:/opt/uniperf/configs");
+  const auto relative = parse_config("plugin: tcp\noptions:\n  a: ${config_dir}\n", "t.yaml");
+  EXPECT_EQ(relative.options.at("a"), std::filesystem::current_path().lexically_normal().string());
 }
 
 TEST(ConfigParse, Errors) {

@@ -60,6 +60,9 @@
 //     transports: posix,self     # declared OptionSpecs
 //   env:                         # environment set before the plugin opens
 //     UCX_RNDV_THRESH: 8K
+//
+// In options and env values, ${config_dir} stands for the absolute directory
+// of the config file (dat_conf: ${config_dir}/udapl-rxe.dat.conf).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
