@@ -178,10 +178,13 @@ FiPtr<fid_mr> OfiContext::register_raw(void* address, std::size_t length) {
   if (info_->caps & (FI_RMA | FI_ATOMIC)) {
     access |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
   }
-  const bool provider_keys = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+  // Every registration asks for a key of its own, even where the provider
+  // picks the keys (FI_MR_PROV_KEY): it ignores the request then, but a
+  // utility layer may not. rxm over verbs files regions in a map by the
+  // requested key when atomics are on, and a second region asking for the
+  // same key fails with -FI_ENOKEY.
   fid_mr* mr = nullptr;
-  const int rc = fi_mr_reg(domain_.get(), address, length, access, 0,
-                           provider_keys ? 0 : next_key_++, 0, &mr, nullptr);
+  const int rc = fi_mr_reg(domain_.get(), address, length, access, 0, next_key_++, 0, &mr, nullptr);
   if (rc != 0) {
     throw TransportError(fi_error("cannot register " + std::to_string(length) + " bytes", rc));
   }

@@ -168,13 +168,17 @@ class Conformance : public testing::TestWithParam<std::string> {
     settings.size_timeout = std::chrono::seconds(120);
 
     std::string responder_error;
-    std::thread responder([&, control = control1.get()] {
+    // The responder closes its end when its run ends, as a responder process
+    // does by exiting: after a failure on its side the initiator learns of it
+    // at once instead of at its next control deadline.
+    std::thread responder([&, control = std::move(control1)]() mutable {
       try {
         session::handshake(*control, suite, configs);
         session::run(*control, suite, configs, *checked_, settings);
       } catch (const std::exception& e) {
         responder_error = e.what();
       }
+      control.reset();
     });
     std::vector<Record> records;
     try {
