@@ -422,7 +422,9 @@ Completion VerbsEndpoint::convert(const ibv_wc& wc) {
   c.id = wc.wr_id & ~kRecvTag;
   c.type = receive ? CompletionType::recv : CompletionType::send;
   c.status = static_cast<std::int32_t>(wc.status);
-  c.length = receive ? wc.byte_len - grh_bytes_ : 0;
+  // Only a send puts bytes into the receive buffer; a write with immediate
+  // consumes the receive but its data landed at the write's address.
+  c.length = wc.opcode == IBV_WC_RECV ? wc.byte_len - grh_bytes_ : 0;
   c.immediate = (wc.wc_flags & IBV_WC_WITH_IMM) != 0 ? ntohl(wc.imm_data) : 0;
   if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
     c.length = 0;  // byte_len is undefined in a failed completion
