@@ -17,6 +17,9 @@
 #   bandwidth  uniperf's MB/s vs perftest's "BW average" (MB/sec there is
 #              2^20 bytes; converted to 10^6 before dividing). Below 1:
 #              uniperf measures less.
+# Inline: uniperf posts inline up to the size perftest reported using in the
+# same repetition ("Max inline data"; perftest disables inline on rxe).
+# A run that gave no figure is left out of the median (n/a when none did).
 # The guest is an emulator: absolute numbers mean nothing, only ratios taken
 # in the same boot do (SOFTROCE.md).
 set -euo pipefail
@@ -55,16 +58,18 @@ done
 echo "# $device GID $gid_index ($server_ip); $repeats repeats; $(date -u +%FT%TZ)"
 port=$((20000 + RANDOM % 20000))
 
-# ours KIND OP SIZE -> p50 latency (us) or MB/s (10^6)
+# ours KIND OP SIZE [INLINE] -> p50 latency (us) or MB/s (10^6)
 ours() {
-  local kind=$1 op=$2 size=$3
-  timeout 300 "$uniperf" "$kind" --preset perftest --op "$op" -s "$size" -c "$config" --quiet \
-    -o "$work/r.jsonl" >"$work/ours.log" 2>&1 || { echo 0; return; }
+  local kind=$1 op=$2 size=$3 inline=${4:-}
+  local args=()
+  [ -n "$inline" ] && args=(-I "$inline")
+  timeout 300 "$uniperf" "$kind" --preset perftest --op "$op" -s "$size" "${args[@]}" -c "$config" \
+    --quiet -o "$work/r.jsonl" >"$work/ours.log" 2>&1 || return 0
   python3 - "$work/r.jsonl" "$kind" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 if r.get("status") != "ok":
-    print(0)
+    pass  # no figure: left out of the median
 elif sys.argv[2] == "lat":
     print(r.get("latency_us", {}).get("p50", 0))
 else:
@@ -72,7 +77,9 @@ else:
 PY
 }
 
-# native TOOL KIND SIZE ITERS [EXTRA...] -> t_typical (us) or BW average (MB/s, 10^6)
+# native TOOL KIND SIZE ITERS [EXTRA...] -> t_typical (us) or BW average (MB/s, 10^6);
+# nothing when perftest gave no finite figure. Leaves the inline size perftest
+# used ("Max inline data", absent for reads and atomics) in $work/inline.
 native() {
   local tool=$1 kind=$2 size=$3 iters=$4
   shift 4
@@ -81,13 +88,18 @@ native() {
   timeout 300 "$tool" "${args[@]}" >/dev/null 2>&1 &
   local server=$!
   sleep 1
-  timeout 300 "$tool" "${args[@]}" "$server_ip" 2>/dev/null | awk -v kind="$kind" '
-    $1 ~ /^[0-9]+$/ && NF >= 5 { v = (kind == "lat") ? $5 : $4 * 1.048576 }
-    END { print v + 0 }'
+  timeout 300 "$tool" "${args[@]}" "$server_ip" >"$work/native.log" 2>&1 || true
   wait "$server" 2>/dev/null || true
+  awk '/Max inline data/ { sub(/\[B\]/, "", $NF); print $NF }' "$work/native.log" >"$work/inline"
+  awk -v kind="$kind" '
+    $1 ~ /^[0-9]+$/ && NF >= 5 { v = (kind == "lat") ? $5 : $4 }
+    END { if (v ~ /^[0-9]+(\.[0-9]+)?$/) printf "%.3f\n", (kind == "lat") ? v : v * 1.048576 }' \
+    "$work/native.log"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+median() {
+  sort -g | awk '{a[NR]=$1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 printf "%-14s %6s %-8s %10s %10s %8s\n" workload bytes unit uniperf perftest ratio
@@ -96,9 +108,12 @@ while read -r name kind op size tool iters extra; do
   [ -z "$name" ] && continue
   : >"$work/u"; : >"$work/n"
   for _ in $(seq "$repeats"); do
-    ours "$kind" "$op" "$size" >>"$work/u"
     # shellcheck disable=SC2086  # extra holds perftest flags, split on purpose
     native "$tool" "$kind" "$size" "$iters" $extra >>"$work/n"
+    # perftest decides inline per device (on rxe it disables it: "Device not
+    # recognized to implement inline feature"); the preset's 220 B would then
+    # compare inline posts with non-inline ones, so use what perftest used.
+    ours "$kind" "$op" "$size" "$(cat "$work/inline")" >>"$work/u"
   done
   u=$(median <"$work/u"); n=$(median <"$work/n")
   unit=$([ "$kind" = lat ] && echo us || echo MB/s)
