@@ -42,6 +42,15 @@ inline std::string errno_text(const std::string& what, int error) {
   return "verbs: " + what + ": " + std::strerror(error);
 }
 
+/// Why ibv_get_device_list found nothing to open ("no RDMA device (...)").
+inline std::string no_device_reason(int error) {
+  if (error == ENOSYS) {
+    // rdma-core's answer when the kernel has no user verbs (ib_uverbs) at all.
+    return "no RDMA device (no kernel RDMA support: ibv_get_device_list: ENOSYS)";
+  }
+  return std::string("no RDMA device (ibv_get_device_list: ") + std::strerror(error) + ")";
+}
+
 enum class QpKind : std::uint8_t { rc, uc, ud };
 enum class ConnectMethod : std::uint8_t { bootstrap, rdma_cm };
 

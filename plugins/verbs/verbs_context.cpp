@@ -57,8 +57,7 @@ void VerbsContext::open_device() {
   int count = 0;
   DeviceList list(ibv_get_device_list(&count));
   if (!list) {
-    throw Unavailable("no RDMA device (ibv_get_device_list: " + std::string(std::strerror(errno)) +
-                      ")");
+    throw Unavailable(no_device_reason(errno));
   }
   if (count == 0) {
     throw Unavailable(

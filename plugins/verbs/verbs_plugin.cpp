@@ -68,7 +68,7 @@ class VerbsPlugin final : public Plugin {
     int count = 0;
     ibv_device** list = ibv_get_device_list(&count);
     if (list == nullptr) {
-      return "no RDMA device (ibv_get_device_list: " + std::string(std::strerror(errno)) + ")";
+      return no_device_reason(errno);
     }
     ibv_free_device_list(list);
     return count > 0 ? "" : "no RDMA device (ibv_get_device_list found none)";
