@@ -197,9 +197,15 @@ struct TestRunner::Impl {
     const std::uint64_t max_size = *std::max_element(test.sizes.begin(), test.sizes.end());
     slot_size =
         std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
-    // At least two slots: atomics target slot 0 and return their result in slot 1.
-    // A power of two, so slot arithmetic is a mask.
+    // A power of two, so slot arithmetic is a mask. Atomics give every
+    // request that can be in flight a target word of its own (see
+    // choose_offsets), so they get as many slots as requests in flight.
     slots = std::bit_floor(std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots));
+    if (is_atomic(flow.op)) {
+      const std::uint32_t in_flight =
+          std::max({flow.window, flow.signal_every, flow.post_list, 1u});
+      slots = std::max(slots, std::bit_ceil(in_flight + 1));
+    }
     while (slots > 2 && 2 * slots * slot_size > kMaxBufferBytes) slots /= 2;
     slot_mask = slots - 1;
     tx_base = 0;
@@ -341,10 +347,12 @@ struct TestRunner::Impl {
       const bool signaled = due || id + 1 == burst_end;
       wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
                                            (signaled ? WorkRequest::kSignaled : 0));
-      // Uniform per-op data: atomics use it (fetch_add adds the id, cswap
-      // swaps id -> id+1), other ops ignore it.
-      wr.compare_add = seq;
-      wr.swap = seq + 1;
+      // Uniform per-op data: atomics use it, other ops ignore it. A request's
+      // ordinal is how many earlier ones of the phase hit its target word:
+      // fetch_add adds it, cswap swaps it -> it+1.
+      const std::uint64_t ordinal = seq >> ordinal_shift;
+      wr.compare_add = ordinal;
+      wr.swap = ordinal + 1;
       const std::uint64_t slot_offset = ((seq * slot_stride) & slot_mask) * slot_size;
       wr.local_offset = local_base + slot_offset + local_shift;
       wr.remote_offset = remote_base + slot_offset;
@@ -362,20 +370,27 @@ struct TestRunner::Impl {
   // Where post_chain points requests, set once per size so the chain
   // rewrite stays branch-free: sources come from the tx half and land in
   // the peer's rx half; reads fetch the peer's tx half into our rx half;
-  // atomics all hit the peer's rx slot 0 and return into our rx slot 1.
+  // atomics hit a word at the start of the peer's rx slot and return the
+  // old value 8 bytes further into the same slot of our own rx half (where,
+  // bidirectional, the peer's atomics hit only the first word).
+  //
+  // Atomics in a stream spread over the slots, one per request in flight:
+  // the cswap check (every word ends at the number of requests that hit it)
+  // then holds on any transport, in order or not. RC queue pairs execute
+  // atomics in posting order; UCP does not promise it, and over rc_verbs
+  // reorders them when both sides stream at once.
   std::size_t local_base = 0, remote_base = 0, local_shift = 0;
   std::uint64_t slot_stride = 1;
+  unsigned ordinal_shift = 0;  // log2(slots) when requests cycle over the slots, else 0
 
   void choose_offsets() {
     local_base = flow.op == Op::read || is_atomic(flow.op) ? rx_base : tx_base;
     remote_base = flow.op == Op::read ? tx_base : rx_base;
     // Ping-pong reuses slot 0 (write latency polls its last byte); so does
     // every post of a single-buffer stream.
-    slot_stride =
-        is_atomic(flow.op) || flow.pattern == Pattern::latency || flow.buffers == BufferMode::single
-            ? 0
-            : 1;
-    local_shift = is_atomic(flow.op) ? slot_size : 0;
+    slot_stride = flow.pattern == Pattern::latency || flow.buffers == BufferMode::single ? 0 : 1;
+    local_shift = is_atomic(flow.op) ? 8 : 0;
+    ordinal_shift = slot_stride == 0 ? 0 : static_cast<unsigned>(std::countr_zero(slots));
   }
 
   void prepare_chain(Lane& lane, Op op, std::uint64_t length) {
@@ -856,13 +871,20 @@ struct TestRunner::Impl {
     return std::min<std::uint64_t>(count, slot_stride == 0 ? 1 : slots);
   }
 
-  /// fetch_add added every id 0..n-1; cswap advanced id -> id+1 n times.
+  /// Each target word was hit by c of the peer's n requests, with ordinals
+  /// 0..c-1: fetch_add added them all (c(c-1)/2), cswap advanced it c times.
   std::uint64_t atomic_word_errors(Lane& lane) {
     const std::uint64_t n = peer_done_posted(lane);
-    const std::uint64_t expected = flow.op == Op::fetch_add ? (n == 0 ? 0 : n * (n - 1) / 2) : n;
-    std::uint64_t word = 0;
-    std::memcpy(&word, rx(lane, 0), 8);
-    return word == expected ? 0 : 8;
+    const std::uint64_t words = slot_stride == 0 ? 1 : slots;
+    std::uint64_t bad = 0;
+    for (std::uint64_t w = 0; w < words; ++w) {
+      const std::uint64_t c = n > w ? (n - w - 1) / words + 1 : 0;
+      const std::uint64_t expected = flow.op == Op::fetch_add ? (c == 0 ? 0 : c * (c - 1) / 2) : c;
+      std::uint64_t word = 0;
+      std::memcpy(&word, rx(lane, w), 8);
+      bad += word == expected ? 0 : 8;
+    }
+    return bad;
   }
 
   std::uint64_t peer_done_posted(const Lane& lane) const {
@@ -887,7 +909,11 @@ struct TestRunner::Impl {
     }
     // Atomics validation needs the target word to start from zero at the
     // measured phase; the other checks look at the last messages only.
-    for (Lane& lane : lanes) std::memset(rx(lane, 0), 0, 8);
+    if (is_atomic(flow.op)) {
+      for (Lane& lane : lanes) {
+        for (std::uint32_t s = 0; s < slots; ++s) std::memset(rx(lane, s), 0, 8);
+      }
+    }
     control.barrier(control.timeout());
     run_phase(d.seconds > 0 ? 0 : d.iterations, d.seconds, true, out);
 
