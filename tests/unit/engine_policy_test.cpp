@@ -203,6 +203,26 @@ TEST(EnginePolicy, AtomicsLeaveTheExpectedTargetWord) {
   }
 }
 
+// UCP does not order atomics; validation must not assume posting order.
+TEST(EnginePolicy, AtomicsValidateWhenTheTransportReordersThem) {
+  for (Op op : {Op::fetch_add, Op::cswap}) {
+    for (Direction direction : {Direction::uni, Direction::bi}) {
+      PairRun pair;
+      pair.initiator.reverse_atomics = true;
+      pair.responder.reverse_atomics = true;
+      TestSpec test = make_test(op, Pattern::bandwidth, 96, 8, 4);
+      test.sizes = {8};
+      test.flows[0].post_list = 4;
+      test.flows[0].direction = direction;
+      test.flows[0].validate = true;
+      pair.run(test, 8);
+      EXPECT_EQ(pair.initiator.counters.max_chain, 4u);
+      EXPECT_EQ(pair.measured.corrupted_bytes, 0u)
+          << to_string(op) << (direction == Direction::bi ? " bi" : " uni");
+    }
+  }
+}
+
 TEST(EnginePolicy, ValidationCountsCorruptedBytes) {
   PairRun pair;
   pair.initiator.corrupt_every = 1;  // flip the first byte of every write

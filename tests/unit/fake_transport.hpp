@@ -78,14 +78,15 @@ class FakeEndpoint final : public Endpoint {
  public:
   FakeEndpoint(std::shared_ptr<FakeWire> wire, FakeFabric& fabric, int rank,
                const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
-               std::uint64_t corrupt_every)
+               std::uint64_t corrupt_every, bool reverse_atomics)
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
         params_(params),
         counters_(counters),
         counters_mutex_(counters_mutex),
-        corrupt_every_(corrupt_every) {}
+        corrupt_every_(corrupt_every),
+        reverse_atomics_(reverse_atomics) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -109,7 +110,11 @@ class FakeEndpoint final : public Endpoint {
         throw std::logic_error("engine broke the contract: more than send_depth outstanding");
       }
       counters_.max_outstanding = std::max<std::uint64_t>(counters_.max_outstanding, outstanding);
-      execute(wr);
+      if (reverse_atomics_ && (wr.op == Op::fetch_add || wr.op == Op::cswap)) {
+        deferred_atomics_.push_back(wr);
+      } else {
+        execute(wr);
+      }
       if (wr.flags & WorkRequest::kSignaled) {
         ++counters_.signaled;
         // Once the engine has polled it, this completion covers every
@@ -118,6 +123,9 @@ class FakeEndpoint final : public Endpoint {
         covers_.push_back(posted_);
       }
     }
+    // Nothing orders the atomics of one chain: run them last to first.
+    for (auto it = deferred_atomics_.rbegin(); it != deferred_atomics_.rend(); ++it) execute(*it);
+    deferred_atomics_.clear();
   }
 
   void post_recv(const RecvRequest* requests, std::size_t count) override {
@@ -246,6 +254,8 @@ class FakeEndpoint final : public Endpoint {
   FakeCounters& counters_;
   std::mutex& counters_mutex_;
   std::uint64_t corrupt_every_;
+  bool reverse_atomics_;
+  std::vector<WorkRequest> deferred_atomics_;
   std::uint64_t writes_ = 0;
   std::uint64_t posted_ = 0;
   std::uint64_t covered_ = 0;
@@ -271,13 +281,15 @@ class FakeContext final : public Context {
       throw TransportError("fake: peer connected another endpoint");
     }
     return std::make_unique<FakeEndpoint>(fabric_.wire(params.index), fabric_, channel.rank(),
-                                          params, counters, counters_mutex, corrupt_every);
+                                          params, counters, counters_mutex, corrupt_every,
+                                          reverse_atomics);
   }
 
   FakeCounters counters;
   std::mutex counters_mutex;
   EndpointParams last_params;
   std::uint64_t corrupt_every = 0;  ///< corrupt the first byte of every Nth payload
+  bool reverse_atomics = false;     ///< execute the atomics of each post() last to first
 
   static Capabilities everything() {
     Capabilities caps;
