@@ -232,6 +232,28 @@ TEST(EnginePolicy, ValidationCountsCorruptedBytes) {
   EXPECT_GT(pair.measured.corrupted_bytes, 0u);
 }
 
+// A write with immediate's data lands at the write's address, not in the
+// receive that reports it (0 bytes): validation must look there.
+TEST(EnginePolicy, WriteWithImmediateIsValidatedWhereItLanded) {
+  for (Pattern pattern : {Pattern::latency, Pattern::bandwidth}) {
+    for (bool corrupt : {false, true}) {
+      PairRun pair;
+      pair.initiator.corrupt_every = corrupt ? 1 : 0;
+      pair.responder.corrupt_every = corrupt ? 1 : 0;
+      TestSpec test = make_test(Op::write_imm, pattern, 64, pattern == Pattern::latency ? 1 : 8,
+                                pattern == Pattern::latency ? 1 : 4);
+      test.flows[0].validate = true;
+      pair.run(test, 64);
+      const char* what = pattern == Pattern::latency ? "latency" : "bandwidth";
+      if (corrupt) {
+        EXPECT_GT(pair.measured.corrupted_bytes, 0u) << what;
+      } else {
+        EXPECT_EQ(pair.measured.corrupted_bytes, 0u) << what;
+      }
+    }
+  }
+}
+
 TEST(EnginePolicy, BidirectionalBandwidthAddsBothDirections) {
   PairRun pair;
   TestSpec test = make_test(Op::send, Pattern::bandwidth, 100, 8, 4);

@@ -188,6 +188,7 @@ class FakeEndpoint final : public Endpoint {
         break;
       case Op::write_imm:
         std::memcpy(remote, local, wr.length);
+        maybe_corrupt(remote, wr.length);
         push({{}, wr.immediate, false});
         break;
       case Op::read:

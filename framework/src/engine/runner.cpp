@@ -846,8 +846,14 @@ struct TestRunner::Impl {
         bool filled = false;
         switch (flow.op) {
           case Op::send:
-          case Op::write_imm:
             filled = lane.rx_length[s] == size;
+            break;
+          case Op::write_imm:
+            // The data lands where the write pointed, like a write's; the
+            // receive that reports it carries no bytes. Ping-pong writes
+            // both ways.
+            filled = (target || flow.pattern == Pattern::latency) &&
+                     s < slots_touched(peer_done_posted(lane));
             break;
           case Op::read:
             filled = active && s < slots_touched(lane.phase_posted());
