@@ -4,12 +4,50 @@
 // address vector. What the provider grants in fi_info decides the ops on
 // offer; the rest is SKIPPED by the engine with the missing capability.
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "ofi_context.hpp"
 
+extern char** environ;
+
 namespace uniperf::ofi {
 namespace {
+
+using Environment = std::map<std::string, std::string>;
+
+/// The FI_* variables of the process environment now.
+Environment libfabric_environment() {
+  Environment found;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (text.starts_with("FI_") && equals != std::string_view::npos) {
+      found.emplace(text.substr(0, equals), text.substr(equals + 1));
+    }
+  }
+  return found;
+}
+
+/// "A=1, B unset" for the variables whose values differ between two sets.
+std::string differences(const Environment& then, const Environment& now) {
+  Environment names = then;
+  names.insert(now.begin(), now.end());
+  std::string text;
+  for (const auto& [name, ignored] : names) {
+    const auto a = then.find(name), b = now.find(name);
+    const bool same = a != then.end() && b != now.end() ? a->second == b->second
+                                                        : (a == then.end()) == (b == now.end());
+    if (same) continue;
+    if (!text.empty()) text += ", ";
+    text += name + " " + (a == then.end() ? "unset" : "=" + a->second) + " then, " +
+            (b == now.end() ? "unset" : "=" + b->second) + " now";
+  }
+  return text;
+}
 
 class OfiPlugin final : public Plugin {
  public:
@@ -34,6 +72,7 @@ class OfiPlugin final : public Plugin {
   }
 
   std::string description() const override {
+    first_use();
     return "libfabric providers; fi_getinfo offers here: " + offered_providers();
   }
 
@@ -60,6 +99,7 @@ class OfiPlugin final : public Plugin {
   }
 
   std::string probe() const override {
+    first_use();
     fi_info* list = nullptr;
     const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &list);
     if (rc != 0 || list == nullptr) {
@@ -70,6 +110,19 @@ class OfiPlugin final : public Plugin {
   }
 
   std::unique_ptr<Context> open(const Options& options) override {
+    first_use();
+    {
+      std::lock_guard lock(environment_mutex_);
+      const std::string changed = differences(*environment_at_init_, libfabric_environment());
+      if (!changed.empty()) {
+        throw Unavailable(
+            "libfabric read its FI_* environment once, when this process first used it, and "
+            "this config's env differs (" +
+            changed +
+            "); run it in a uniperf of its own (-o FILE; `uniperf report` puts result files "
+            "side by side)");
+      }
+    }
     Settings s;
     s.provider = options.string("provider");
     if (s.provider.empty()) throw OptionError("ofi: option 'provider' is empty");
@@ -94,6 +147,24 @@ class OfiPlugin final : public Plugin {
     s.peer_address = options.string("peer_address");
     return std::make_unique<OfiContext>(std::move(s));
   }
+
+ private:
+  /// libfabric reads its FI_* variables (FI_UNIVERSE_SIZE, provider
+  /// settings such as FI_OFI_RXM_USE_SRX) once per process, in fi_ini at the
+  /// first fi_getinfo, and never again. A config's env set later would be
+  /// silently ignored (over verbs;ofi_rxm the result was an EINVAL from
+  /// fi_enable), so remember what the first use saw and refuse to pretend.
+  /// Called before every libfabric call that can be the first.
+  /// As long-lived as libfabric's own state: static in this library, the
+  /// only one here that loads libfabric, so both go when it is unloaded
+  /// (and a reloaded libfabric reads its environment again).
+  static void first_use() {
+    std::lock_guard lock(environment_mutex_);
+    if (!environment_at_init_) environment_at_init_ = libfabric_environment();
+  }
+
+  static inline std::mutex environment_mutex_;
+  static inline std::optional<Environment> environment_at_init_;
 };
 
 }  // namespace

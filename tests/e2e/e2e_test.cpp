@@ -214,6 +214,27 @@ TEST(SideBySide, OneSuiteOverSeveralConfigsPrintsOneTable) {
   EXPECT_EQ(configs, (std::set<std::string>{"tcp", "ucx-shm"}));
 }
 
+// libfabric reads FI_* once per process: a later ofi config whose env
+// differs must not run with the first one's settings as if they were its own.
+TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverSawIsSkippedAndSaysWhy) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  Scratch scratch;
+  const auto results = scratch / "ofi.jsonl";
+  const Outcome o = uniperf(
+      "lat --op send -s 8 -n 200 --config configs/ofi-tcp.yaml --config "
+      "configs/ofi-udp-rxd.yaml --output " +
+      results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  std::map<std::string, nlohmann::json> by_config;
+  for (const auto& r : read_jsonl(results)) by_config[r.at("config")] = r;
+  ASSERT_EQ(by_config.size(), 2u);
+  EXPECT_EQ(by_config["ofi-tcp"].at("status"), "ok") << by_config["ofi-tcp"].dump();
+  const auto& rxd = by_config["ofi-udp-rxd"];
+  EXPECT_EQ(rxd.at("status"), "skipped") << rxd.dump();
+  EXPECT_NE(rxd.at("reason").get<std::string>().find("FI_OFI_RXD_MAX_UNACKED"), std::string::npos)
+      << rxd.dump();
+}
+
 class EventMode : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {
