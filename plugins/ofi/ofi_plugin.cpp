@@ -32,19 +32,18 @@ Environment libfabric_environment() {
   return found;
 }
 
-/// "A=1, B unset" for the variables whose values differ between two sets.
-std::string differences(const Environment& then, const Environment& now) {
-  Environment names = then;
-  names.insert(now.begin(), now.end());
+/// The variables set now that were not set so at libfabric's first use
+/// ("A unset then, =1 now"). One set then and unset now is no conflict: a
+/// config that does not name a variable makes no claim about it, as with
+/// one left in the shell.
+std::string unmet(const Environment& then, const Environment& now) {
   std::string text;
-  for (const auto& [name, ignored] : names) {
-    const auto a = then.find(name), b = now.find(name);
-    const bool same = a != then.end() && b != now.end() ? a->second == b->second
-                                                        : (a == then.end()) == (b == now.end());
-    if (same) continue;
+  for (const auto& [name, value] : now) {
+    const auto seen = then.find(name);
+    if (seen != then.end() && seen->second == value) continue;
     if (!text.empty()) text += ", ";
-    text += name + " " + (a == then.end() ? "unset" : "=" + a->second) + " then, " +
-            (b == now.end() ? "unset" : "=" + b->second) + " now";
+    text += name + " " + (seen == then.end() ? "unset" : "=" + seen->second) + " then, =" + value +
+            " now";
   }
   return text;
 }
@@ -113,7 +112,7 @@ class OfiPlugin final : public Plugin {
     first_use();
     {
       std::lock_guard lock(environment_mutex_);
-      const std::string changed = differences(*environment_at_init_, libfabric_environment());
+      const std::string changed = unmet(*environment_at_init_, libfabric_environment());
       if (!changed.empty()) {
         throw Unavailable(
             "libfabric read its FI_* environment once, when this process first used it, and "

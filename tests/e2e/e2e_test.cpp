@@ -216,7 +216,7 @@ TEST(SideBySide, OneSuiteOverSeveralConfigsPrintsOneTable) {
 
 // libfabric reads FI_* once per process: a later ofi config whose env
 // differs must not run with the first one's settings as if they were its own.
-TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverSawIsSkippedAndSaysWhy) {
+TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverReadIsSkippedAndSaysWhy) {
   if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
   Scratch scratch;
   const auto results = scratch / "ofi.jsonl";
@@ -233,6 +233,15 @@ TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverSawIsSkippedAndSaysWhy) {
   EXPECT_EQ(rxd.at("status"), "skipped") << rxd.dump();
   EXPECT_NE(rxd.at("reason").get<std::string>().find("FI_OFI_RXD_MAX_UNACKED"), std::string::npos)
       << rxd.dump();
+
+  // The other way round both run: ofi-tcp names no variable, so one left
+  // by ofi-udp-rxd is no conflict.
+  const Outcome reversed = uniperf(
+      "lat --op send -s 8 -n 200 --config configs/ofi-udp-rxd.yaml --config "
+      "configs/ofi-tcp.yaml --output " +
+      results.string());
+  ASSERT_EQ(reversed.exit_code, 0) << reversed.out << reversed.err;
+  for (const auto& r : read_jsonl(results)) EXPECT_EQ(r.at("status"), "ok") << r.dump();
 }
 
 class EventMode : public ::testing::TestWithParam<std::string> {};
