@@ -116,10 +116,10 @@ class OfiPlugin final : public Plugin {
       if (!changed.empty()) {
         throw Unavailable(
             "libfabric read its FI_* environment once, when this process first used it, and "
-            "this config's env differs (" +
+            "this config's env sets what it did not read (" +
             changed +
-            "); run it in a uniperf of its own (-o FILE; `uniperf report` puts result files "
-            "side by side)");
+            "); put this config first among the ofi configs, or run it in a uniperf of its own "
+            "(-o FILE; `uniperf report` puts result files side by side)");
       }
     }
     Settings s;
@@ -154,6 +154,7 @@ class OfiPlugin final : public Plugin {
   /// silently ignored (over verbs;ofi_rxm the result was an EINVAL from
   /// fi_enable), so remember what the first use saw and refuse to pretend.
   /// Called before every libfabric call that can be the first.
+  ///
   /// As long-lived as libfabric's own state: static in this library, the
   /// only one here that loads libfabric, so both go when it is unloaded
   /// (and a reloaded libfabric reads its environment again).
