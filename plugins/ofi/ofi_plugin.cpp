@@ -109,18 +109,13 @@ class OfiPlugin final : public Plugin {
   }
 
   std::unique_ptr<Context> open(const Options& options) override {
-    first_use();
-    {
-      std::lock_guard lock(environment_mutex_);
-      const std::string changed = unmet(*environment_at_init_, libfabric_environment());
-      if (!changed.empty()) {
-        throw Unavailable(
-            "libfabric read its FI_* environment once, when this process first used it, and "
-            "this config's env sets what it did not read (" +
-            changed +
-            "); put this config first among the ofi configs, or run it in a uniperf of its own "
-            "(-o FILE; `uniperf report` puts result files side by side)");
-      }
+    if (const std::string changed = first_use(); !changed.empty()) {
+      throw Unavailable(
+          "libfabric read its FI_* environment once, when this process first used it, and "
+          "this config's env sets what it did not read (" +
+          changed +
+          "); put this config first among the ofi configs, or run it in a uniperf of its own "
+          "(-o FILE; `uniperf report` puts result files side by side)");
     }
     Settings s;
     s.provider = options.string("provider");
@@ -158,9 +153,12 @@ class OfiPlugin final : public Plugin {
   /// As long-lived as libfabric's own state: static in this library, the
   /// only one here that loads libfabric, so both go when it is unloaded
   /// (and a reloaded libfabric reads its environment again).
-  static void first_use() {
+  /// Returns what the environment now sets that libfabric did not read.
+  static std::string first_use() {
     std::lock_guard lock(environment_mutex_);
-    if (!environment_at_init_) environment_at_init_ = libfabric_environment();
+    const Environment now = libfabric_environment();
+    if (!environment_at_init_) environment_at_init_ = now;
+    return unmet(*environment_at_init_, now);
   }
 
   static inline std::mutex environment_mutex_;

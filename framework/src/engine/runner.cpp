@@ -885,7 +885,7 @@ struct TestRunner::Impl {
     std::uint64_t bad = 0;
     for (std::uint64_t w = 0; w < words; ++w) {
       const std::uint64_t c = n > w ? (n - w - 1) / words + 1 : 0;
-      const std::uint64_t expected = flow.op == Op::fetch_add ? (c == 0 ? 0 : c * (c - 1) / 2) : c;
+      const std::uint64_t expected = flow.op == Op::fetch_add ? c * (c - 1) / 2 : c;  // 0 at c = 0
       std::uint64_t word = 0;
       std::memcpy(&word, rx(lane, w), 8);
       bad += word == expected ? 0 : 8;
