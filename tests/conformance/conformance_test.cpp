@@ -39,8 +39,8 @@ namespace uniperf::conformance {
 namespace {
 
 namespace fs = std::filesystem;
-using report::Record;
-using report::Status;
+using results::Record;
+using results::Status;
 
 std::vector<std::string> config_files() {
   std::vector<std::string> files;
@@ -159,7 +159,7 @@ class Conformance : public testing::TestWithParam<std::string> {
     const std::string yaml =
         "suite: conformance\ndefaults:\n  validate: true\n  warmup: 8\ntests:\n" + tests;
     const auto suite = suite::parse_suite(yaml, "conformance:" + config_.name);
-    const std::vector<engine::ConfigSpec> configs = {config_};
+    const std::vector<model::ConfigSpec> configs = {config_};
 
     auto [control0, control1] = bootstrap::make_in_process_pair();
     control0->set_timeout(std::chrono::seconds(30));
@@ -229,7 +229,7 @@ class Conformance : public testing::TestWithParam<std::string> {
     std::cout << "\n";
   }
 
-  engine::ConfigSpec config_;
+  model::ConfigSpec config_;
   std::optional<ProcessEnvironment> environment_;
   std::unique_ptr<loader::PluginRegistry> loaded_;
   std::unique_ptr<loader::PluginRegistry> checked_;

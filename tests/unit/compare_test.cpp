@@ -1,11 +1,11 @@
 // `uniperf compare`'s policy on hand-written records: exact classification.
-#include "report/compare.hpp"
+#include "results/compare.hpp"
 
 #include <gtest/gtest.h>
 
 #include "suite/suite.hpp"
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 Record latency(const std::string& test, std::uint64_t size, double p50) {
@@ -13,7 +13,7 @@ Record latency(const std::string& test, std::uint64_t size, double p50) {
   r.config = "tcp";
   r.test = test;
   r.size = size;
-  r.flow.pattern = engine::Pattern::latency;
+  r.flow.pattern = model::Pattern::latency;
   r.latency.emplace();
   r.latency->p50 = p50;
   r.latency->mean = p50;
@@ -26,7 +26,7 @@ Record bandwidth(const std::string& test, std::uint64_t size, double mb_per_s) {
   r.config = "tcp";
   r.test = test;
   r.size = size;
-  r.flow.pattern = engine::Pattern::bandwidth;
+  r.flow.pattern = model::Pattern::bandwidth;
   r.bandwidth.emplace().mb_per_s = mb_per_s;
   return r;
 }
@@ -142,4 +142,4 @@ TEST(Compare, OtherSchemaMajorIsAMismatchNotBadInput) {
 }
 
 }  // namespace
-}  // namespace uniperf::report
+}  // namespace uniperf::results

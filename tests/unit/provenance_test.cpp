@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::session {
 namespace {
@@ -68,7 +68,7 @@ TEST(Preflight, TwoHostsCheckTheResponderOnItsOwn) {
 }
 
 TEST(Preflight, HugePageRequestsAreFoundInOptionsAndEnvironment) {
-  engine::ConfigSpec config;
+  model::ConfigSpec config;
   EXPECT_FALSE(configs_want_hugepages({config}));
   config.environment["UCX_MM_HUGETLB_MODE"] = "n";
   EXPECT_FALSE(configs_want_hugepages({config}));
@@ -90,25 +90,25 @@ TEST(Provenance, DeviceNumaNodeUnknownForVirtualDevices) {
   EXPECT_FALSE(device_numa_node("").has_value());
   EXPECT_FALSE(device_numa_node("lo").has_value());
   EXPECT_FALSE(device_numa_node("tcp,self (posix, sysv) ../..").has_value());
-  report::Record r;
-  EXPECT_TRUE(report::to_json(r)["plugin"]["numa_node"].is_null());
+  results::Record r;
+  EXPECT_TRUE(results::to_json(r)["plugin"]["numa_node"].is_null());
   r.device_numa_node = 1;
-  EXPECT_EQ(report::record_from_json(report::to_json(r)).device_numa_node, 1);
+  EXPECT_EQ(results::record_from_json(results::to_json(r)).device_numa_node, 1);
 }
 
 TEST(Provenance, RecordRoundTripsProvenanceAndWarnings) {
-  report::Record r;
+  results::Record r;
   r.provenance = {{"initiator", quiet_machine(1)}};
   r.warnings = {"busy"};
-  const report::Record back = report::record_from_json(report::to_json(r));
+  const results::Record back = results::record_from_json(results::to_json(r));
   EXPECT_EQ(back.provenance, r.provenance);
   EXPECT_EQ(back.warnings, r.warnings);
-  EXPECT_EQ(back.schema_minor, report::kSchemaMinor);
-  json old = report::to_json(r);  // a 1.0 record: no minor, no provenance
+  EXPECT_EQ(back.schema_minor, results::kSchemaMinor);
+  json old = results::to_json(r);  // a 1.0 record: no minor, no provenance
   old.erase("schema_minor");
   old.erase("provenance");
   old.erase("warnings");
-  const report::Record read = report::record_from_json(old);
+  const results::Record read = results::record_from_json(old);
   EXPECT_EQ(read.schema_minor, 0);
   EXPECT_TRUE(read.warnings.empty());
 }

@@ -18,13 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "report/jsonl_writer.hpp"
-#include "report/record.hpp"
-#include "report/stats.hpp"
 #include "report/table.hpp"
+#include "results/jsonl_writer.hpp"
+#include "results/record.hpp"
+#include "results/stats.hpp"
 
 namespace uniperf::report {
 namespace {
+
+using namespace results;  // the records these views format
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -42,7 +44,7 @@ Record latency_record(const std::string& config, const std::string& test, std::u
   r.size = size;
   r.preset = "perftest";
   r.flow.op = Op::send;
-  r.flow.pattern = engine::Pattern::latency;
+  r.flow.pattern = model::Pattern::latency;
   r.duration.iterations = 1000;
   r.duration.warmup_iterations = 100;
   r.iterations_run = 1000;
@@ -71,7 +73,7 @@ Record bandwidth_record(const std::string& config, const std::string& test, std:
   Record r = latency_record(config, test, size, 0);
   r.latency.reset();
   r.flow.op = Op::write;
-  r.flow.pattern = engine::Pattern::bandwidth;
+  r.flow.pattern = model::Pattern::bandwidth;
   r.flow.window = 128;
   r.flow.signal_every = 64;
   r.bandwidth = compute_bandwidth(size * 5000, 5000, seconds);
@@ -96,13 +98,13 @@ Record full_record() {
   r.status = Status::error;
   r.reason = "payload validation failed: 12 corrupted bytes";
   r.flow.op = Op::cswap;
-  r.flow.pattern = engine::Pattern::message_rate;
-  r.flow.direction = engine::Direction::bi;
+  r.flow.pattern = model::Pattern::message_rate;
+  r.flow.direction = model::Direction::bi;
   r.flow.window = 64;
-  r.flow.window_mode = engine::WindowMode::window_ack;
+  r.flow.window_mode = model::WindowMode::window_ack;
   r.flow.signal_every = 32;
   r.flow.cq_moderation = 16;
-  r.flow.completion = engine::CompletionMode::event;
+  r.flow.completion = model::CompletionMode::event;
   r.flow.rx_depth = 256;
   r.flow.rx_replenish = 8;
   r.flow.post_list = 4;
@@ -324,9 +326,9 @@ TEST(RecordJson, ReadingNamesTheBadField) {
 TEST(RecordJson, ReadsRecordsWrittenBeforeOptionalFieldsWereAdded) {
   json j = to_json(full_record());
   j["params"].erase("buffers");  // added within schema 1: absent means cycle
-  EXPECT_EQ(record_from_json(j).flow.buffers, engine::BufferMode::cycle);
+  EXPECT_EQ(record_from_json(j).flow.buffers, model::BufferMode::cycle);
   j["params"]["buffers"] = "single";
-  EXPECT_EQ(record_from_json(j).flow.buffers, engine::BufferMode::single);
+  EXPECT_EQ(record_from_json(j).flow.buffers, model::BufferMode::single);
 }
 
 TEST(RecordJson, IgnoresFieldsItDoesNotKnow) {
@@ -629,7 +631,7 @@ TEST(ComparisonTable, ShowsBothConfigsAndTheRatio) {
 TEST(ComparisonTable, OneConfigHasNoRatioColumn) {
   ComparisonTable table;
   Record rate = bandwidth_record("ucx", "send_mr", 8, 0.01);
-  rate.flow.pattern = engine::Pattern::message_rate;
+  rate.flow.pattern = model::Pattern::message_rate;
   table.add(rate);
   std::ostringstream out;
   table.print(out);

@@ -1,6 +1,6 @@
 // Latency and bandwidth statistics: nearest-rank percentiles over every
 // sample, population standard deviation, decimal rate units.
-#include "report/stats.hpp"
+#include "results/stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 /// 1, 2, ..., n in a shuffled order, so that sorting is really exercised.
@@ -165,4 +165,4 @@ TEST(BandwidthStats, NoTimeGivesNoRate) {
 }
 
 }  // namespace
-}  // namespace uniperf::report
+}  // namespace uniperf::results

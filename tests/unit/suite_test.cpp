@@ -12,16 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "engine/test_spec.hpp"
+#include "model/test_spec.hpp"
 
 namespace uniperf::suite {
 namespace {
 
-using engine::CompletionMode;
-using engine::Direction;
-using engine::FlowSpec;
-using engine::Pattern;
-using engine::WindowMode;
+using model::CompletionMode;
+using model::Direction;
+using model::FlowSpec;
+using model::Pattern;
+using model::WindowMode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -56,7 +56,7 @@ std::string one_test(const std::string& body) {
   return "suite: s\ntests:\n  - name: t\n" + body;
 }
 
-engine::TestSpec only_test(const std::string& text) {
+model::TestSpec only_test(const std::string& text) {
   const auto suite = parse_suite(text, kFile);
   EXPECT_EQ(suite.tests.size(), 1u);
   return suite.tests.at(0);
@@ -308,15 +308,15 @@ TEST(SuitePresets, Osu) {
   EXPECT_EQ(f.cq_moderation, 1u);
   EXPECT_EQ(bandwidth.duration.iterations, 6400u);  // 100 windows of 64
   EXPECT_EQ(bandwidth.duration.warmup_iterations, 640u);
-  EXPECT_EQ(f.buffers, engine::BufferMode::single);  // osu_bw reuses one s_buf / r_buf
+  EXPECT_EQ(f.buffers, model::BufferMode::single);  // osu_bw reuses one s_buf / r_buf
 }
 
 TEST(SuiteFlows, BuffersCycleByDefaultOrSingleOnRequest) {
   const auto cycle = only_test(one_test("    op: write\n    pattern: bandwidth\n"));
-  EXPECT_EQ(cycle.flows[0].buffers, engine::BufferMode::cycle);
+  EXPECT_EQ(cycle.flows[0].buffers, model::BufferMode::cycle);
   const auto single =
       only_test(one_test("    op: write\n    pattern: bandwidth\n    buffers: single\n"));
-  EXPECT_EQ(single.flows[0].buffers, engine::BufferMode::single);
+  EXPECT_EQ(single.flows[0].buffers, model::BufferMode::single);
   expect_error(one_test("    op: send\n    buffers: double\n"), 5, "buffers", "cycle");
 }
 
@@ -328,11 +328,11 @@ TEST(SuitePresets, Itperf) {
   EXPECT_EQ(bandwidth.flows[0].rx_replenish, 1u);
   EXPECT_EQ(bandwidth.flows[0].completion, CompletionMode::poll);
   EXPECT_EQ(bandwidth.duration.iterations, 1000u);
-  EXPECT_EQ(bandwidth.flows[0].buffers, engine::BufferMode::cycle);
+  EXPECT_EQ(bandwidth.flows[0].buffers, model::BufferMode::cycle);
   const auto latency = only_test(one_test("    preset: itperf\n    op: send\n"));
   EXPECT_EQ(latency.flows[0].window, 1u);
   EXPECT_EQ(latency.flows[0].signal_every, 16u);  // once every send-queue size
-  EXPECT_EQ(latency.flows[0].buffers, engine::BufferMode::single);
+  EXPECT_EQ(latency.flows[0].buffers, model::BufferMode::single);
   const auto read = only_test(one_test("    preset: itperf\n    op: read\n"));
   EXPECT_EQ(read.flows[0].signal_every, 1u);  // a read's completion is its answer
 }
@@ -575,19 +575,19 @@ TEST(Scalars, Seconds) {
 
 TEST(Scalars, EnumNamesRoundTrip) {
   for (auto p : {Pattern::latency, Pattern::bandwidth, Pattern::message_rate}) {
-    EXPECT_EQ(parse_pattern(engine::to_string(p)), p);
+    EXPECT_EQ(parse_pattern(model::to_string(p)), p);
   }
   for (auto d : {Direction::uni, Direction::bi}) {
-    EXPECT_EQ(parse_direction(engine::to_string(d)), d);
+    EXPECT_EQ(parse_direction(model::to_string(d)), d);
   }
   for (auto m : {WindowMode::streaming, WindowMode::window_ack}) {
-    EXPECT_EQ(parse_window_mode(engine::to_string(m)), m);
+    EXPECT_EQ(parse_window_mode(model::to_string(m)), m);
   }
   for (auto c : {CompletionMode::poll, CompletionMode::event}) {
-    EXPECT_EQ(parse_completion_mode(engine::to_string(c)), c);
+    EXPECT_EQ(parse_completion_mode(model::to_string(c)), c);
   }
-  EXPECT_EQ(engine::to_string(Pattern::message_rate), "message_rate");
-  EXPECT_EQ(engine::to_string(WindowMode::window_ack), "window_ack");
+  EXPECT_EQ(model::to_string(Pattern::message_rate), "message_rate");
+  EXPECT_EQ(model::to_string(WindowMode::window_ack), "window_ack");
   EXPECT_FALSE(parse_pattern("Latency"));
   EXPECT_FALSE(parse_direction(""));
   EXPECT_FALSE(parse_window_mode("window-ack"));

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "report/record.hpp"
-#include "report/stats.hpp"
+#include "results/record.hpp"
+#include "results/stats.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf {
@@ -44,29 +44,29 @@ TEST(Trials, StudentTConfidenceIntervalOfTheMean) {
   // mean 12, sample stdev sqrt(10) = 3.1623, n 5, t(4) = 2.776:
   // half width 2.776 * 3.1623 / sqrt(5) = 3.9259.
   const std::vector<double> values = {10, 14, 8, 16, 12};
-  const report::Interval ci = report::mean_ci95(values);
+  const results::Interval ci = results::mean_ci95(values);
   EXPECT_DOUBLE_EQ(ci.mean, 12);
   EXPECT_NEAR(ci.high - ci.mean, 2.776 * std::sqrt(10.0) / std::sqrt(5.0), 1e-12);
   EXPECT_NEAR(ci.mean - ci.low, ci.high - ci.mean, 1e-12);
-  EXPECT_DOUBLE_EQ(report::student_t95(1), 12.706);
-  EXPECT_DOUBLE_EQ(report::student_t95(30), 2.042);
-  EXPECT_DOUBLE_EQ(report::student_t95(1000), 1.960);
+  EXPECT_DOUBLE_EQ(results::student_t95(1), 12.706);
+  EXPECT_DOUBLE_EQ(results::student_t95(30), 2.042);
+  EXPECT_DOUBLE_EQ(results::student_t95(1000), 1.960);
   const std::vector<double> one = {5};
-  const report::Interval single = report::mean_ci95(one);
+  const results::Interval single = results::mean_ci95(one);
   EXPECT_EQ(single.low, 5);
   EXPECT_EQ(single.high, 5);
 }
 
 TEST(Trials, IntervalsOnlyForMetricsEveryTrialMeasured) {
-  report::Record r;
+  results::Record r;
   for (double p50 : {2.0, 2.2, 2.4}) {
-    report::Record trial;
+    results::Record trial;
     trial.latency.emplace().p50 = p50;
     trial.latency->mean = p50 + 1;
     trial.bandwidth.emplace().mb_per_s = 100 * p50;
-    r.trials.push_back(report::summarize_trial(trial));
+    r.trials.push_back(results::summarize_trial(trial));
   }
-  report::compute_trial_intervals(r);
+  results::compute_trial_intervals(r);
   ASSERT_EQ(r.ci95.count("p50_us"), 1u);
   EXPECT_NEAR(r.ci95["p50_us"].mean, 2.2, 1e-12);
   EXPECT_NEAR(r.ci95["mean_us"].mean, 3.2, 1e-12);
@@ -74,25 +74,25 @@ TEST(Trials, IntervalsOnlyForMetricsEveryTrialMeasured) {
   EXPECT_EQ(r.ci95.count("Mmsg_per_s"), 1u);  // 0 in every trial, measured
   r.trials[1].mmsg_per_s = std::nan("");
   r.trials[1].mb_per_s = std::nan("");
-  report::compute_trial_intervals(r);
+  results::compute_trial_intervals(r);
   EXPECT_EQ(r.ci95.count("MB_per_s"), 0u);
 }
 
 TEST(Trials, RecordRoundTrip) {
-  report::Record r;
+  results::Record r;
   r.duration.trials = 2;
   r.trials = {{100, 1.5, 1.6, 10, 0.5}, {100, 1.7, 1.8, 11, 0.6}};
-  report::compute_trial_intervals(r);
-  const nlohmann::json j = report::to_json(r);
+  results::compute_trial_intervals(r);
+  const nlohmann::json j = results::to_json(r);
   EXPECT_EQ(j["params"]["trials"], 2);
   EXPECT_EQ(j["trials"]["count"], 2);
-  const report::Record back = report::record_from_json(j);
+  const results::Record back = results::record_from_json(j);
   EXPECT_EQ(back.duration.trials, 2u);
   ASSERT_EQ(back.trials.size(), 2u);
   EXPECT_DOUBLE_EQ(back.trials[1].p50_us, 1.7);
   EXPECT_DOUBLE_EQ(back.ci95.at("p50_us").low, r.ci95.at("p50_us").low);
   // A single-trial record has no `trials` object.
-  EXPECT_FALSE(report::to_json(report::Record{}).contains("trials"));
+  EXPECT_FALSE(results::to_json(results::Record{}).contains("trials"));
 }
 
 }  // namespace
@@ -109,10 +109,10 @@ TEST(RunForever, DurationForeverIsWindowsOfFiveSeconds) {
   EXPECT_EQ(suite.tests[0].duration.seconds, 5);
   EXPECT_EQ(suite.tests[0].duration.iterations, 0u);
   EXPECT_FALSE(suite.tests[1].duration.forever);
-  report::Record r;
+  results::Record r;
   r.duration = suite.tests[0].duration;
-  EXPECT_EQ(report::to_json(r)["params"]["forever"], true);
-  EXPECT_TRUE(report::record_from_json(report::to_json(r)).duration.forever);
+  EXPECT_EQ(results::to_json(r)["params"]["forever"], true);
+  EXPECT_TRUE(results::record_from_json(results::to_json(r)).duration.forever);
 }
 
 }  // namespace

@@ -11,16 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "report/atomic_file.hpp"
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
-#include "report/record.hpp"
-#include "report/stats.hpp"
 #include "report/table.hpp"
+#include "results/atomic_file.hpp"
+#include "results/record.hpp"
+#include "results/stats.hpp"
 
 namespace uniperf::report {
 namespace {
+
+using namespace results;  // the records these views format
 
 namespace fs = std::filesystem;
 
@@ -35,7 +37,7 @@ Record latency(const std::string& config, const std::string& test, std::uint64_t
   r.test = test;
   r.size = size;
   r.flow.op = Op::send;
-  r.flow.pattern = engine::Pattern::latency;
+  r.flow.pattern = model::Pattern::latency;
   r.duration.iterations = 1000;
   r.iterations_run = 1000;
   LatencyStats l;
@@ -61,7 +63,7 @@ Record bandwidth(const std::string& config, const std::string& test, std::uint64
   Record r = latency(config, test, size, 0);
   r.latency.reset();
   r.flow.op = Op::write;
-  r.flow.pattern = engine::Pattern::bandwidth;
+  r.flow.pattern = model::Pattern::bandwidth;
   r.flow.window = 64;
   r.flow.signal_every = 32;
   r.iterations_run = 1000;

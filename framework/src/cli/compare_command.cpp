@@ -5,8 +5,8 @@
 #include <cmath>
 #include <iostream>
 
-#include "report/compare.hpp"
-#include "report/jsonl_writer.hpp"
+#include "results/compare.hpp"
+#include "results/jsonl_writer.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
@@ -14,7 +14,7 @@ namespace {
 
 enum CompareExit : int { kPass = 0, kRegression = 1, kBadInput = 2, kIncomparable = 3 };
 
-std::string describe(const report::MetricChange& m) {
+std::string describe(const results::MetricChange& m) {
   std::string text = fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%, tolerance {:g}%", m.metric, m.base,
                                  m.now, m.change_percent, m.tolerance_percent);
   if (m.intervals_used) text += m.intervals_overlap ? ", 95% CIs overlap" : ", 95% CIs apart";
@@ -43,8 +43,8 @@ void add_compare_command(CLI::App& app, CompareCommand& options) {
 }
 
 int run_compare_command(const CompareCommand& options) {
-  report::Tolerances tolerances = report::default_tolerances();
-  std::vector<report::Record> base, now;
+  results::Tolerances tolerances = results::default_tolerances();
+  std::vector<results::Record> base, now;
   try {
     // Lowest precedence first: defaults, the suite, the command line.
     if (!options.suite.empty()) {
@@ -52,12 +52,12 @@ int run_compare_command(const CompareCommand& options) {
         tolerances[metric] = percent;
     }
     for (const auto& text : options.tolerances) {
-      const auto [metric, percent] = report::parse_tolerance(text);
+      const auto [metric, percent] = results::parse_tolerance(text);
       tolerances[metric] = percent;
     }
-    base = report::read_jsonl(options.base);
-    now = report::read_jsonl(options.now);
-  } catch (const report::SchemaMismatch& e) {
+    base = results::read_jsonl(options.base);
+    now = results::read_jsonl(options.now);
+  } catch (const results::SchemaMismatch& e) {
     std::cerr << "uniperf compare: incomparable: " << e.what() << "\n";
     return kIncomparable;
   } catch (const std::exception& e) {
@@ -65,10 +65,10 @@ int run_compare_command(const CompareCommand& options) {
     return kBadInput;
   }
 
-  const report::CompareResult result = report::compare(base, now, tolerances);
+  const results::CompareResult result = results::compare(base, now, tolerances);
   for (const auto& row : result.rows) {
     const bool changed =
-        row.outcome != report::Outcome::unchanged && row.outcome != report::Outcome::skipped;
+        row.outcome != results::Outcome::unchanged && row.outcome != results::Outcome::skipped;
     if (options.quiet && !changed) continue;
     std::string detail = row.note;
     for (const auto& m : row.metrics) {
@@ -78,11 +78,11 @@ int run_compare_command(const CompareCommand& options) {
     std::cout << fmt::format("{:<10} {} {} {}  {}\n", to_string(row.outcome), row.config, row.test,
                              row.size, detail);
   }
-  auto count = [&](report::Outcome o) {
+  auto count = [&](results::Outcome o) {
     const auto it = result.counts.find(o);
     return it == result.counts.end() ? std::size_t{0} : it->second;
   };
-  using report::Outcome;
+  using results::Outcome;
   std::cout << fmt::format(
       "\n{} regressed, {} improved, {} unchanged, {} missing, {} new, {} skipped\n",
       count(Outcome::regressed), count(Outcome::improved), count(Outcome::unchanged),

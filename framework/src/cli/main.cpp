@@ -18,8 +18,8 @@
 #include "cli/local_pair.hpp"
 #include "cli/report_command.hpp"
 #include "loader/plugin_registry.hpp"
-#include "report/jsonl_writer.hpp"
 #include "report/table.hpp"
+#include "results/jsonl_writer.hpp"
 #include "session/provenance.hpp"
 #include "session/session.hpp"
 #include "suite/suite.hpp"
@@ -112,9 +112,9 @@ std::pair<std::string, std::uint16_t> split_host_port(const std::string& text,
   return {text.substr(0, colon), static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1)))};
 }
 
-std::vector<engine::ConfigSpec> load_configs(const std::vector<std::string>& paths,
-                                             loader::PluginRegistry& plugins) {
-  std::vector<engine::ConfigSpec> configs;
+std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
+                                            loader::PluginRegistry& plugins) {
+  std::vector<model::ConfigSpec> configs;
   for (const auto& path : paths) {
     configs.push_back(suite::load_config(path));
     // Options are checked now, before anything runs, when the plugin is here;
@@ -126,9 +126,9 @@ std::vector<engine::ConfigSpec> load_configs(const std::vector<std::string>& pat
   return configs;
 }
 
-int report_and_exit_code(const std::vector<report::Record>& records) {
+int report_and_exit_code(const std::vector<results::Record>& records) {
   for (const auto& r : records) {
-    if (r.status == report::Status::error) return kExitTestErrors;
+    if (r.status == results::Status::error) return kExitTestErrors;
   }
   return kExitOk;
 }
@@ -143,7 +143,7 @@ extern "C" void request_stop(int) {
 }
 
 /// --trials, --run-infinitely and --report-interval over every test.
-void apply_run_overrides(engine::SuiteSpec& suite, const ConnectionOptions& options) {
+void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
   for (auto& test : suite.tests) {
     auto& d = test.duration;
     if (options.trials) d.trials = *options.trials;
@@ -167,7 +167,7 @@ void apply_run_overrides(engine::SuiteSpec& suite, const ConnectionOptions& opti
   }
 }
 
-int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
+int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
   apply_run_overrides(suite, options);
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
@@ -211,24 +211,24 @@ int execute(engine::SuiteSpec suite, const ConnectionOptions& options, int argc,
   }
 
   const bool initiator = control->rank() == 0;
-  std::optional<report::JsonlWriter> jsonl;
+  std::optional<results::JsonlWriter> jsonl;
   if (initiator && !options.output.empty()) jsonl.emplace(options.output);
 
   report::LiveReporter live(std::cout);
   report::Progress progress;
   report::ComparisonTable table;
   session::Observer observer;
-  observer.on_start = [&](const engine::ConfigSpec& config, const engine::TestSpec& test,
+  observer.on_start = [&](const model::ConfigSpec& config, const model::TestSpec& test,
                           std::uint64_t size, std::size_t index, std::size_t total) {
     progress.start(config.name + " " + test.name, size, index, total);
   };
-  observer.on_record = [&](const report::Record& record) {
+  observer.on_record = [&](const results::Record& record) {
     progress.finish();
     if (!options.quiet) live.on_record(record);
     table.add(record);
     if (jsonl) jsonl->add(record);
   };
-  observer.on_interim = [&](const report::Record& window, std::size_t number) {
+  observer.on_interim = [&](const results::Record& window, std::size_t number) {
     const auto [value, label] = report::headline(window);
     std::string text = fmt::format(
         "{} #{}: {} {:.4g}", window.duration.forever ? "window" : "trial", number, label, value);
@@ -333,7 +333,7 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
   command->add_flag("--validate", o.validate, "Fill and check payloads");
 }
 
-engine::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& o) {
+model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& o) {
   YAML::Node test;
   test["name"] = o.op + "_" + pattern;
   test["op"] = o.op;
@@ -367,7 +367,7 @@ engine::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions&
   if (o.bidirectional) test["direction"] = "bi";
   if (o.validate) test["validate"] = true;
 
-  engine::SuiteSpec suite;
+  model::SuiteSpec suite;
   suite.name = "command-line";
   suite.file = "<command line>";
   suite.tests.push_back(suite::parse_test(test, suite.file));
@@ -430,7 +430,7 @@ int plugin_info(const std::string& name, const std::string& config_path) {
     std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}\n", o.name, type_name(o.type),
                              o.default_value.empty() ? "(unset)" : o.default_value, o.help);
   }
-  engine::ConfigSpec config;
+  model::ConfigSpec config;
   config.plugin = name;
   config.file = "<defaults>";
   if (!config_path.empty()) config = suite::load_config(config_path);

@@ -8,9 +8,9 @@
 
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
-#include "report/jsonl_writer.hpp"
 #include "report/junit_reporter.hpp"
 #include "report/table.hpp"
+#include "results/jsonl_writer.hpp"
 
 namespace uniperf::cli {
 namespace {
@@ -18,9 +18,9 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
 
-std::unique_ptr<report::AtomicFile> open_if_asked(const std::string& path) {
+std::unique_ptr<results::AtomicFile> open_if_asked(const std::string& path) {
   if (path.empty()) return nullptr;
-  return std::make_unique<report::AtomicFile>(path);
+  return std::make_unique<results::AtomicFile>(path);
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ PendingReports::PendingReports(const ReportFiles& files)
       junit_(open_if_asked(files.junit)),
       html_(open_if_asked(files.html)) {}
 
-void PendingReports::commit(const std::vector<report::Record>& records, const std::string& title) {
+void PendingReports::commit(const std::vector<results::Record>& records, const std::string& title) {
   if (csv_) {
     std::ostringstream text;
     report::write_csv(text, records);
@@ -59,7 +59,7 @@ void PendingReports::commit(const std::vector<report::Record>& records, const st
   }
 }
 
-std::string default_title(const std::vector<report::Record>& records) {
+std::string default_title(const std::vector<results::Record>& records) {
   if (records.empty()) return "uniperf";
   for (const auto& r : records) {
     if (r.suite != records.front().suite) return "uniperf";
@@ -82,7 +82,7 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
 
 namespace {
 
-void label_repeated_configs(std::vector<std::vector<report::Record>>& files,
+void label_repeated_configs(std::vector<std::vector<results::Record>>& files,
                             const std::vector<std::string>& inputs) {
   std::map<std::string, std::set<std::size_t>> files_of_config;
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -102,9 +102,9 @@ void label_repeated_configs(std::vector<std::vector<report::Record>>& files,
 }  // namespace
 
 int run_report_command(const ReportCommand& options) {
-  std::vector<std::vector<report::Record>> per_input;
+  std::vector<std::vector<results::Record>> per_input;
   try {
-    for (const auto& input : options.inputs) per_input.push_back(report::read_jsonl(input));
+    for (const auto& input : options.inputs) per_input.push_back(results::read_jsonl(input));
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitBadInput;
@@ -112,7 +112,7 @@ int run_report_command(const ReportCommand& options) {
   // The same config in several files (a baseline and a new run) are
   // different columns, named by their file; else the last would hide the rest.
   label_repeated_configs(per_input, options.inputs);
-  std::vector<report::Record> records;
+  std::vector<results::Record> records;
   for (auto& file : per_input) {
     records.insert(records.end(), std::make_move_iterator(file.begin()),
                    std::make_move_iterator(file.end()));

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "report/atomic_file.hpp"
-#include "report/record.hpp"
+#include "results/atomic_file.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::cli {
 
@@ -29,10 +29,10 @@ class PendingReports {
  public:
   explicit PendingReports(const ReportFiles& files);
   /// Writes every file asked for from `records`; `title` names the report.
-  void commit(const std::vector<report::Record>& records, const std::string& title);
+  void commit(const std::vector<results::Record>& records, const std::string& title);
 
  private:
-  std::unique_ptr<report::AtomicFile> csv_, junit_, html_;
+  std::unique_ptr<results::AtomicFile> csv_, junit_, html_;
 };
 
 struct ReportCommand {
@@ -53,6 +53,6 @@ int run_report_command(const ReportCommand& options);
 
 /// The title for a set of records: the suite name when all records share
 /// one, else "uniperf".
-std::string default_title(const std::vector<report::Record>& records);
+std::string default_title(const std::vector<results::Record>& records);
 
 }  // namespace uniperf::cli

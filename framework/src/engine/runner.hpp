@@ -16,9 +16,19 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "engine/clock.hpp"
-#include "engine/test_spec.hpp"
+#include "model/test_spec.hpp"
 
 namespace uniperf::engine {
+
+// The engine runs the test model's values (model/test_spec.hpp).
+using model::BufferMode;
+using model::CompletionMode;
+using model::Direction;
+using model::Duration;
+using model::FlowSpec;
+using model::Pattern;
+using model::TestSpec;
+using model::WindowMode;
 
 /// What this side measured for one size.
 struct SizeOutcome {

@@ -8,9 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::report {
+
+// Views format the results layer's records (results/record.hpp).
+using results::FlowResult;
+using results::Record;
+using results::Status;
 
 /// The header row, in order; the set is stable: columns are only ever
 /// appended. Latency columns are microseconds; MB/s is 10^6 B/s, Gb/s

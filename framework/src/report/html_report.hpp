@@ -12,9 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::report {
+
+// Views format the results layer's records (results/record.hpp).
+using results::FlowResult;
+using results::Record;
+using results::Status;
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title);
 

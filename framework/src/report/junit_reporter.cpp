@@ -81,7 +81,7 @@ void write_testcase(std::ostream& out, const Record& r) {
   write_property(out, "plugin", r.plugin);
   write_property(out, "device", r.device);
   write_property(out, "op", std::string(to_string(r.flow.op)));
-  write_property(out, "pattern", std::string(engine::to_string(r.flow.pattern)));
+  write_property(out, "pattern", std::string(model::to_string(r.flow.pattern)));
   write_property(out, "size", std::to_string(r.size));
   if (r.latency) {
     const auto& l = *r.latency;

@@ -10,9 +10,14 @@
 #include <string_view>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::report {
+
+// Views format the results layer's records (results/record.hpp).
+using results::FlowResult;
+using results::Record;
+using results::Status;
 
 /// `name` is the <testsuites> name (the suite's, when all records share one).
 void write_junit(std::ostream& out, const std::vector<Record>& records, std::string_view name);

@@ -43,13 +43,13 @@ constexpr int kLatencyDecimals = 3;
 constexpr int kBandwidthDecimals = 1;
 constexpr int kMessageRateDecimals = 4;
 
-int headline_decimals(engine::Pattern pattern) {
+int headline_decimals(model::Pattern pattern) {
   switch (pattern) {
-    case engine::Pattern::latency:
+    case model::Pattern::latency:
       return kLatencyDecimals;
-    case engine::Pattern::bandwidth:
+    case model::Pattern::bandwidth:
       return kBandwidthDecimals;
-    case engine::Pattern::message_rate:
+    case model::Pattern::message_rate:
       return kMessageRateDecimals;
   }
   return kLatencyDecimals;
@@ -77,12 +77,12 @@ void print_header(std::ostream& out, const Record& r) {
   }
   std::string title = fmt::format(
       "{} / {}: {} {} {}, window {} ({}), signal every {}, cq moderation {}, {} completion",
-      r.config, r.test, to_string(f.op), engine::to_string(f.pattern),
-      engine::to_string(f.direction), f.window, engine::to_string(f.window_mode), f.signal_every,
-      f.cq_moderation, engine::to_string(f.completion));
-  if (f.buffers == engine::BufferMode::single) title += ", single buffer";
+      r.config, r.test, to_string(f.op), model::to_string(f.pattern), model::to_string(f.direction),
+      f.window, model::to_string(f.window_mode), f.signal_every, f.cq_moderation,
+      model::to_string(f.completion));
+  if (f.buffers == model::BufferMode::single) title += ", single buffer";
   if (!r.emulated.empty()) title += fmt::format(", emulated: {}", fmt::join(r.emulated, ", "));
-  if (f.pattern == engine::Pattern::latency) {
+  if (f.pattern == model::Pattern::latency) {
     title += is_one_way(r) ? "; one-way latency (RTT/2) in us" : "; round-trip latency in us";
     out << "\n"
         << title << "\n"
@@ -103,22 +103,22 @@ std::pair<double, std::string> headline(const Record& r) {
   // competing ones), so its own number heads the comparison.
   if (!r.flows.empty()) {
     const FlowResult& first = r.flows.front();
-    if (first.flow.pattern == engine::Pattern::latency) {
+    if (first.flow.pattern == model::Pattern::latency) {
       return {first.latency ? first.latency->p50 : 0, first.latency && !first.latency->one_way
                                                           ? "flow 1 p50 RTT us"
                                                           : "flow 1 p50 one-way us"};
     }
-    if (first.flow.pattern == engine::Pattern::message_rate) {
+    if (first.flow.pattern == model::Pattern::message_rate) {
       return {first.bandwidth ? first.bandwidth->mmsg_per_s : 0, "flow 1 Mmsg/s"};
     }
     return {first.bandwidth ? first.bandwidth->mb_per_s : 0, "flow 1 MB/s"};
   }
   switch (r.flow.pattern) {
-    case engine::Pattern::latency:
+    case model::Pattern::latency:
       return {r.latency ? r.latency->p50 : 0, is_one_way(r) ? "p50 one-way us" : "p50 RTT us"};
-    case engine::Pattern::bandwidth:
+    case model::Pattern::bandwidth:
       return {r.bandwidth ? r.bandwidth->mb_per_s : 0, "MB/s"};
-    case engine::Pattern::message_rate:
+    case model::Pattern::message_rate:
       return {r.bandwidth ? r.bandwidth->mmsg_per_s : 0, "Mmsg/s"};
   }
   return {0, ""};
@@ -131,8 +131,8 @@ std::pair<double, std::string> headline(const Record& r) {
 /// One flow of a multi-flow record, under its aggregate line.
 void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) {
   std::string what = fmt::format("flow {}: {} {} {}, window {}", index + 1, to_string(f.flow.op),
-                                 engine::to_string(f.flow.pattern),
-                                 engine::to_string(f.flow.direction), f.flow.window);
+                                 model::to_string(f.flow.pattern),
+                                 model::to_string(f.flow.direction), f.flow.window);
   std::string numbers;
   if (f.latency) {
     numbers = fmt::format("p50 {:.3f} us, p99 {:.3f} us ({})", f.latency->p50, f.latency->p99,
@@ -157,12 +157,12 @@ void print_record_line(std::ostream& out, const Record& r) {
   } else if (r.status != Status::ok) {
     out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r.status), one_line(r.reason));
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
-  } else if (r.flow.pattern == engine::Pattern::latency && r.latency) {
+  } else if (r.flow.pattern == model::Pattern::latency && r.latency) {
     const auto& l = *r.latency;
     out << fmt::format(
         "{:>10} {:>10} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n",
         r.size, r.iterations_run, l.min, l.p50, l.p90, l.p99, l.p999, l.max, l.mean, l.stdev);
-  } else if (r.flow.pattern != engine::Pattern::latency && r.bandwidth) {
+  } else if (r.flow.pattern != model::Pattern::latency && r.bandwidth) {
     const auto& b = *r.bandwidth;
     out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
                        r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
@@ -207,8 +207,8 @@ void ComparisonTable::add(const Record& r) {
   Cell& cell = row->cells[column];
   const bool measured =
       r.flows.empty()
-          ? (r.flow.pattern == engine::Pattern::latency ? r.latency.has_value()
-                                                        : r.bandwidth.has_value())
+          ? (r.flow.pattern == model::Pattern::latency ? r.latency.has_value()
+                                                       : r.bandwidth.has_value())
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, ""};

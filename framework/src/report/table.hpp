@@ -9,9 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::report {
+
+// Views format the results layer's records (results/record.hpp).
+using results::FlowResult;
+using results::Record;
+using results::Status;
 
 /// One line per finished (config, test, size), perftest-like columns, with a
 /// title and column header whenever the config or test changes. Latency rows:

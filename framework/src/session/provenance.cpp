@@ -171,7 +171,7 @@ void pin_to_cpu(int cpu) {
   }
 }
 
-bool configs_want_hugepages(const std::vector<engine::ConfigSpec>& configs) {
+bool configs_want_hugepages(const std::vector<model::ConfigSpec>& configs) {
   auto asks = [](const std::string& name, const std::string& value) {
     std::string upper = name;
     std::transform(upper.begin(), upper.end(), upper.begin(),

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/test_spec.hpp"
+#include "model/suite_spec.hpp"
 
 namespace uniperf::session {
 
@@ -49,6 +49,6 @@ std::vector<std::string> preflight(const nlohmann::json& local, const nlohmann::
 
 /// Whether any config asks for huge pages (an option or environment variable
 /// whose name mentions HUGE, set to something other than 0/n/no/false/off).
-bool configs_want_hugepages(const std::vector<engine::ConfigSpec>& configs);
+bool configs_want_hugepages(const std::vector<model::ConfigSpec>& configs);
 
 }  // namespace uniperf::session

@@ -17,7 +17,7 @@
 #include "bootstrap/channel_mux.hpp"
 #include "engine/clock.hpp"
 #include "engine/runner.hpp"
-#include "report/stats.hpp"
+#include "results/stats.hpp"
 #include "session/provenance.hpp"
 #include "suite/suite.hpp"
 
@@ -118,13 +118,13 @@ std::string utc_timestamp() {
 /// wins, so both sides take the same branch.
 struct Agreement {
   bool ok = true;
-  report::Status status = report::Status::ok;
+  results::Status status = results::Status::ok;
   std::string reason;
 };
 
 Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
   const json message = {{"ok", mine.ok},
-                        {"status", std::string(report::to_string(mine.status))},
+                        {"status", std::string(results::to_string(mine.status))},
                         {"reason", mine.reason}};
   const std::string text = message.dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
@@ -135,7 +135,7 @@ Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
   result.ok = theirs.at("ok").get<bool>();
   if (!result.ok) {
     result.status =
-        theirs.at("status") == "error" ? report::Status::error : report::Status::skipped;
+        theirs.at("status") == "error" ? results::Status::error : results::Status::skipped;
     result.reason = "peer: " + theirs.at("reason").get<std::string>();
   }
   return result;
@@ -156,7 +156,7 @@ std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<
 
 class SuiteRun {
  public:
-  SuiteRun(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
+  SuiteRun(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
            loader::PluginRegistry& plugins, const RunSettings& settings, const Observer& observer)
       : control_(control),
         suite_(suite),
@@ -165,7 +165,7 @@ class SuiteRun {
         observer_(observer),
         watchdog_(control.liveness_fd()) {}
 
-  std::vector<report::Record> run(const std::vector<engine::ConfigSpec>& configs) {
+  std::vector<results::Record> run(const std::vector<model::ConfigSpec>& configs) {
     total_ = 0;
     for (std::size_t c = 0; c < configs.size(); ++c) {
       for (const auto& test : suite_.tests) total_ += test.sizes.size();
@@ -173,7 +173,7 @@ class SuiteRun {
     for (const auto& config : configs) {
       if (stopped_) {
         for (const auto& test : suite_.tests)
-          record_all(config, test, report::Status::error, stop_reason_);
+          record_all(config, test, results::Status::error, stop_reason_);
         continue;
       }
       run_config(config);
@@ -182,7 +182,7 @@ class SuiteRun {
   }
 
  private:
-  void run_config(const engine::ConfigSpec& config) {
+  void run_config(const model::ConfigSpec& config) {
     ScopedEnvironment environment(config.environment);
     plugin_ = plugins_.find(config.plugin);
     context_.reset();
@@ -191,7 +191,7 @@ class SuiteRun {
 
     Agreement mine;
     if (plugin_ == nullptr) {
-      mine = {false, report::Status::skipped,
+      mine = {false, results::Status::skipped,
               "unavailable: " + plugins_.why_missing(config.plugin)};
     } else {
       try {
@@ -201,15 +201,15 @@ class SuiteRun {
         device_ = context_->device();
         device_numa_node_ = device_numa_node(device_);
       } catch (const Unavailable& e) {
-        mine = {false, report::Status::skipped, std::string("unavailable: ") + e.what()};
+        mine = {false, results::Status::skipped, std::string("unavailable: ") + e.what()};
       } catch (const std::exception& e) {
-        mine = {false, report::Status::error, e.what()};
+        mine = {false, results::Status::error, e.what()};
       }
     }
     const Agreement agreed = guarded([&] { return agree(control_, mine); });
     if (stopped_ || !agreed.ok) {
       for (const auto& test : suite_.tests) {
-        record_all(config, test, stopped_ ? report::Status::error : agreed.status,
+        record_all(config, test, stopped_ ? results::Status::error : agreed.status,
                    stopped_ ? stop_reason_ : agreed.reason);
       }
       context_.reset();
@@ -217,7 +217,7 @@ class SuiteRun {
     }
     for (const auto& test : suite_.tests) {
       if (stopped_) {
-        record_all(config, test, report::Status::error, stop_reason_);
+        record_all(config, test, results::Status::error, stop_reason_);
       } else {
         run_test(config, test);
       }
@@ -227,7 +227,7 @@ class SuiteRun {
 
   /// Why `test` cannot run at `size` here ("" when it can): the first
   /// flow that cannot, named when there are several.
-  std::string skip_reason(const engine::TestSpec& test, std::uint64_t size) const {
+  std::string skip_reason(const model::TestSpec& test, std::uint64_t size) const {
     const bool several = test.flows.size() > 1;
     for (std::size_t k = 0; k < test.flows.size(); ++k) {
       const std::string why = engine::skip_reason(test, test.flows[k], caps_, size);
@@ -236,12 +236,12 @@ class SuiteRun {
     return {};
   }
 
-  void run_test(const engine::ConfigSpec& config, const engine::TestSpec& test) {
+  void run_test(const model::ConfigSpec& config, const model::TestSpec& test) {
     std::vector<std::string> reasons;
     for (const auto size : test.sizes) reasons.push_back(skip_reason(test, size));
     reasons = guarded([&] { return agree_sizes(control_, reasons); });
     if (stopped_) {
-      record_all(config, test, report::Status::error, stop_reason_);
+      record_all(config, test, results::Status::error, stop_reason_);
       return;
     }
 
@@ -270,15 +270,15 @@ class SuiteRun {
     for (std::size_t i = 0; i < test.sizes.size(); ++i) {
       const std::uint64_t size = test.sizes[i];
       notify_start(config, test, size);
-      report::Record record = make_record(config, test, size);
+      results::Record record = make_record(config, test, size);
       if (!reasons[i].empty()) {
-        record.status = report::Status::skipped;
+        record.status = results::Status::skipped;
         record.reason = reasons[i];
       } else if (interrupted_) {
-        record.status = report::Status::skipped;
+        record.status = results::Status::skipped;
         record.reason = "not run: interrupted";
       } else if (!setup_error.empty() || stopped_) {
-        record.status = report::Status::error;
+        record.status = results::Status::error;
         record.reason = setup_error.empty() ? stop_reason_ : setup_error;
         setup_error.clear();
       } else {
@@ -286,10 +286,10 @@ class SuiteRun {
           std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, size, record);
           watchdog_.disarm();
           fill_results(record, test, outcomes);
-          report::compute_trial_intervals(record);
+          results::compute_trial_intervals(record);
         } catch (const std::exception& e) {
           stop(test, e.what());
-          record.status = report::Status::error;
+          record.status = results::Status::error;
           record.reason = describe_failure(e.what());
         }
       }
@@ -301,17 +301,17 @@ class SuiteRun {
   /// endpoints are not thread-safe, its own Context) and, when there are
   /// several, its own control channel and thread.
   struct ConcurrentFlows {
-    std::vector<engine::TestSpec> tests;  // one single-flow test per flow
+    std::vector<model::TestSpec> tests;  // one single-flow test per flow
     std::vector<std::unique_ptr<Context>> extra_contexts;
     std::unique_ptr<bootstrap::ChannelMux> channels;
     std::vector<std::unique_ptr<engine::TestRunner>> runners;
   };
 
-  void set_up(const engine::TestSpec& test, ConcurrentFlows& flows) {
+  void set_up(const model::TestSpec& test, ConcurrentFlows& flows) {
     const std::size_t count = test.flows.size();
     if (count > 1) flows.channels = std::make_unique<bootstrap::ChannelMux>(control_, count);
     for (std::size_t k = 0; k < count; ++k) {
-      engine::TestSpec& single = flows.tests.emplace_back(test);
+      model::TestSpec& single = flows.tests.emplace_back(test);
       single.flows = {test.flows[k]};
     }
     // Flows are set up one after the other, the same order on both sides;
@@ -371,17 +371,17 @@ class SuiteRun {
   /// outcomes are pooled (samples appended, bytes, messages and seconds
   /// summed), so the record's statistics cover every trial; several
   /// concurrent flows keep the last trial's outcomes.
-  std::vector<engine::SizeOutcome> run_trials(ConcurrentFlows& flows, const engine::TestSpec& test,
-                                              std::uint64_t size, report::Record& record) {
+  std::vector<engine::SizeOutcome> run_trials(ConcurrentFlows& flows, const model::TestSpec& test,
+                                              std::uint64_t size, results::Record& record) {
     const bool forever = test.duration.forever;
     const std::uint32_t trials = std::max<std::uint32_t>(1, test.duration.trials);
     std::vector<engine::SizeOutcome> pooled = run_window(flows, test, size);
     if (trials == 1 && !forever) return pooled;
     auto summarize = [&](std::vector<engine::SizeOutcome> outcomes) {
-      report::Record trial = record;
+      results::Record trial = record;
       trial.trials.clear();
       fill_results(trial, test, outcomes);
-      record.trials.push_back(report::summarize_trial(trial));
+      record.trials.push_back(results::summarize_trial(trial));
       if (control_.rank() == 0 && observer_.on_interim)
         observer_.on_interim(trial, record.trials.size());
     };
@@ -411,7 +411,7 @@ class SuiteRun {
   }
 
   /// One trial / window, under the watchdog's per-size deadline.
-  std::vector<engine::SizeOutcome> run_window(ConcurrentFlows& flows, const engine::TestSpec& test,
+  std::vector<engine::SizeOutcome> run_window(ConcurrentFlows& flows, const model::TestSpec& test,
                                               std::uint64_t size) {
     const auto& d = test.duration;
     watchdog_.arm(settings_.size_timeout +
@@ -425,7 +425,7 @@ class SuiteRun {
   bool keep_going() {
     Agreement mine;
     if (settings_.stop_requested != nullptr && settings_.stop_requested->load()) {
-      mine = {false, report::Status::skipped, "interrupted"};
+      mine = {false, results::Status::skipped, "interrupted"};
     }
     const Agreement agreed = agree(control_, mine);
     if (!agreed.ok) interrupted_ = true;
@@ -434,7 +434,7 @@ class SuiteRun {
 
   /// A failure inside a test leaves the two sides at unknown points of the
   /// control protocol: the run stops here and says why.
-  void stop(const engine::TestSpec& test, const std::string& what) {
+  void stop(const model::TestSpec& test, const std::string& what) {
     watchdog_.disarm();
     // The responder keeps no records: its own view of a failure goes to
     // stderr, where the user of a two-host run sees it.
@@ -460,9 +460,9 @@ class SuiteRun {
     }
   }
 
-  report::Record make_record(const engine::ConfigSpec& config, const engine::TestSpec& test,
-                             std::uint64_t size) const {
-    report::Record r;
+  results::Record make_record(const model::ConfigSpec& config, const model::TestSpec& test,
+                              std::uint64_t size) const {
+    results::Record r;
     r.suite = suite_.name;
     r.config = config.name;
     r.plugin = config.plugin;
@@ -480,7 +480,7 @@ class SuiteRun {
     if (test.flows.size() > 1) {
       // Every flow's parameters, also when the test does not run.
       for (const auto& flow : test.flows) {
-        report::FlowResult parameters;
+        results::FlowResult parameters;
         parameters.flow = engine::effective_flow(flow, caps_);
         r.flows.push_back(std::move(parameters));
       }
@@ -503,23 +503,23 @@ class SuiteRun {
   }
 
   /// Sorts the outcome's samples in place.
-  static report::FlowResult flow_result(const engine::FlowSpec& flow,
-                                        engine::SizeOutcome& outcome) {
-    report::FlowResult result;
+  static results::FlowResult flow_result(const model::FlowSpec& flow,
+                                         engine::SizeOutcome& outcome) {
+    results::FlowResult result;
     result.flow = flow;
     result.iterations_run = outcome.iterations;
     result.corrupted_bytes = outcome.corrupted_bytes;
-    if (flow.pattern == engine::Pattern::latency) {
-      result.latency = report::compute_latency(outcome.latency_us, outcome.one_way);
+    if (flow.pattern == model::Pattern::latency) {
+      result.latency = results::compute_latency(outcome.latency_us, outcome.one_way);
     }
-    result.bandwidth = report::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
+    result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
     return result;
   }
 
-  void fill_results(report::Record& record, const engine::TestSpec& test,
+  void fill_results(results::Record& record, const model::TestSpec& test,
                     std::vector<engine::SizeOutcome>& outcomes) const {
     if (outcomes.size() == 1) {
-      report::FlowResult only = flow_result(test.flows.front(), outcomes.front());
+      results::FlowResult only = flow_result(test.flows.front(), outcomes.front());
       record.iterations_run = only.iterations_run;
       record.corrupted_bytes = only.corrupted_bytes;
       record.latency = std::move(only.latency);
@@ -540,41 +540,41 @@ class SuiteRun {
         last = std::max(last, outcome.finished);
       }
       const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
-      record.bandwidth = report::compute_bandwidth(bytes, messages, seconds);
+      record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
     }
     if (record.corrupted_bytes != 0) {
-      record.status = report::Status::error;
+      record.status = results::Status::error;
       record.reason = "payload validation failed: " + std::to_string(record.corrupted_bytes) +
                       " corrupted bytes";
     }
   }
 
-  void record_all(const engine::ConfigSpec& config, const engine::TestSpec& test,
-                  report::Status status, const std::string& reason) {
+  void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
+                  results::Status status, const std::string& reason) {
     for (const auto size : test.sizes) {
       notify_start(config, test, size);
-      report::Record record = make_record(config, test, size);
+      results::Record record = make_record(config, test, size);
       record.status = status;
       record.reason = reason;
       emit(std::move(record));
     }
   }
 
-  void notify_start(const engine::ConfigSpec& config, const engine::TestSpec& test,
+  void notify_start(const model::ConfigSpec& config, const model::TestSpec& test,
                     std::uint64_t size) {
     ++index_;
     if (control_.rank() == 0 && observer_.on_start)
       observer_.on_start(config, test, size, index_, total_);
   }
 
-  void emit(report::Record record) {
+  void emit(results::Record record) {
     if (control_.rank() != 0) return;
     if (observer_.on_record) observer_.on_record(record);
     records_.push_back(std::move(record));
   }
 
   bootstrap::Bootstrap& control_;
-  const engine::SuiteSpec& suite_;
+  const model::SuiteSpec& suite_;
   loader::PluginRegistry& plugins_;
   const RunSettings& settings_;
   const Observer& observer_;
@@ -593,12 +593,12 @@ class SuiteRun {
   std::string stop_reason_;
   std::size_t index_ = 0;
   std::size_t total_ = 0;
-  std::vector<report::Record> records_;
+  std::vector<results::Record> records_;
 };
 
 /// Each test's trial count: `--trials` overrides the suite file, so the
 /// file's hash alone would not show that the two sides loop differently.
-std::vector<std::uint32_t> trial_counts(const engine::SuiteSpec& suite) {
+std::vector<std::uint32_t> trial_counts(const model::SuiteSpec& suite) {
   std::vector<std::uint32_t> counts;
   // 0: run-forever (windows until interrupted).
   for (const auto& test : suite.tests)
@@ -608,8 +608,8 @@ std::vector<std::uint32_t> trial_counts(const engine::SuiteSpec& suite) {
 
 }  // namespace
 
-json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-               const std::vector<engine::ConfigSpec>& configs, const json& provenance) {
+json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+               const std::vector<model::ConfigSpec>& configs, const json& provenance) {
   json mine = {
       {"magic", "uniperf"},
       {"protocol", kProtocolVersion},
@@ -658,10 +658,10 @@ json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
   return theirs.value("provenance", json(nullptr));
 }
 
-std::vector<report::Record> run(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-                                const std::vector<engine::ConfigSpec>& configs,
-                                loader::PluginRegistry& plugins, const RunSettings& settings,
-                                const Observer& observer) {
+std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+                                 const std::vector<model::ConfigSpec>& configs,
+                                 loader::PluginRegistry& plugins, const RunSettings& settings,
+                                 const Observer& observer) {
   SuiteRun suite_run(control, suite, plugins, settings, observer);
   return suite_run.run(configs);
 }

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
-#include "engine/test_spec.hpp"
 #include "loader/plugin_registry.hpp"
-#include "report/record.hpp"
+#include "model/suite_spec.hpp"
+#include "results/record.hpp"
 
 namespace uniperf::session {
 
@@ -31,20 +31,20 @@ struct HandshakeError : std::runtime_error {
 /// sends its own `provenance` facts (an object, or null) and gets the peer's
 /// back (null from a peer that sent none), so the initiator's records
 /// describe both hosts.
-nlohmann::json handshake(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-                         const std::vector<engine::ConfigSpec>& configs,
+nlohmann::json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+                         const std::vector<model::ConfigSpec>& configs,
                          const nlohmann::json& provenance = nullptr);
 
 struct Observer {
   /// Called on the initiator before each (config, test, size) runs.
-  std::function<void(const engine::ConfigSpec&, const engine::TestSpec&, std::uint64_t size,
+  std::function<void(const model::ConfigSpec&, const model::TestSpec&, std::uint64_t size,
                      std::size_t index, std::size_t total)>
       on_start;
   /// Called on the initiator with each finished record.
-  std::function<void(const report::Record&)> on_record;
+  std::function<void(const results::Record&)> on_record;
   /// Called on the initiator after each trial / run-forever window with that
   /// window's own record (`number` from 1), before the final record.
-  std::function<void(const report::Record& window, std::size_t number)> on_interim;
+  std::function<void(const results::Record& window, std::size_t number)> on_interim;
 };
 
 struct RunSettings {
@@ -52,7 +52,7 @@ struct RunSettings {
   /// aborted as hung.
   std::chrono::seconds size_timeout{120};
   /// Copied into every record: the run's provenance (see
-  /// report::Record::provenance) and the preflight warnings.
+  /// results::Record::provenance) and the preflight warnings.
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<std::string> warnings;
   /// Run-forever: raised (by a SIGINT handler) to end the current test after
@@ -68,9 +68,9 @@ struct RunSettings {
 /// the middle of a test, a dead peer) ends the run: the failing test gets an
 /// error record, every test not run after it gets one saying why, and the
 /// function returns. Both sides return within seconds.
-std::vector<report::Record> run(bootstrap::Bootstrap& control, const engine::SuiteSpec& suite,
-                                const std::vector<engine::ConfigSpec>& configs,
-                                loader::PluginRegistry& plugins, const RunSettings& settings,
-                                const Observer& observer = {});
+std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+                                 const std::vector<model::ConfigSpec>& configs,
+                                 loader::PluginRegistry& plugins, const RunSettings& settings,
+                                 const Observer& observer = {});
 
 }  // namespace uniperf::session

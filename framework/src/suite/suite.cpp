@@ -16,12 +16,12 @@
 namespace uniperf::suite {
 namespace {
 
-using engine::CompletionMode;
-using engine::Direction;
-using engine::FlowSpec;
-using engine::Pattern;
-using engine::TestSpec;
-using engine::WindowMode;
+using model::CompletionMode;
+using model::Direction;
+using model::FlowSpec;
+using model::Pattern;
+using model::TestSpec;
+using model::WindowMode;
 
 constexpr std::uint64_t kMaxMessageSize = std::uint64_t{1} << 30;
 constexpr std::size_t kMaxRangeSizes = 4096;
@@ -52,7 +52,7 @@ constexpr std::array kAllPatterns = {Pattern::latency, Pattern::bandwidth, Patte
 constexpr std::array kAllDirections = {Direction::uni, Direction::bi};
 constexpr std::array kAllWindowModes = {WindowMode::streaming, WindowMode::window_ack};
 constexpr std::array kAllCompletions = {CompletionMode::poll, CompletionMode::event};
-constexpr std::array kAllBufferModes = {engine::BufferMode::cycle, engine::BufferMode::single};
+constexpr std::array kAllBufferModes = {model::BufferMode::cycle, model::BufferMode::single};
 
 template <class Enum, std::size_t N>
 std::optional<Enum> by_name(std::string_view name, const std::array<Enum, N>& all) {
@@ -569,7 +569,7 @@ std::optional<CompletionMode> parse_completion_mode(std::string_view name) {
   return by_name(name, kAllCompletions);
 }
 
-std::optional<engine::BufferMode> parse_buffer_mode(std::string_view name) {
+std::optional<model::BufferMode> parse_buffer_mode(std::string_view name) {
   return by_name(name, kAllBufferModes);
 }
 
@@ -671,13 +671,13 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
 
 // ---------------------------------------------------------------- suites
 
-engine::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
+model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   const YAML::Node root = load_yaml(text, file);
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "suite", "a suite file is a mapping with suite: and tests:");
   }
   check_keys(root, {"suite", "description", "defaults", "tests", "tolerances"}, file, "a suite");
-  engine::SuiteSpec suite;
+  model::SuiteSpec suite;
   suite.file = file;
   suite.content_hash = sha256_hex(text);
   if (!root["suite"]) throw SpecError(file, 1, "suite", "missing: name the suite (suite: NAME)");
@@ -733,7 +733,7 @@ engine::SuiteSpec parse_suite(const std::string& text, const std::string& file) 
   return suite;
 }
 
-engine::SuiteSpec load_suite(const std::string& path) {
+model::SuiteSpec load_suite(const std::string& path) {
   return parse_suite(read_whole_file(path), path);
 }
 
@@ -757,13 +757,13 @@ static std::string expand_config_dir(std::string value, const std::string& file)
   return value;
 }
 
-engine::ConfigSpec parse_config(const std::string& text, const std::string& file) {
+model::ConfigSpec parse_config(const std::string& text, const std::string& file) {
   const YAML::Node root = load_yaml(text, file);
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "plugin", "a config file is a mapping with plugin:");
   }
   check_keys(root, {"name", "plugin", "description", "options", "env"}, file, "a config");
-  engine::ConfigSpec config;
+  model::ConfigSpec config;
   config.file = file;
   config.content_hash = sha256_hex(text);
   config.name = root["name"] ? scalar(root["name"], file, "name")
@@ -798,11 +798,11 @@ engine::ConfigSpec parse_config(const std::string& text, const std::string& file
   return config;
 }
 
-engine::ConfigSpec load_config(const std::string& path) {
+model::ConfigSpec load_config(const std::string& path) {
   return parse_config(read_whole_file(path), path);
 }
 
-Options validate_options(const engine::ConfigSpec& config, const std::vector<OptionSpec>& specs) {
+Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs) {
   std::map<std::string, std::string> values;
   std::vector<std::string> names;
   for (const auto& spec : specs) {

@@ -75,7 +75,7 @@
 #include <uniperf/plugin.hpp>
 #include <vector>
 
-#include "engine/test_spec.hpp"
+#include "model/suite_spec.hpp"
 
 namespace uniperf::suite {
 
@@ -89,22 +89,22 @@ struct SpecError : std::runtime_error {
 };
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
-engine::SuiteSpec load_suite(const std::string& path);
-engine::SuiteSpec parse_suite(const std::string& yaml_text, const std::string& file_label);
+model::SuiteSpec load_suite(const std::string& path);
+model::SuiteSpec parse_suite(const std::string& yaml_text, const std::string& file_label);
 /// Reads a config file; content_hash is the SHA-256 of its bytes.
-engine::ConfigSpec load_config(const std::string& path);
-engine::ConfigSpec parse_config(const std::string& yaml_text, const std::string& file_label);
+model::ConfigSpec load_config(const std::string& path);
+model::ConfigSpec parse_config(const std::string& yaml_text, const std::string& file_label);
 
 /// One test from a YAML mapping node: the suite parser's unit, and the CLI's
 /// one-off form (`uniperf lat --op write -s 64`), which builds the node from
 /// flags. `defaults` is the suite's `defaults:` mapping, if any.
-engine::TestSpec parse_test(const YAML::Node& node, const std::string& file_label,
-                            const YAML::Node* defaults = nullptr);
+model::TestSpec parse_test(const YAML::Node& node, const std::string& file_label,
+                           const YAML::Node* defaults = nullptr);
 
 /// Checks a config's options against what the plugin declares and fills in
 /// the defaults. An unknown key or a value that does not parse as its
 /// OptionType throws SpecError naming file, line and "options.KEY".
-Options validate_options(const engine::ConfigSpec& config, const std::vector<OptionSpec>& specs);
+Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs);
 
 /// "2..8M x2" (geometric), "1K..64K +1K" (arithmetic), "2..8M" (x2), or one
 /// size. Throws std::invalid_argument.
@@ -114,13 +114,13 @@ std::vector<std::uint64_t> parse_size_range(std::string_view text);
 /// Throws std::invalid_argument.
 double parse_seconds(std::string_view text);
 
-/// The enum names of test_spec.hpp (the inverse of engine::to_string);
+/// The enum names of test_spec.hpp (the inverse of model::to_string);
 /// nullopt for an unknown name. Ops: uniperf::parse_op.
-std::optional<engine::Pattern> parse_pattern(std::string_view name);
-std::optional<engine::Direction> parse_direction(std::string_view name);
-std::optional<engine::WindowMode> parse_window_mode(std::string_view name);
-std::optional<engine::CompletionMode> parse_completion_mode(std::string_view name);
-std::optional<engine::BufferMode> parse_buffer_mode(std::string_view name);
+std::optional<model::Pattern> parse_pattern(std::string_view name);
+std::optional<model::Direction> parse_direction(std::string_view name);
+std::optional<model::WindowMode> parse_window_mode(std::string_view name);
+std::optional<model::CompletionMode> parse_completion_mode(std::string_view name);
+std::optional<model::BufferMode> parse_buffer_mode(std::string_view name);
 
 /// Content hash the handshake compares: SHA-256, lower-case hex.
 std::string sha256_hex(std::string_view bytes);

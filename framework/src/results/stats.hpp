@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <span>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 /// Exact statistics over all samples (microseconds); sorts `samples` in place.
 ///
@@ -41,4 +41,4 @@ TrialSummary summarize_trial(const Record& trial);
 /// Fills record.ci95 from record.trials: every metric measured in all trials.
 void compute_trial_intervals(Record& record);
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

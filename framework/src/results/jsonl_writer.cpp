@@ -1,4 +1,4 @@
-#include "report/jsonl_writer.hpp"
+#include "results/jsonl_writer.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 /// `error` is passed in, not read from errno here, because cleanup between
@@ -102,4 +102,4 @@ std::vector<Record> read_jsonl(const std::filesystem::path& path) {
   return records;
 }
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -1,4 +1,4 @@
-#include "report/atomic_file.hpp"
+#include "results/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path, int error) {
@@ -69,4 +69,4 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   AtomicFile(target).commit(content);
 }
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 class JsonlWriter {
  public:
@@ -45,4 +45,4 @@ class JsonlWriter {
 /// JSON and invalid records.
 std::vector<Record> read_jsonl(const std::filesystem::path& path);
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -1,16 +1,15 @@
-// The engine's test model: every semantic knob of DESIGN §3 as a named,
-// validated parameter. Suites are parsed into these structs; results echo
-// them back verbatim (see report/record.hpp), so two numbers can always be
-// told apart by what was measured.
+// The test model: every semantic knob of a test as a named, validated
+// parameter (docs/architecture.md). Suites are parsed into these structs, the
+// engine runs them and results echo them back verbatim (results/record.hpp),
+// so two numbers can always be told apart by what was measured.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <uniperf/plugin.hpp>
 #include <vector>
 
-namespace uniperf::engine {
+namespace uniperf::model {
 
 enum class Pattern : std::uint8_t { latency, bandwidth, message_rate };
 enum class Direction : std::uint8_t { uni, bi };
@@ -72,32 +71,10 @@ struct TestSpec {
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
 
-struct SuiteSpec {
-  std::string name;
-  std::string description;
-  std::string file;          ///< path it was read from
-  std::string content_hash;  ///< hex SHA-256 (or FNV) of the file's bytes
-  std::vector<TestSpec> tests;
-  /// `tolerances:` metric -> allowed change in percent, for `uniperf
-  /// compare --suite` (empty when the suite sets none).
-  std::map<std::string, double> tolerances;
-};
-
-/// A provider profile: which plugin, with which options.
-struct ConfigSpec {
-  std::string name;  ///< from the file's `name:` or its stem
-  std::string plugin;
-  std::map<std::string, std::string> options;         ///< raw values, validated by the loader
-  std::map<std::string, std::uint32_t> option_lines;  ///< key -> line, for messages
-  std::map<std::string, std::string> environment;     ///< env vars set before the plugin opens
-  std::string file;
-  std::string content_hash;
-};
-
 std::string_view to_string(Pattern);
 std::string_view to_string(Direction);
 std::string_view to_string(WindowMode);
 std::string_view to_string(CompletionMode);
 std::string_view to_string(BufferMode);
 
-}  // namespace uniperf::engine
+}  // namespace uniperf::model

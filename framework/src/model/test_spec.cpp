@@ -1,6 +1,6 @@
-#include "engine/test_spec.hpp"
+#include "model/test_spec.hpp"
 
-namespace uniperf::engine {
+namespace uniperf::model {
 
 // The names are the suite file's spellings (suite/suite.cpp parses them back)
 // and the result records', so they never change.
@@ -57,4 +57,4 @@ std::string_view to_string(BufferMode mode) {
   return "unknown";
 }
 
-}  // namespace uniperf::engine
+}  // namespace uniperf::model

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 class AtomicFile {
  public:
@@ -35,4 +35,4 @@ class AtomicFile {
 /// AtomicFile(target).commit(content).
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -1,10 +1,10 @@
-#include "report/compare.hpp"
+#include "results/compare.hpp"
 
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 using Key = std::tuple<std::string, std::string, std::uint64_t>;
@@ -28,11 +28,11 @@ double value_of(const Record& r, const std::string& metric) {
 /// test's "bandwidth" is a by-product of its ping-pong, not its result.
 bool fits_pattern(const Record& r, const std::string& metric) {
   switch (r.flow.pattern) {
-    case engine::Pattern::latency:
+    case model::Pattern::latency:
       return lower_is_better(metric);
-    case engine::Pattern::bandwidth:
+    case model::Pattern::bandwidth:
       return metric == "MB_per_s";
-    case engine::Pattern::message_rate:
+    case model::Pattern::message_rate:
       return metric == "Mmsg_per_s";
   }
   return false;
@@ -204,4 +204,4 @@ CompareResult compare(const std::vector<Record>& base, const std::vector<Record>
   return result;
 }
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

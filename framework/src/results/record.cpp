@@ -39,14 +39,14 @@
 // reader treats fields added after version 1's first release as optional; a
 // renamed, removed or re-defined field bumps schema_version. Non-finite
 // numbers are written as null (JSON has no NaN) and read back as NaN.
-#include "report/record.hpp"
+#include "results/record.hpp"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 using json = nlohmann::json;
 
@@ -70,22 +70,22 @@ double trial_metric(const TrialSummary& t, std::string_view metric) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-json to_json(const engine::FlowSpec& flow) {
+json to_json(const model::FlowSpec& flow) {
   return {{"op", to_string(flow.op)},
-          {"pattern", engine::to_string(flow.pattern)},
-          {"direction", engine::to_string(flow.direction)},
+          {"pattern", model::to_string(flow.pattern)},
+          {"direction", model::to_string(flow.direction)},
           {"window", flow.window},
-          {"window_mode", engine::to_string(flow.window_mode)},
+          {"window_mode", model::to_string(flow.window_mode)},
           {"signal_every", flow.signal_every},
           {"cq_moderation", flow.cq_moderation},
-          {"completion", engine::to_string(flow.completion)},
+          {"completion", model::to_string(flow.completion)},
           {"rx_depth", flow.rx_depth},
           {"rx_replenish", flow.rx_replenish},
           {"post_list", flow.post_list},
           {"inline", flow.inline_size},
           {"endpoints", flow.endpoints},
           {"validate", flow.validate},
-          {"buffers", engine::to_string(flow.buffers)}};
+          {"buffers", model::to_string(flow.buffers)}};
 }
 
 namespace {
@@ -264,11 +264,11 @@ class FieldReader {
  private:
   static std::string_view spelling(Op op) { return to_string(op); }
   static std::string_view spelling(Status status) { return to_string(status); }
-  static std::string_view spelling(engine::Pattern p) { return engine::to_string(p); }
-  static std::string_view spelling(engine::Direction d) { return engine::to_string(d); }
-  static std::string_view spelling(engine::WindowMode m) { return engine::to_string(m); }
-  static std::string_view spelling(engine::CompletionMode m) { return engine::to_string(m); }
-  static std::string_view spelling(engine::BufferMode m) { return engine::to_string(m); }
+  static std::string_view spelling(model::Pattern p) { return model::to_string(p); }
+  static std::string_view spelling(model::Direction d) { return model::to_string(d); }
+  static std::string_view spelling(model::WindowMode m) { return model::to_string(m); }
+  static std::string_view spelling(model::CompletionMode m) { return model::to_string(m); }
+  static std::string_view spelling(model::BufferMode m) { return model::to_string(m); }
 
   std::string name(const char* key) const {
     if (path_.empty()) return key;
@@ -285,23 +285,23 @@ class FieldReader {
   std::string path_;
 };
 
-engine::FlowSpec read_flow(const FieldReader& params, const json& raw) {
-  engine::FlowSpec f;
+model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
+  model::FlowSpec f;
   f.op = params.enumeration<Op>("op", kOpCount);
-  f.pattern = params.enumeration<engine::Pattern>("pattern", 3);
-  f.direction = params.enumeration<engine::Direction>("direction", 2);
+  f.pattern = params.enumeration<model::Pattern>("pattern", 3);
+  f.direction = params.enumeration<model::Direction>("direction", 2);
   f.window = params.unsigned32("window");
-  f.window_mode = params.enumeration<engine::WindowMode>("window_mode", 2);
+  f.window_mode = params.enumeration<model::WindowMode>("window_mode", 2);
   f.signal_every = params.unsigned32("signal_every");
   f.cq_moderation = params.unsigned32("cq_moderation");
-  f.completion = params.enumeration<engine::CompletionMode>("completion", 2);
+  f.completion = params.enumeration<model::CompletionMode>("completion", 2);
   f.rx_depth = params.unsigned32("rx_depth");
   f.rx_replenish = params.unsigned32("rx_replenish");
   f.post_list = params.unsigned32("post_list");
   f.inline_size = params.unsigned32("inline");
   f.endpoints = params.unsigned32("endpoints");
   f.validate = params.boolean("validate");
-  if (raw.contains("buffers")) f.buffers = params.enumeration<engine::BufferMode>("buffers", 2);
+  if (raw.contains("buffers")) f.buffers = params.enumeration<model::BufferMode>("buffers", 2);
   return f;
 }
 
@@ -426,4 +426,4 @@ Record record_from_json(const json& j) {
   return r;
 }
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -1,4 +1,4 @@
-#include "report/stats.hpp"
+#include "results/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-namespace uniperf::report {
+namespace uniperf::results {
 namespace {
 
 /// The nearest-rank percentile (numerator / denominator) of a sorted range:
@@ -117,4 +117,4 @@ void compute_trial_intervals(Record& record) {
   }
 }
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

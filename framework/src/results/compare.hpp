@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "report/record.hpp"
+#include "results/record.hpp"
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 /// Allowed change per metric, in percent of the base value, in the metric's
 /// bad direction (latency up, bandwidth / message rate down).
@@ -69,4 +69,4 @@ struct CompareResult {
 CompareResult compare(const std::vector<Record>& base, const std::vector<Record>& now,
                       const Tolerances& tolerances);
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/test_spec.hpp"
+#include "model/test_spec.hpp"
 
-namespace uniperf::report {
+namespace uniperf::results {
 
 /// The schema's major version (`schema_version`): a reader accepts records
 /// of its own major only. The minor (`schema_minor`) counts additions of
@@ -62,7 +62,7 @@ double trial_metric(const TrialSummary&, std::string_view metric);
 
 /// One flow's own results in a test of several concurrent flows.
 struct FlowResult {
-  engine::FlowSpec flow;  ///< effective parameters
+  model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
   std::optional<LatencyStats> latency;
   std::optional<BandwidthStats> bandwidth;
@@ -85,8 +85,8 @@ struct Record {
 
   std::string test;
   std::uint64_t size = 0;
-  engine::FlowSpec flow;             ///< effective parameters (defaults resolved)
-  engine::Duration duration;         ///< effective run length
+  model::FlowSpec flow;              ///< effective parameters (defaults resolved)
+  model::Duration duration;          ///< effective run length
   std::uint64_t iterations_run = 0;  ///< measured iterations actually completed
   std::string preset;
   std::vector<std::string> emulated;  ///< features the plugin emulated
@@ -129,11 +129,11 @@ struct SchemaMismatch : std::runtime_error {
 
 /// The JSON form of a record (the JSON Lines schema, version kSchemaVersion).
 nlohmann::json to_json(const Record&);
-nlohmann::json to_json(const engine::FlowSpec&);
+nlohmann::json to_json(const model::FlowSpec&);
 /// The inverse of to_json(const Record&), for reading results back
 /// (`uniperf compare`). Throws std::runtime_error naming the field for a
 /// missing required field, a wrong type, an unknown enum spelling or a
 /// schema_version this build does not know.
 Record record_from_json(const nlohmann::json&);
 
-}  // namespace uniperf::report
+}  // namespace uniperf::results

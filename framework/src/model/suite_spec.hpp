@@ -1,0 +1,37 @@
+// What a run is made of besides its tests: the suite file that holds them
+// and the provider profiles (configs) they run over. The engine never sees
+// these; the suite reader builds them and the session walks them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::model {
+
+struct SuiteSpec {
+  std::string name;
+  std::string description;
+  std::string file;          ///< path it was read from
+  std::string content_hash;  ///< hex SHA-256 (or FNV) of the file's bytes
+  std::vector<TestSpec> tests;
+  /// `tolerances:` metric -> allowed change in percent, for `uniperf
+  /// compare --suite` (empty when the suite sets none).
+  std::map<std::string, double> tolerances;
+};
+
+/// A provider profile: which plugin, with which options.
+struct ConfigSpec {
+  std::string name;  ///< from the file's `name:` or its stem
+  std::string plugin;
+  std::map<std::string, std::string> options;         ///< raw values, validated by the loader
+  std::map<std::string, std::uint32_t> option_lines;  ///< key -> line, for messages
+  std::map<std::string, std::string> environment;     ///< env vars set before the plugin opens
+  std::string file;
+  std::string content_hash;
+};
+
+}  // namespace uniperf::model
