@@ -15,9 +15,7 @@ set(third_party nlohmann yaml-cpp fmt CLI boost)
 
 set(allowed_model model)
 set(allowed_bootstrap bootstrap)
-# nlohmann: only until the engine's control messages move into one typed
-# peer-protocol file (the engine-seams issue); then the engine needs none.
-set(allowed_engine engine model bootstrap nlohmann)
+set(allowed_engine engine model bootstrap)
 set(allowed_loader loader boost)
 set(allowed_suite suite model yaml-cpp)
 set(allowed_results results model nlohmann fmt)

@@ -30,7 +30,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "contract_checker.hpp"
-#include "engine/runner.hpp"
+#include "engine/plan.hpp"
 #include "loader/plugin_registry.hpp"
 #include "session/session.hpp"
 #include "suite/suite.hpp"
@@ -201,13 +201,10 @@ class Conformance : public testing::TestWithParam<std::string> {
       ASSERT_NE(test, suite.tests.end()) << record.test;
       // The first flow that cannot run names the reason (numbered when
       // there are several), as the session decides it.
-      std::string expected;
-      for (std::size_t k = 0; k < test->flows.size() && expected.empty(); ++k) {
-        expected = engine::skip_reason(*test, test->flows[k], caps_, record.size);
-        if (!expected.empty() && test->flows.size() > 1) {
-          expected = "flow " + std::to_string(k + 1) + ": " + expected;
-        }
-      }
+      const auto size_index = static_cast<std::size_t>(
+          std::find(test->sizes.begin(), test->sizes.end(), record.size) - test->sizes.begin());
+      const std::string expected =
+          engine::skip_reason(engine::plan_flows(*test, caps_), size_index);
       const std::string where = record.test + " size " + std::to_string(record.size);
       if (expected.empty()) {
         EXPECT_EQ(record.status, Status::ok) << where << ": " << record.reason;

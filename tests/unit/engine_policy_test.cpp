@@ -53,7 +53,7 @@ struct PairRun {
     std::exception_ptr responder_error;
     std::thread peer([&, c1 = control1.get()] {
       try {
-        TestRunner runner(responder, *c1, test, abort);
+        TestRunner runner(responder, *c1, plan_flow(test, 0, responder.capabilities()), abort);
         runner.setup();
         served = runner.run(size);
       } catch (...) {
@@ -62,7 +62,7 @@ struct PairRun {
       }
     });
     try {
-      TestRunner runner(initiator, *control0, test, abort);
+      TestRunner runner(initiator, *control0, plan_flow(test, 0, initiator.capabilities()), abort);
       runner.setup();
       measured = runner.run(size);
     } catch (...) {
@@ -298,31 +298,29 @@ TEST(EnginePolicy, EventModeSleepsInsteadOfSpinning) {
 TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
   Capabilities caps = FakeContext::everything();
   TestSpec test = make_test(Op::read, Pattern::bandwidth, 10, 8, 4);
-  EXPECT_EQ(skip_reason(test, test.flows[0], caps, 64), "");
+  EXPECT_EQ(skip_reason(test.flows[0], caps, 64), "");
 
   caps.set(Op::read, Support::none);
-  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("op read"), std::string::npos);
+  EXPECT_NE(skip_reason(test.flows[0], caps, 64).find("op read"), std::string::npos);
 
   caps = FakeContext::everything();
   caps.selective_completion = Support::none;
-  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("signal_every"), std::string::npos);
+  EXPECT_NE(skip_reason(test.flows[0], caps, 64).find("signal_every"), std::string::npos);
 
   caps = FakeContext::everything();
   caps.completion_events = Support::none;
   test.flows[0].completion = CompletionMode::event;
-  EXPECT_NE(skip_reason(test, test.flows[0], caps, 64).find("completion events"),
-            std::string::npos);
+  EXPECT_NE(skip_reason(test.flows[0], caps, 64).find("completion events"), std::string::npos);
 
   caps = FakeContext::everything();
   caps.max_message = 1024;
   test.flows[0].completion = CompletionMode::poll;
-  EXPECT_NE(skip_reason(test, test.flows[0], caps, 4096).find("max_message"), std::string::npos);
+  EXPECT_NE(skip_reason(test.flows[0], caps, 4096).find("max_message"), std::string::npos);
 
   caps = FakeContext::everything();
   caps.ordered_write_visibility = false;
   TestSpec write_lat = make_test(Op::write, Pattern::latency, 10);
-  EXPECT_NE(skip_reason(write_lat, write_lat.flows[0], caps, 64).find("last byte"),
-            std::string::npos);
+  EXPECT_NE(skip_reason(write_lat.flows[0], caps, 64).find("last byte"), std::string::npos);
 }
 
 TEST(EnginePolicy, EmulatedFeaturesAreNamed) {

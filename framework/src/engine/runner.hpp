@@ -1,34 +1,22 @@
-// The engine: runs one test of a suite over one connected plugin Context,
+// The engine: runs one flow of a test over one connected plugin Context,
 // size after size, on both sides in lockstep (rank 0 measures, rank 1
-// serves). It owns every test semantic of DESIGN §3; plugins only move bytes.
-//
-// Loops are chosen once per size from the flow's op, pattern and window
-// mode; inside a loop nothing branches on the test type, nothing allocates
-// and nothing logs. The only per-iteration work besides the transport calls
-// is counter arithmetic and, in latency tests, one clock read.
+// serves). It owns the test semantics (docs/architecture.md); plugins only
+// move bytes. What it runs is decided before it starts, in the flow's plan
+// (engine/plan.hpp); how each pattern runs is in engine/loops.hpp, chosen
+// once per phase.
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <string>
 #include <uniperf/plugin.hpp>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "engine/clock.hpp"
-#include "model/test_spec.hpp"
+#include "engine/errors.hpp"
+#include "engine/plan.hpp"
 
 namespace uniperf::engine {
-
-// The engine runs the test model's values (model/test_spec.hpp).
-using model::BufferMode;
-using model::CompletionMode;
-using model::Direction;
-using model::Duration;
-using model::FlowSpec;
-using model::Pattern;
-using model::TestSpec;
-using model::WindowMode;
 
 /// What this side measured for one size.
 struct SizeOutcome {
@@ -44,30 +32,22 @@ struct SizeOutcome {
   std::uint64_t corrupted_bytes = 0;
 };
 
-/// "" when `ctx_caps` can run the test at `size`, else why not (the test is
-/// then SKIPPED). Checked identically on both sides before setup.
-std::string skip_reason(const TestSpec& test, const FlowSpec& flow, const Capabilities& caps,
-                        std::uint64_t size);
-
-/// The flow as it will really run on this plugin (inline clamped to the
-/// plugin's max_inline), and which features the plugin emulates for it.
-FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps);
-std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilities& caps);
-
 class TestRunner {
  public:
   /// `abort` is raised by the session's watchdog (peer gone, deadline);
-  /// the loops check it whenever they find nothing to do.
-  TestRunner(Context& context, bootstrap::Bootstrap& bootstrap, const TestSpec& test,
+  /// the loops check it whenever they find nothing to do and then throw
+  /// Aborted.
+  TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
              const std::atomic<bool>& abort);
   ~TestRunner();
   TestRunner(const TestRunner&) = delete;
   TestRunner& operator=(const TestRunner&) = delete;
 
-  /// Allocates and registers buffers for the test's largest size, connects
+  /// Allocates and registers buffers for the plan's largest size, connects
   /// the flow's endpoints and exchanges buffer keys. Both sides call it.
   void setup();
-  /// Runs warm-up and measurement at one size. Both sides call it.
+  /// Runs warm-up and measurement at one of the plan's sizes. Both sides
+  /// call it.
   SizeOutcome run(std::uint64_t size);
 
  private:

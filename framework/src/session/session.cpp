@@ -225,20 +225,13 @@ class SuiteRun {
     context_.reset();
   }
 
-  /// Why `test` cannot run at `size` here ("" when it can): the first
-  /// flow that cannot, named when there are several.
-  std::string skip_reason(const model::TestSpec& test, std::uint64_t size) const {
-    const bool several = test.flows.size() > 1;
-    for (std::size_t k = 0; k < test.flows.size(); ++k) {
-      const std::string why = engine::skip_reason(test, test.flows[k], caps_, size);
-      if (!why.empty()) return several ? "flow " + std::to_string(k + 1) + ": " + why : why;
-    }
-    return {};
-  }
-
   void run_test(const model::ConfigSpec& config, const model::TestSpec& test) {
+    // Every flow planned once, from what both sides know alike (the test
+    // and the plugin's capabilities); the runners and the records use it.
+    const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
     std::vector<std::string> reasons;
-    for (const auto size : test.sizes) reasons.push_back(skip_reason(test, size));
+    for (std::size_t i = 0; i < test.sizes.size(); ++i)
+      reasons.push_back(engine::skip_reason(plans, i));
     reasons = guarded([&] { return agree_sizes(control_, reasons); });
     if (stopped_) {
       record_all(config, test, results::Status::error, stop_reason_);
@@ -252,7 +245,7 @@ class SuiteRun {
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
-        set_up(test, flows);
+        set_up(plans, flows);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A second Context for a further flow (see plugin.hpp, "Threads"):
@@ -270,7 +263,7 @@ class SuiteRun {
     for (std::size_t i = 0; i < test.sizes.size(); ++i) {
       const std::uint64_t size = test.sizes[i];
       notify_start(config, test, size);
-      results::Record record = make_record(config, test, size);
+      results::Record record = make_record(config, test, plans, size);
       if (!reasons[i].empty()) {
         record.status = results::Status::skipped;
         record.reason = reasons[i];
@@ -283,9 +276,9 @@ class SuiteRun {
         setup_error.clear();
       } else {
         try {
-          std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, size, record);
+          std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, plans, size, record);
           watchdog_.disarm();
-          fill_results(record, test, outcomes);
+          fill_results(record, plans, outcomes);
           results::compute_trial_intervals(record);
         } catch (const std::exception& e) {
           stop(test, e.what());
@@ -301,19 +294,14 @@ class SuiteRun {
   /// endpoints are not thread-safe, its own Context) and, when there are
   /// several, its own control channel and thread.
   struct ConcurrentFlows {
-    std::vector<model::TestSpec> tests;  // one single-flow test per flow
     std::vector<std::unique_ptr<Context>> extra_contexts;
     std::unique_ptr<bootstrap::ChannelMux> channels;
     std::vector<std::unique_ptr<engine::TestRunner>> runners;
   };
 
-  void set_up(const model::TestSpec& test, ConcurrentFlows& flows) {
-    const std::size_t count = test.flows.size();
+  void set_up(const std::vector<engine::FlowPlan>& plans, ConcurrentFlows& flows) {
+    const std::size_t count = plans.size();
     if (count > 1) flows.channels = std::make_unique<bootstrap::ChannelMux>(control_, count);
-    for (std::size_t k = 0; k < count; ++k) {
-      model::TestSpec& single = flows.tests.emplace_back(test);
-      single.flows = {test.flows[k]};
-    }
     // Flows are set up one after the other, the same order on both sides;
     // only their measured phases run at once.
     for (std::size_t k = 0; k < count; ++k) {
@@ -323,8 +311,8 @@ class SuiteRun {
         context = flows.extra_contexts.back().get();
       }
       bootstrap::Bootstrap& channel = count > 1 ? flows.channels->channel(k) : control_;
-      flows.runners.push_back(std::make_unique<engine::TestRunner>(
-          *context, channel, flows.tests[k], watchdog_.abort()));
+      flows.runners.push_back(
+          std::make_unique<engine::TestRunner>(*context, channel, plans[k], watchdog_.abort()));
       flows.runners.back()->setup();
     }
   }
@@ -340,11 +328,13 @@ class SuiteRun {
       return outcomes;
     }
     std::vector<std::string> failures(count);
+    std::vector<bool> aborted(count, false);
     auto run_one = [&](std::size_t k) {
       try {
         outcomes[k] = flows.runners[k]->run(size);
       } catch (const std::exception& e) {
         failures[k] = "flow " + std::to_string(k + 1) + ": " + e.what();
+        aborted[k] = dynamic_cast<const engine::Aborted*>(&e) != nullptr;
         watchdog_.trip();
       }
     };
@@ -354,10 +344,8 @@ class SuiteRun {
       run_one(0);
     }
     // The flow that failed first says why; the others only saw the abort.
-    for (const auto& failure : failures) {
-      if (!failure.empty() && failure.find("run aborted") == std::string::npos) {
-        throw TransportError(failure);
-      }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!failures[k].empty() && !aborted[k]) throw TransportError(failures[k]);
     }
     for (const auto& failure : failures) {
       if (!failure.empty()) throw TransportError(failure);
@@ -372,6 +360,7 @@ class SuiteRun {
   /// summed), so the record's statistics cover every trial; several
   /// concurrent flows keep the last trial's outcomes.
   std::vector<engine::SizeOutcome> run_trials(ConcurrentFlows& flows, const model::TestSpec& test,
+                                              const std::vector<engine::FlowPlan>& plans,
                                               std::uint64_t size, results::Record& record) {
     const bool forever = test.duration.forever;
     const std::uint32_t trials = std::max<std::uint32_t>(1, test.duration.trials);
@@ -380,7 +369,7 @@ class SuiteRun {
     auto summarize = [&](std::vector<engine::SizeOutcome> outcomes) {
       results::Record trial = record;
       trial.trials.clear();
-      fill_results(trial, test, outcomes);
+      fill_results(trial, plans, outcomes);
       record.trials.push_back(results::summarize_trial(trial));
       if (control_.rank() == 0 && observer_.on_interim)
         observer_.on_interim(trial, record.trials.size());
@@ -461,6 +450,7 @@ class SuiteRun {
   }
 
   results::Record make_record(const model::ConfigSpec& config, const model::TestSpec& test,
+                              const std::vector<engine::FlowPlan>& plans,
                               std::uint64_t size) const {
     results::Record r;
     r.suite = suite_.name;
@@ -474,19 +464,19 @@ class SuiteRun {
     r.device_numa_node = device_numa_node_;
     r.test = test.name;
     r.size = size;
-    r.flow = engine::effective_flow(test.flows.front(), caps_);
+    r.flow = plans.front().flow;
     r.duration = test.duration;
     r.preset = test.preset;
     if (test.flows.size() > 1) {
       // Every flow's parameters, also when the test does not run.
-      for (const auto& flow : test.flows) {
+      for (const auto& plan : plans) {
         results::FlowResult parameters;
-        parameters.flow = engine::effective_flow(flow, caps_);
+        parameters.flow = plan.flow;
         r.flows.push_back(std::move(parameters));
       }
     }
-    for (const auto& flow : test.flows) {
-      for (auto& feature : engine::emulated_features(engine::effective_flow(flow, caps_), caps_)) {
+    for (const auto& plan : plans) {
+      for (const auto& feature : plan.emulated) {
         if (std::find(r.emulated.begin(), r.emulated.end(), feature) == r.emulated.end()) {
           r.emulated.push_back(std::move(feature));
         }
@@ -516,10 +506,10 @@ class SuiteRun {
     return result;
   }
 
-  void fill_results(results::Record& record, const model::TestSpec& test,
+  void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
                     std::vector<engine::SizeOutcome>& outcomes) const {
     if (outcomes.size() == 1) {
-      results::FlowResult only = flow_result(test.flows.front(), outcomes.front());
+      results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
       record.iterations_run = only.iterations_run;
       record.corrupted_bytes = only.corrupted_bytes;
       record.latency = std::move(only.latency);
@@ -531,7 +521,7 @@ class SuiteRun {
       engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
       for (std::size_t k = 0; k < outcomes.size(); ++k) {
         auto& outcome = outcomes[k];
-        record.flows[k] = flow_result(engine::effective_flow(test.flows[k], caps_), outcome);
+        record.flows[k] = flow_result(plans[k].flow, outcome);
         record.iterations_run += outcome.iterations;
         record.corrupted_bytes += outcome.corrupted_bytes;
         bytes += outcome.bytes;
@@ -551,9 +541,10 @@ class SuiteRun {
 
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
                   results::Status status, const std::string& reason) {
+    const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
     for (const auto size : test.sizes) {
       notify_start(config, test, size);
-      results::Record record = make_record(config, test, size);
+      results::Record record = make_record(config, test, plans, size);
       record.status = status;
       record.reason = reason;
       emit(std::move(record));

@@ -20,7 +20,9 @@ namespace uniperf::session {
 
 /// The control protocol's version: bumped on any change to the messages the
 /// two sides exchange (handshake, engine control, plugin blobs framing).
-inline constexpr int kProtocolVersion = 2;  // 2: provenance, trial counts, run-forever stop
+// 2: provenance, trial counts, run-forever stop; 3: the engine's typed messages
+// (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count.
+inline constexpr int kProtocolVersion = 3;
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,0 +1,285 @@
+// A lane is one endpoint of a flow with its memory, its prebuilt requests and
+// its counters; Lanes are a flow's lanes plus the hot helpers every timed loop
+// is made of (post a chain, absorb completions, refill receives). The rules
+// those helpers apply (when a request is signaled, when the window has room,
+// when receives are re-posted) are the small named functions of `policy`,
+// unit-tested on their own.
+//
+// Everything here runs inside timed loops: no allocation, no logging, no
+// branch on the test type; requests are built once per size and only their
+// ids, offsets and flags are rewritten.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <string>
+#include <uniperf/plugin.hpp>
+#include <vector>
+
+#include "engine/errors.hpp"
+#include "engine/plan.hpp"
+
+namespace uniperf::engine {
+
+inline constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
+
+namespace policy {
+
+/// Signaling: a request is signaled when `signal_every` posts have passed
+/// since the last signaled one, and always when it ends its burst (the last
+/// of a phase or window), so every posted request is covered by a
+/// completion. A countdown instead of a modulo: no division on the hot path.
+inline bool take_signal(std::uint32_t& countdown, std::uint32_t signal_every, bool ends_burst) {
+  const bool due = --countdown == 0;
+  countdown = due ? signal_every : countdown;
+  return due || ends_burst;
+}
+
+/// Streaming window: a chain of `chain` requests may go out while no more
+/// than `window` would then be outstanding.
+inline bool window_has_room(std::uint64_t posted, std::uint64_t completed, std::uint32_t chain,
+                            std::uint32_t window) {
+  return posted + chain - completed <= window;
+}
+
+/// The send queue: `need` more requests fit under `send_depth` outstanding.
+inline bool send_queue_has_room(std::uint64_t posted, std::uint64_t completed, std::uint64_t need,
+                                std::uint32_t send_depth) {
+  return posted + need - completed <= send_depth;
+}
+
+/// Receive replenish: consumed receives are re-posted in whole batches of
+/// `rx_replenish`; fewer pending wait for more.
+inline bool replenish_due(std::uint32_t pending, std::uint32_t rx_replenish) {
+  return pending >= rx_replenish;
+}
+
+/// window_ack: a phase is whole windows, since the receiver acknowledges
+/// every `window` messages.
+inline std::uint64_t whole_windows(std::uint64_t total, std::uint32_t window) {
+  return total == kUnbounded ? total : (total + window - 1) / window * window;
+}
+
+/// Latency spreads `total` iterations round-robin over `lanes` endpoints:
+/// endpoint `k`'s share.
+inline std::uint64_t latency_share(std::uint64_t total, std::size_t lanes, std::size_t k) {
+  return total == kUnbounded ? total : total / lanes + (k < total % lanes ? 1 : 0);
+}
+
+/// Duration mode stops a stream at the next signaled request after the
+/// deadline, so every posted request is covered by a completion: the id that
+/// ends the stream, counted from the phase start.
+inline std::uint64_t stop_after_signal(std::uint64_t phase_posted, std::uint32_t signal_every) {
+  return (phase_posted + signal_every - 1) / signal_every * signal_every;
+}
+
+}  // namespace policy
+
+/// One endpoint with its buffer halves, prebuilt requests and counters.
+struct Lane {
+  std::unique_ptr<std::byte, void (*)(void*)> own_memory{nullptr, nullptr};  // null: plugin's
+  std::unique_ptr<MemoryRegion> memory;
+  std::byte* base = nullptr;  // the lane's memory, whoever allocated it
+  std::unique_ptr<Endpoint> endpoint;
+  std::unique_ptr<RemoteRegion> remote;
+  std::vector<WorkRequest> chain;        // post_list requests, rewritten per post
+  std::vector<RecvRequest> receives;     // rx_replenish requests, rewritten per re-post
+  std::vector<std::uint32_t> rx_length;  // bytes last received per rx slot
+  // Request ids grow for the endpoint's whole life, so a completion that
+  // arrives late can never be mistaken for one of a later phase.
+  std::uint64_t posted = 0;       // work requests posted (= next id)
+  std::uint64_t completed = 0;    // covered by signaled completions
+  std::uint64_t phase_start = 0;  // `posted` when the current phase began
+  std::uint64_t received = 0;     // receives consumed in the current phase
+  std::uint64_t recv_ids = 0;     // next receive id (persists across sizes)
+  std::uint32_t replenish_pending = 0;
+  std::uint64_t acks_sent = 0;  // window_ack: acknowledgements sent
+  std::uint64_t target = 0;     // id after the last request of the phase
+  std::uint32_t to_signal = 1;  // posts until the next signaled one
+  std::uint8_t marker = 0;      // write latency: the last iteration marker
+
+  std::uint64_t phase_posted() const { return posted - phase_start; }
+  /// Data requests of this phase (window acks excluded).
+  std::uint64_t data_posted() const { return phase_posted() - acks_sent; }
+};
+
+/// A flow's lanes and the helpers the loops are built from.
+class Lanes {
+ public:
+  Lanes(const FlowPlan& plan, const std::atomic<bool>& abort)
+      : flow(plan.flow),
+        geometry(plan.buffers),
+        slot_mask(plan.buffers.slots - 1),
+        poll_batch(std::clamp<std::uint32_t>(plan.flow.cq_moderation, 1, kMaxCompletions)),
+        serve_batch(std::clamp<std::uint32_t>(plan.flow.rx_depth, poll_batch, kMaxCompletions)),
+        rx_stride(plan.flow.buffers == BufferMode::single ? 0 : 1),
+        abort_(abort),
+        lanes_(plan.flow.endpoints) {}
+
+  static constexpr std::uint32_t kMaxCompletions = 256;
+
+  const FlowSpec flow;
+  const BufferGeometry geometry;
+  const std::uint64_t slot_mask;
+  const std::uint32_t poll_batch;
+  // The passive side of a stream drains its receive completions as they
+  // come, up to the receive queue (perftest's server polls rx_depth at a
+  // time): cq_moderation moderates the sender's completions, not arrivals.
+  const std::uint32_t serve_batch;
+  const std::uint64_t rx_stride;  // receives: a ring of slots, or slot 0 for single buffers
+
+  std::vector<Lane>& all() { return lanes_; }
+  const std::vector<Lane>& all() const { return lanes_; }
+  Lane& operator[](std::size_t k) { return lanes_[k]; }
+  std::size_t size() const { return lanes_.size(); }
+  std::size_t index_of(const Lane& lane) const {
+    return static_cast<std::size_t>(&lane - lanes_.data());
+  }
+
+  std::byte* tx(Lane& lane, std::uint64_t slot) const {
+    return lane.base + geometry.tx_base + (slot & slot_mask) * geometry.slot_size;
+  }
+  std::byte* rx(Lane& lane, std::uint64_t slot) const {
+    return lane.base + geometry.rx_base + (slot & slot_mask) * geometry.slot_size;
+  }
+
+  [[noreturn]] static void aborted() { throw Aborted(); }
+  bool abort_requested() const { return abort_.load(std::memory_order_relaxed); }
+
+  void post_receives(Lane& lane, std::uint32_t count) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      RecvRequest& r = lane.receives[i];
+      r.id = lane.recv_ids++;
+      r.local = lane.memory.get();
+      r.offset = geometry.rx_base + ((r.id * rx_stride) & slot_mask) * geometry.slot_size;
+      r.length = static_cast<std::uint32_t>(geometry.slot_size);
+    }
+    lane.endpoint->post_recv(lane.receives.data(), count);
+  }
+
+  /// Polls up to `batch` completions into the shared array.
+  std::size_t poll(Lane& lane, std::uint32_t batch) {
+    return lane.endpoint->poll(completions_, batch);
+  }
+
+  /// Consumes the first `count` polled completions: credits the window and
+  /// counts receives. Re-posting them is refill()'s job, so each loop
+  /// decides when it happens: at once in streaming, after the next post in
+  /// a ping-pong (off its critical path).
+  void absorb(Lane& lane, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const Completion& c = completions_[i];
+      if (c.status != 0) [[unlikely]]
+        fail(lane, c);
+      if (c.type == CompletionType::send) {
+        lane.completed = c.id + 1;
+      } else {
+        ++lane.received;
+        lane.rx_length[(c.id * rx_stride) & slot_mask] = c.length;
+        ++lane.replenish_pending;
+      }
+    }
+  }
+
+  void refill(Lane& lane) {
+    while (policy::replenish_due(lane.replenish_pending, flow.rx_replenish)) {
+      post_receives(lane, flow.rx_replenish);
+      lane.replenish_pending -= flow.rx_replenish;
+    }
+  }
+
+  /// Polls once and consumes what came (re-posting receives unless
+  /// Deferred); on nothing, lets the waiter idle (spin or sleep).
+  template <bool Event, bool Deferred = false>
+  void pump(Lane& lane) {
+    const std::size_t n = poll(lane, poll_batch);
+    if (n != 0) {
+      absorb(lane, n);
+      if constexpr (!Deferred) refill(lane);
+      return;
+    }
+    if (abort_requested()) [[unlikely]]
+      aborted();
+    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(100), flow.cq_moderation);
+  }
+
+  /// Posts one chain of up to post_list requests. `burst_end` is the id
+  /// after the last request of the current burst: it is always signaled.
+  void post_chain(Lane& lane, std::uint64_t burst_end) {
+    const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      WorkRequest& wr = lane.chain[i];
+      const std::uint64_t id = lane.posted + i;
+      wr.id = id;
+      const std::uint64_t seq = id - lane.phase_start;
+      const bool signaled =
+          policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
+      wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
+                                           (signaled ? WorkRequest::kSignaled : 0));
+      // Uniform per-op data: atomics use it, other ops ignore it. A request's
+      // ordinal is how many earlier ones of the phase hit its target word:
+      // fetch_add adds it, cswap swaps it -> it+1.
+      const std::uint64_t ordinal = seq >> ordinal_shift_;
+      wr.compare_add = ordinal;
+      wr.swap = ordinal + 1;
+      const std::uint64_t slot_offset = ((seq * slot_stride_) & slot_mask) * geometry.slot_size;
+      wr.local_offset = local_base_ + slot_offset + local_shift_;
+      wr.remote_offset = remote_base_ + slot_offset;
+    }
+    lane.endpoint->post(lane.chain.data(), count);
+    lane.posted += count;
+  }
+
+  /// Waits until `need` more requests fit in the send queue.
+  template <bool Event>
+  void make_room(Lane& lane, std::uint64_t need) {
+    while (!policy::send_queue_has_room(lane.posted, lane.completed, need, geometry.send_depth))
+      pump<Event>(lane);
+  }
+
+  /// A window acknowledgement: one signaled byte from the tx half.
+  void post_ack(Lane& lane) {
+    WorkRequest ack;
+    ack.id = lane.posted++;
+    ack.op = Op::send;
+    ack.flags = WorkRequest::kSignaled;
+    ack.length = 1;
+    ack.local = lane.memory.get();
+    ack.local_offset = geometry.tx_base;
+    lane.endpoint->post(&ack, 1);
+    ++lane.acks_sent;
+  }
+
+  /// Builds every lane's request chain for messages of `length` bytes and
+  /// points the requests for this flow's op (once per size, before timing).
+  void prepare(std::uint64_t length);
+
+  /// Slots a stream's requests cycle over: 0 when every request uses slot 0
+  /// (latency, single buffers).
+  std::uint64_t slot_stride() const { return slot_stride_; }
+
+ private:
+  [[noreturn]] void fail(Lane& lane, const Completion& c) {
+    throw TransportError(std::string(c.type == CompletionType::send ? "operation" : "receive") +
+                         " " + std::to_string(c.id) +
+                         " failed: " + lane.endpoint->describe(c.status));
+  }
+
+  const std::atomic<bool>& abort_;
+  std::vector<Lane> lanes_;
+  Completion completions_[kMaxCompletions];
+
+  // Where post_chain points requests, set once per size (prepare) so the
+  // chain rewrite stays branch-free.
+  std::size_t local_base_ = 0, remote_base_ = 0, local_shift_ = 0;
+  std::uint64_t slot_stride_ = 1;
+  unsigned ordinal_shift_ = 0;  // log2(slots) when requests cycle over the slots, else 0
+};
+
+}  // namespace uniperf::engine

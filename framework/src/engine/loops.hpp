@@ -1,0 +1,295 @@
+// The timed loops: one function per pattern, chosen once per phase by the
+// runner (run_phase) and specialised at compile time on the completion mode
+// (Event) and the side (Initiator), so nothing inside them branches on the
+// test type, allocates or logs. The only per-iteration work besides the
+// transport calls is counter arithmetic and, in latency tests, one clock
+// read into memory sized before the loop.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "engine/clock.hpp"
+#include "engine/lane.hpp"
+#include "engine/peer_protocol.hpp"
+
+namespace uniperf::engine {
+
+class Loops {
+ public:
+  Loops(Lanes& lanes, PeerLink& peer, std::vector<Ticks>& stamps)
+      : lanes_(lanes), peer_(peer), stamps_(stamps), flow_(lanes.flow) {}
+
+  /// The message size of the phase (write latency polls its last byte).
+  void set_size(std::uint64_t size) { size_ = size; }
+
+  /// Ping-pong over send / write_imm: the initiator sends and waits for the
+  /// echo, the responder waits and echoes. stamps[i] is when iteration i
+  /// began; stamps[count] when the last one ended.
+  template <bool Event, bool Initiator>
+  void pingpong_message(std::uint64_t total, Ticks deadline) {
+    std::uint64_t i = 0;
+    std::size_t next = 0;
+    for (; i < total; ++i) {
+      Lane& lane = lanes_[next];
+      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      const std::uint64_t expect = lane.received + 1;
+      if constexpr (Initiator) {
+        stamps_[i] = now();
+        lanes_.make_room<Event>(lane, 1);
+        lanes_.post_chain(lane, burst_end(lane));
+        lanes_.refill(lane);  // the previous echo's receive, while the ping flies
+        while (lane.received < expect) lanes_.pump<Event, true>(lane);
+        if (stamps_[i] >= deadline) break;
+      } else {
+        while (lane.received < expect) {
+          if (!serve_wait<Event, false>(lane)) return;
+        }
+        lanes_.make_room<Event>(lane, 1);
+        lanes_.post_chain(lane, burst_end(lane));
+        lanes_.refill(lane);
+      }
+    }
+    if constexpr (Initiator) stamps_[std::min(i + 1, total)] = now();
+  }
+
+  /// Ping-pong over RDMA write: each side polls the last byte of its receive
+  /// slot for the peer's iteration marker, then writes its own.
+  template <bool Event, bool Initiator>
+  void pingpong_write(std::uint64_t total, Ticks deadline) {
+    std::uint64_t i = 0;
+    std::size_t next = 0;
+    for (; i < total; ++i) {
+      Lane& lane = lanes_[next];
+      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      // Markers 1..255 in turn; never 0, the cleared buffer's value.
+      const std::uint8_t marker = lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
+      std::atomic_ref<std::uint8_t> last(
+          *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
+      auto* out = reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1);
+      if constexpr (Initiator) {
+        stamps_[i] = now();
+        lanes_.make_room<Event>(lane, 1);
+        *out = marker;
+        lanes_.post_chain(lane, burst_end(lane));
+        while (!spin_for(last, marker)) lanes_.pump<Event>(lane);
+        if (stamps_[i] >= deadline) break;
+      } else {
+        while (!spin_for(last, marker)) {
+          if (!serve_wait<Event, true>(lane)) return;
+        }
+        lanes_.make_room<Event>(lane, 1);
+        *out = marker;
+        lanes_.post_chain(lane, burst_end(lane));
+      }
+    }
+    if constexpr (Initiator) stamps_[std::min(i + 1, total)] = now();
+  }
+
+  /// Round trip of one read or atomic at a time (initiator only).
+  template <bool Event>
+  void roundtrip(std::uint64_t total, Ticks deadline) {
+    std::uint64_t i = 0;
+    std::size_t next = 0;
+    for (; i < total; ++i) {
+      Lane& lane = lanes_[next];
+      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      stamps_[i] = now();
+      lanes_.post_chain(lane, lane.posted + 1);
+      while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+      if (stamps_[i] >= deadline) break;
+    }
+    stamps_[std::min(i + 1, total)] = now();
+  }
+
+  /// Streaming window (wait-any): keep up to `window` requests outstanding
+  /// per endpoint, refilled as completions arrive. Timed (duration mode)
+  /// reads the clock once per pass; an iteration count never does. Returns
+  /// first post -> last completion.
+  template <bool Event, bool Timed>
+  Ticks stream(Ticks deadline, Ticks& started) {
+    started = now();
+    bool stopping = false;
+    while (true) {
+      bool all_done = true;
+      for (Lane& lane : lanes_.all()) {
+        while (
+            lane.posted < lane.target &&
+            policy::window_has_room(lane.posted, lane.completed, flow_.post_list, flow_.window)) {
+          lanes_.post_chain(lane, lane.target);
+        }
+        if (lane.completed < lane.target) {
+          all_done = false;
+          lanes_.pump<Event>(lane);
+        }
+      }
+      if (all_done) break;
+      if constexpr (Timed) {
+        if (!stopping && now() >= deadline) [[unlikely]] {
+          stopping = true;
+          for (Lane& lane : lanes_.all()) {
+            lane.target = lane.phase_start +
+                          policy::stop_after_signal(lane.phase_posted(), flow_.signal_every);
+          }
+        }
+      }
+    }
+    return now();
+  }
+
+  /// Window with acknowledgement (wait-all): post `window` back to back,
+  /// wait for all of them and (two-sided ops) for the receiver's ack.
+  template <bool Event>
+  Ticks stream_window_ack(Ticks deadline, Ticks& started) {
+    const bool acked = is_two_sided(flow_.op);
+    started = now();
+    bool more = true;
+    while (more) {
+      more = false;
+      for (Lane& lane : lanes_.all()) {
+        if (lane.posted >= lane.target) continue;
+        const std::uint64_t window_end =
+            std::min<std::uint64_t>(lane.posted + flow_.window, lane.target);
+        while (lane.posted < window_end) lanes_.post_chain(lane, window_end);
+        while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+        if (acked) {
+          // One ack per whole window (it may already have arrived while the
+          // sends completed).
+          const std::uint64_t acks = lane.phase_posted() / flow_.window;
+          while (lane.received < acks) lanes_.pump<Event>(lane);
+        }
+        if (now() >= deadline) [[unlikely]]
+          lane.target = lane.posted;
+        more |= lane.posted < lane.target;
+      }
+    }
+    return now();
+  }
+
+  /// Serves the peer's traffic until its end-of-phase message arrived and
+  /// every receive it announced was consumed; sends window acks where asked.
+  template <bool Event>
+  void serve() {
+    const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
+    std::uint32_t idle = 0;
+    while (true) {
+      bool progressed = false;
+      for (Lane& lane : lanes_.all()) {
+        const std::size_t n = lanes_.poll(lane, lanes_.serve_batch);
+        if (n != 0) {
+          lanes_.absorb(lane, n);
+          lanes_.refill(lane);
+          progressed = true;
+        } else {
+          lane.endpoint->progress();
+        }
+        if (ack) send_acks<Event>(lane);
+      }
+      if (peer_.done_received() && all_received()) return;
+      if (progressed) {
+        idle = 0;
+        continue;
+      }
+      if (lanes_.abort_requested()) [[unlikely]]
+        Lanes::aborted();
+      if constexpr (Event) {
+        if (!peer_.done_received())
+          lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+      }
+      // Asleep between events, a look at the control channel costs little.
+      if (!peer_.done_received() && ++idle >= (Event ? 1 : kControlCheckInterval)) {
+        idle = 0;
+        if (peer_.message_ready()) peer_.receive_done();
+      }
+    }
+  }
+
+  /// Every phase ends with its last post signaled; waiting for it leaves no
+  /// completion of this phase to surface in the next.
+  template <bool Event>
+  void drain() {
+    for (Lane& lane : lanes_.all()) {
+      while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+    }
+  }
+
+ private:
+  /// Idle polls between looks at the control channel on the serving side.
+  static constexpr std::uint32_t kControlCheckInterval = 4096;
+  /// Looks at a polled byte between transport polls (write latency).
+  static constexpr std::uint32_t kSpinsBetweenPolls = 64;
+
+  /// Ping-pong posts follow signal_every with the phase's last post always
+  /// signaled. A duration-mode phase has no known last post, so there every
+  /// post is signaled (the record's params say signal_every as given; the
+  /// difference is documented in docs/results.md).
+  static std::uint64_t burst_end(const Lane& lane) {
+    return lane.target == kUnbounded ? lane.posted + 1 : lane.target;
+  }
+
+  /// Watches a byte the peer writes for a while before the caller polls the
+  /// transport: a write lands without our help on hardware and shared
+  /// memory, and a poll per look would put its cost into every sample.
+  /// Software transports still get a poll every kSpinsBetweenPolls looks.
+  static bool spin_for(const std::atomic_ref<std::uint8_t>& byte, std::uint8_t value) {
+    for (std::uint32_t k = 0; k < kSpinsBetweenPolls; ++k) {
+      if (byte.load(std::memory_order_acquire) == value) return true;
+    }
+    return false;
+  }
+
+  /// The passive side's wait for the peer inside a ping-pong: one poll (and,
+  /// with Progress, a progress call: a write lands in memory without a
+  /// completion to poll for), and every kControlCheckInterval idle polls a
+  /// look at the control channel for the initiator's end-of-phase message
+  /// (duration mode ends on the initiator's clock). False when it came. A
+  /// message ping-pong waits for its own receive completion, which poll()
+  /// progresses to: a second call per idle loop would only delay seeing it
+  /// (one more provider progress pass, a system call on socket providers).
+  template <bool Event, bool Progress>
+  bool serve_wait(Lane& lane) {
+    const std::size_t n = lanes_.poll(lane, lanes_.poll_batch);
+    if (n != 0) {
+      lanes_.absorb(lane, n);
+      return true;
+    }
+    if constexpr (Progress) lane.endpoint->progress();
+    if (lanes_.abort_requested()) [[unlikely]]
+      Lanes::aborted();
+    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+    if (++idle_polls_ % (Event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
+        [[unlikely]] {
+      peer_.receive_done();
+      return false;
+    }
+    return true;
+  }
+
+  template <bool Event>
+  void send_acks(Lane& lane) {
+    // The initiator posts whole windows only (see policy::whole_windows).
+    while ((lane.acks_sent + 1) * flow_.window <= lane.received) {
+      lanes_.make_room<Event>(lane, 1);
+      lanes_.post_ack(lane);
+    }
+  }
+
+  bool all_received() const {
+    if (!is_two_sided(flow_.op)) return true;
+    for (const Lane& lane : lanes_.all()) {
+      if (lane.received < peer_.peer_posted(lanes_.index_of(lane))) return false;
+    }
+    return true;
+  }
+
+  Lanes& lanes_;
+  PeerLink& peer_;
+  std::vector<Ticks>& stamps_;
+  const FlowSpec& flow_;
+  std::uint64_t size_ = 0;
+  std::uint32_t idle_polls_ = 0;  // serve_wait's count between control checks
+};
+
+}  // namespace uniperf::engine

@@ -1,0 +1,120 @@
+#include "engine/plan.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace uniperf::engine {
+namespace {
+
+constexpr std::size_t kCacheLine = 64;
+constexpr std::size_t kPageSize = 4096;
+/// Buffer slots per direction and endpoint: consecutive ops touch different
+/// bytes (as perftest's cyclic buffer does) without unbounded memory.
+constexpr std::uint32_t kMaxSlots = 16;
+constexpr std::size_t kMaxBufferBytes = std::size_t{256} << 20;
+
+}  // namespace
+
+std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uint64_t size) {
+  const Support op_support = caps.op(flow.op);
+  if (op_support == Support::none) {
+    return "plugin does not support op " + std::string(to_string(flow.op));
+  }
+  if (flow.completion == CompletionMode::event && caps.completion_events == Support::none) {
+    return "plugin has no completion events (completion: event)";
+  }
+  if (flow.pattern == Pattern::latency && flow.op == Op::write) {
+    if (!caps.ordered_write_visibility) {
+      return "write latency polls the last byte of the target buffer, and this plugin does not "
+             "guarantee writes become visible in address order";
+    }
+    if (flow.completion == CompletionMode::event) {
+      return "write latency polls memory for the peer's write; there is no completion to sleep "
+             "on (completion: event)";
+    }
+  }
+  if (flow.signal_every > 1 && caps.selective_completion == Support::none) {
+    return "plugin cannot suppress completions (signal_every > 1)";
+  }
+  if (flow.window_mode == WindowMode::window_ack && flow.direction == Direction::bi) {
+    return "window_ack is unidirectional: the receiver acknowledges each window";
+  }
+  if (caps.max_message != 0 && size > caps.max_message) {
+    return "size " + std::to_string(size) + " exceeds the plugin's max_message " +
+           std::to_string(caps.max_message);
+  }
+  if (flow.pattern == Pattern::latency && flow.op == Op::write && size < 1) {
+    return "write latency needs at least one byte";
+  }
+  return {};
+}
+
+FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps) {
+  FlowSpec effective = flow;
+  effective.inline_size =
+      static_cast<std::uint32_t>(std::min<std::size_t>(flow.inline_size, caps.max_inline));
+  return effective;
+}
+
+std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilities& caps) {
+  std::vector<std::string> emulated;
+  if (caps.op(flow.op) == Support::emulated)
+    emulated.push_back("op:" + std::string(to_string(flow.op)));
+  if (flow.signal_every > 1 && caps.selective_completion == Support::emulated) {
+    emulated.emplace_back("selective_completion");
+  }
+  if (flow.completion == CompletionMode::event && caps.completion_events == Support::emulated) {
+    emulated.emplace_back("completion_events");
+  }
+  if (flow.post_list > 1 && caps.post_list == Support::emulated) emulated.emplace_back("post_list");
+  return emulated;
+}
+
+BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
+  BufferGeometry g;
+  g.slot_size =
+      std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
+  g.slots = std::bit_floor(std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots));
+  const std::uint32_t in_flight = std::max({flow.window, flow.signal_every, flow.post_list, 1u});
+  if (is_atomic(flow.op)) {
+    // Atomics give every request that can be in flight a target word of its
+    // own (see Lanes::choose_offsets), so they get a slot per request.
+    g.slots = std::max(g.slots, std::bit_ceil(in_flight + 1));
+  }
+  while (g.slots > 2 && 2 * g.slots * g.slot_size > kMaxBufferBytes) g.slots /= 2;
+  g.tx_base = 0;
+  g.rx_base = g.slots * g.slot_size;
+  g.lane_bytes = (2 * g.slots * g.slot_size + kPageSize - 1) / kPageSize * kPageSize;
+  g.send_depth = in_flight + 1;
+  return g;
+}
+
+FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps) {
+  FlowPlan plan;
+  plan.flow = effective_flow(test.flows.at(index), caps);
+  plan.emulated = emulated_features(plan.flow, caps);
+  plan.sizes = test.sizes;
+  for (const std::uint64_t size : test.sizes)
+    plan.skip.push_back(skip_reason(plan.flow, caps, size));
+  plan.run = test.duration;
+  plan.max_size = test.sizes.empty() ? 0 : *std::max_element(test.sizes.begin(), test.sizes.end());
+  plan.buffers = buffer_geometry(plan.flow, plan.max_size);
+  return plan;
+}
+
+std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps) {
+  std::vector<FlowPlan> plans;
+  for (std::size_t k = 0; k < test.flows.size(); ++k) plans.push_back(plan_flow(test, k, caps));
+  return plans;
+}
+
+std::string skip_reason(const std::vector<FlowPlan>& flows, std::size_t size_index) {
+  const bool several = flows.size() > 1;
+  for (std::size_t k = 0; k < flows.size(); ++k) {
+    const std::string& why = flows[k].skip[size_index];
+    if (!why.empty()) return several ? "flow " + std::to_string(k + 1) + ": " + why : why;
+  }
+  return {};
+}
+
+}  // namespace uniperf::engine

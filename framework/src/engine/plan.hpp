@@ -1,0 +1,82 @@
+// The plan of one flow: everything decided about it before anything runs,
+// from the test, the flow and the plugin's capabilities alone. The session
+// builds it once per (config, test, flow); the runner runs it and the
+// record builder echoes it, so the rules below are applied once and the two
+// sides, which build their plans from the same inputs, agree on them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <uniperf/plugin.hpp>
+#include <vector>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::engine {
+
+// The engine runs the test model's values (model/test_spec.hpp).
+using model::BufferMode;
+using model::CompletionMode;
+using model::Direction;
+using model::Duration;
+using model::FlowSpec;
+using model::Pattern;
+using model::TestSpec;
+using model::WindowMode;
+
+// Until plugin.hpp carries them next to Op.
+constexpr bool is_two_sided(Op op) {
+  return op == Op::send || op == Op::write_imm;
+}
+constexpr bool is_atomic(Op op) {
+  return op == Op::fetch_add || op == Op::cswap;
+}
+
+/// How each endpoint's registered memory is laid out: a tx half and an rx
+/// half of `slots` slots each, every slot holding the test's largest message.
+struct BufferGeometry {
+  std::size_t slot_size = 0;   ///< the largest size, rounded up to a cache line
+  std::uint32_t slots = 1;     ///< per half; a power of two, so slot arithmetic is a mask
+  std::size_t tx_base = 0;     ///< offset of the tx half
+  std::size_t rx_base = 0;     ///< offset of the rx half
+  std::size_t lane_bytes = 0;  ///< both halves, rounded up to a page
+  /// Requests one endpoint may have outstanding: the window, a signaling
+  /// period or a chain, whichever is longest, plus one (a window ack).
+  std::uint32_t send_depth = 1;
+};
+
+struct FlowPlan {
+  FlowSpec flow;                      ///< as it really runs here (inline clamped to max_inline)
+  std::vector<std::string> emulated;  ///< features the plugin emulates for it
+  std::vector<std::uint64_t> sizes;   ///< the test's sizes, in order
+  std::vector<std::string> skip;      ///< per size: "" when it runs, else why not
+  Duration run;                       ///< how long each size runs
+  BufferGeometry buffers;             ///< sized for the largest of `sizes`
+  std::uint64_t max_size = 0;
+
+  bool runs_at(std::size_t size_index) const { return skip[size_index].empty(); }
+};
+
+/// Plans flow `index` of `test` on a plugin with `caps`.
+FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps);
+/// Every flow of `test`, in order.
+std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps);
+
+/// Why a test of these flows cannot run at size `size_index` ("" when it
+/// can): the first flow that cannot, numbered when there are several.
+std::string skip_reason(const std::vector<FlowPlan>& flows, std::size_t size_index);
+
+// The rules a plan applies, exposed for the tests that check them.
+
+/// "" when a plugin with `caps` can run `flow` at `size`, else why not (the
+/// size is then SKIPPED).
+std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uint64_t size);
+/// The flow as it will really run on this plugin.
+FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps);
+/// Which features the plugin emulates for `flow` (named in the record).
+std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilities& caps);
+/// The memory layout for `flow` at messages up to `max_size` bytes.
+BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size);
+
+}  // namespace uniperf::engine
