@@ -1,0 +1,166 @@
+// The engine's rules on their own: the signal / window / replenish policies
+// the lanes apply, the plan built from a test and a plugin's capabilities,
+// and the encoding of the peer protocol.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/lane.hpp"
+#include "engine/peer_protocol.hpp"
+#include "engine/plan.hpp"
+#include "fake_transport.hpp"
+
+namespace uniperf::engine {
+namespace {
+
+TEST(EngineRules, SignalEveryNthAndAlwaysTheEndOfABurst) {
+  std::uint32_t countdown = 4;
+  std::vector<int> signaled;
+  for (int id = 0; id < 10; ++id) {
+    if (policy::take_signal(countdown, 4, id == 9)) signaled.push_back(id);
+  }
+  EXPECT_EQ(signaled, (std::vector<int>{3, 7, 9}));
+  // Every post signaled when signal_every is 1.
+  countdown = 1;
+  for (int id = 0; id < 5; ++id) EXPECT_TRUE(policy::take_signal(countdown, 1, false));
+}
+
+TEST(EngineRules, WindowAndSendQueueLimits) {
+  // A chain of 4 fits while posted + 4 - completed <= window.
+  EXPECT_TRUE(policy::window_has_room(12, 0, 4, 16));
+  EXPECT_FALSE(policy::window_has_room(13, 0, 4, 16));
+  EXPECT_TRUE(policy::window_has_room(13, 1, 4, 16));
+  EXPECT_TRUE(policy::send_queue_has_room(16, 0, 1, 17));
+  EXPECT_FALSE(policy::send_queue_has_room(17, 0, 1, 17));
+}
+
+TEST(EngineRules, ReceivesAreReplenishedInWholeBatches) {
+  EXPECT_FALSE(policy::replenish_due(7, 8));
+  EXPECT_TRUE(policy::replenish_due(8, 8));
+  EXPECT_TRUE(policy::replenish_due(1, 1));
+}
+
+TEST(EngineRules, PhaseLengths) {
+  EXPECT_EQ(policy::whole_windows(1001, 16), 1008u);
+  EXPECT_EQ(policy::whole_windows(1008, 16), 1008u);
+  EXPECT_EQ(policy::whole_windows(kUnbounded, 16), kUnbounded);
+  // 10 iterations over 3 endpoints: 4, 3, 3.
+  EXPECT_EQ(policy::latency_share(10, 3, 0), 4u);
+  EXPECT_EQ(policy::latency_share(10, 3, 1), 3u);
+  EXPECT_EQ(policy::latency_share(10, 3, 2), 3u);
+  EXPECT_EQ(policy::latency_share(kUnbounded, 3, 2), kUnbounded);
+  // Duration mode stops at the next signaled request.
+  EXPECT_EQ(policy::stop_after_signal(13, 8), 16u);
+  EXPECT_EQ(policy::stop_after_signal(16, 8), 16u);
+}
+
+TEST(EnginePlan, BuffersHoldTheLargestSizeInAPowerOfTwoOfSlots) {
+  FlowSpec flow;
+  flow.window = 12;
+  const BufferGeometry g = buffer_geometry(flow, 1000);
+  EXPECT_EQ(g.slot_size, 1024u);  // rounded up to a cache line
+  EXPECT_EQ(g.slots, 8u);         // bit_floor(12)
+  EXPECT_EQ(g.rx_base, 8u * 1024);
+  EXPECT_EQ(g.lane_bytes % 4096, 0u);
+  EXPECT_GE(g.lane_bytes, 2u * 8 * 1024);
+  EXPECT_EQ(g.send_depth, 13u);
+
+  // Atomics: a target word per request that can be in flight.
+  flow.op = Op::fetch_add;
+  flow.window = 16;
+  flow.signal_every = 32;
+  EXPECT_EQ(buffer_geometry(flow, 8).slots, 64u);  // bit_ceil(32 + 1)
+
+  // Huge messages: fewer slots, never fewer than two.
+  flow = FlowSpec{};
+  flow.window = 16;
+  EXPECT_EQ(buffer_geometry(flow, std::uint64_t{64} << 20).slots, 2u);
+}
+
+TEST(EnginePlan, PlannedOncePerFlowWithSkipsPerSize) {
+  Capabilities caps = testing::FakeContext::everything();
+  caps.max_message = 1024;
+  caps.selective_completion = Support::emulated;
+  TestSpec test;
+  test.sizes = {64, 4096};
+  FlowSpec first;
+  first.inline_size = 1000;  // clamped to the plugin's max_inline
+  first.signal_every = 4;
+  FlowSpec second;
+  second.op = Op::read;
+  test.flows = {first, second};
+
+  const std::vector<FlowPlan> plans = plan_flows(test, caps);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].flow.inline_size, caps.max_inline);
+  EXPECT_EQ(plans[0].emulated, std::vector<std::string>{"selective_completion"});
+  EXPECT_EQ(plans[0].max_size, 4096u);
+  EXPECT_TRUE(plans[0].runs_at(0));
+  EXPECT_FALSE(plans[0].runs_at(1));
+  EXPECT_EQ(skip_reason(plans, 0), "");
+  EXPECT_EQ(skip_reason(plans, 1).rfind("flow 1: size 4096 exceeds", 0), 0u);
+
+  caps.set(Op::read, Support::none);
+  const std::vector<FlowPlan> no_read = plan_flows(test, caps);
+  EXPECT_EQ(skip_reason(no_read, 0), "flow 2: plugin does not support op read");
+  // One flow: the reason is not numbered.
+  test.flows = {second};
+  EXPECT_EQ(skip_reason(plan_flows(test, caps), 0), "plugin does not support op read");
+}
+
+TEST(PeerProtocol, MessagesRoundTrip) {
+  const RegionAdvert region{0x7f0000001000, 1 << 20, Bytes{std::byte{1}, std::byte{2}}};
+  const RegionAdvert region_back = decode_region(encode(region));
+  EXPECT_EQ(region_back.address, region.address);
+  EXPECT_EQ(region_back.length, region.length);
+  EXPECT_EQ(region_back.key, region.key);
+
+  const PhaseDone done{{1001, 0, 7}, 0.25, 64064};
+  const PhaseDone done_back = decode_done(encode(done));
+  EXPECT_EQ(done_back.posted, done.posted);
+  EXPECT_EQ(done_back.seconds, done.seconds);
+  EXPECT_EQ(done_back.bytes, done.bytes);
+
+  EXPECT_EQ(decode_corrupted(encode_corrupted(12345)), 12345u);
+}
+
+TEST(PeerProtocol, UnexpectedMessagesAreProtocolErrors) {
+  const auto expect_error = [](auto&& decode, std::vector<std::byte> bytes, const char* what) {
+    try {
+      decode(bytes);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  const auto done = [](const std::vector<std::byte>& b) { return decode_done(b); };
+  // A region where the end of a phase was expected.
+  expect_error(done, encode(RegionAdvert{}),
+               "expected the peer's end-of-phase message, got a "
+               "message of kind 1");
+  std::vector<std::byte> cut = encode(PhaseDone{{1, 2}, 0, 0});
+  cut.pop_back();
+  expect_error(done, cut, "cut short");
+  std::vector<std::byte> longer = encode(PhaseDone{});
+  longer.push_back(std::byte{0});
+  expect_error(done, longer, "1 bytes too many");
+  expect_error([](const std::vector<std::byte>& b) { return decode_corrupted(b); }, {},
+               "an empty message");
+}
+
+TEST(PeerProtocol, PeerPostedIsZeroUntilTheEndOfPhaseArrives) {
+  auto [a, b] = bootstrap::make_in_process_pair();
+  PeerLink sender(*a), receiver(*b);
+  EXPECT_FALSE(receiver.done_received());
+  EXPECT_EQ(receiver.peer_posted(0), 0u);
+  sender.send_done({{5, 6}, 0, 0});
+  receiver.receive_done();
+  EXPECT_TRUE(receiver.done_received());
+  EXPECT_EQ(receiver.peer_posted(1), 6u);
+  EXPECT_EQ(receiver.peer_posted(2), 0u);  // no such endpoint
+  receiver.forget_done();
+  EXPECT_EQ(receiver.peer_posted(0), 0u);
+}
+
+}  // namespace
+}  // namespace uniperf::engine
