@@ -32,6 +32,7 @@
 #include "contract_checker.hpp"
 #include "engine/plan.hpp"
 #include "loader/plugin_registry.hpp"
+#include "session/environment.hpp"
 #include "session/session.hpp"
 #include "suite/suite.hpp"
 
@@ -58,27 +59,6 @@ std::string test_name(const testing::TestParamInfo<std::string>& info) {
   }
   return name;
 }
-
-/// Sets a config's environment for the whole test, once for both threads
-/// (the session would otherwise set it from each side concurrently).
-class ProcessEnvironment {
- public:
-  explicit ProcessEnvironment(const std::map<std::string, std::string>& variables) {
-    for (const auto& [name, value] : variables) {
-      const char* old = std::getenv(name.c_str());
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      ::setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-  ~ProcessEnvironment() {
-    for (const auto& [name, old] : saved_) {
-      old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
 
 constexpr std::uint64_t kMiB = 1 << 20;
 const Op kAllOps[] = {Op::send, Op::write, Op::write_imm, Op::read, Op::fetch_add, Op::cswap};
@@ -227,7 +207,9 @@ class Conformance : public testing::TestWithParam<std::string> {
   }
 
   model::ConfigSpec config_;
-  std::optional<ProcessEnvironment> environment_;
+  // The config's environment, set once for the whole test and both threads
+  // (the session would otherwise set it from each side concurrently).
+  std::optional<session::ScopedEnvironment> environment_;
   std::unique_ptr<loader::PluginRegistry> loaded_;
   std::unique_ptr<loader::PluginRegistry> checked_;
   std::shared_ptr<ContractLog> log_;

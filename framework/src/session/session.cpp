@@ -1,158 +1,21 @@
 #include "session/session.hpp"
 
-#include <poll.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <ctime>
 #include <iostream>
-#include <limits>
-#include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
-#include "bootstrap/channel_mux.hpp"
-#include "engine/clock.hpp"
+#include "engine/plan.hpp"
 #include "engine/runner.hpp"
 #include "results/stats.hpp"
+#include "session/agreement.hpp"
+#include "session/concurrent_flows.hpp"
+#include "session/environment.hpp"
 #include "session/provenance.hpp"
+#include "session/record_builder.hpp"
+#include "session/watchdog.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::session {
 namespace {
-
-using namespace std::chrono_literals;
-using json = nlohmann::json;
-using SteadyClock = std::chrono::steady_clock;
-
-/// Raises `abort` when the peer's control connection closes or the armed
-/// deadline passes, so a loop spinning on a transport that will never
-/// complete again ends within a fraction of a second.
-class Watchdog {
- public:
-  explicit Watchdog(int liveness_fd) : fd_(liveness_fd), thread_([this] { watch(); }) {}
-  ~Watchdog() {
-    stop_ = true;
-    thread_.join();
-  }
-
-  void arm(std::chrono::seconds limit) {
-    deadline_ns_ = (SteadyClock::now() + limit).time_since_epoch().count();
-  }
-  void disarm() { deadline_ns_ = 0; }
-  /// Raised by the engine itself when one of a test's concurrent flows
-  /// failed: the others stop at their next idle moment instead of waiting
-  /// out their deadlines.
-  void trip() { abort_ = true; }
-  const std::atomic<bool>& abort() const { return abort_; }
-  bool fired() const { return abort_; }
-
- private:
-  void watch() {
-    while (!stop_) {
-      if (fd_ >= 0) {
-        pollfd pfd{fd_, POLLRDHUP, 0};
-        if (::poll(&pfd, 1, 50) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-          abort_ = true;
-        }
-      } else {
-        std::this_thread::sleep_for(50ms);
-      }
-      const auto deadline = deadline_ns_.load();
-      if (deadline != 0 && SteadyClock::now().time_since_epoch().count() > deadline) abort_ = true;
-    }
-  }
-
-  int fd_;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> abort_{false};
-  std::atomic<std::int64_t> deadline_ns_{0};
-  std::thread thread_;
-};
-
-/// Sets a config's environment for as long as it lives, then restores it.
-class ScopedEnvironment {
- public:
-  explicit ScopedEnvironment(const std::map<std::string, std::string>& variables) {
-    for (const auto& [name, value] : variables) {
-      const char* old = std::getenv(name.c_str());
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      ::setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-  ~ScopedEnvironment() {
-    for (const auto& [name, old] : saved_) {
-      if (old) {
-        ::setenv(name.c_str(), old->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-std::string hostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
-std::string utc_timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-/// Both sides state an outcome; the first failure (ours, else the peer's)
-/// wins, so both sides take the same branch.
-struct Agreement {
-  bool ok = true;
-  results::Status status = results::Status::ok;
-  std::string reason;
-};
-
-Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
-  const json message = {{"ok", mine.ok},
-                        {"status", std::string(results::to_string(mine.status))},
-                        {"reason", mine.reason}};
-  const std::string text = message.dump();
-  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
-  if (!mine.ok) return mine;
-  const json theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
-  Agreement result;
-  result.ok = theirs.at("ok").get<bool>();
-  if (!result.ok) {
-    result.status =
-        theirs.at("status") == "error" ? results::Status::error : results::Status::skipped;
-    result.reason = "peer: " + theirs.at("reason").get<std::string>();
-  }
-  return result;
-}
-
-/// Per-size skip decisions agreed by both sides (an empty string = run it).
-std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<std::string> mine) {
-  const std::string text = json(mine).dump();
-  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
-  const auto theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()))
-          .get<std::vector<std::string>>();
-  for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
-    if (mine[i].empty() && !theirs[i].empty()) mine[i] = "peer: " + theirs[i];
-  }
-  return mine;
-}
 
 class SuiteRun {
  public:
@@ -187,6 +50,7 @@ class SuiteRun {
     plugin_ = plugins_.find(config.plugin);
     context_.reset();
     caps_ = Capabilities{};
+    device_.clear();
     device_numa_node_.reset();
 
     Agreement mine;
@@ -206,6 +70,7 @@ class SuiteRun {
         mine = {false, results::Status::error, e.what()};
       }
     }
+    record_builder_.set_config(plugin_, device_, device_numa_node_);
     const Agreement agreed = guarded([&] { return agree(control_, mine); });
     if (stopped_ || !agreed.ok) {
       for (const auto& test : suite_.tests) {
@@ -240,12 +105,12 @@ class SuiteRun {
 
     bool any = false;
     for (const auto& r : reasons) any |= r.empty();
-    ConcurrentFlows flows;
+    ConcurrentFlows flows(control_, watchdog_);
     std::string setup_error;
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
-        set_up(plans, flows);
+        flows.set_up(plans, *context_, *plugin_, options_);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A second Context for a further flow (see plugin.hpp, "Threads"):
@@ -263,7 +128,7 @@ class SuiteRun {
     for (std::size_t i = 0; i < test.sizes.size(); ++i) {
       const std::uint64_t size = test.sizes[i];
       notify_start(config, test, size);
-      results::Record record = make_record(config, test, plans, size);
+      results::Record record = record_builder_.make(config, test, plans, size);
       if (!reasons[i].empty()) {
         record.status = results::Status::skipped;
         record.reason = reasons[i];
@@ -288,69 +153,6 @@ class SuiteRun {
       }
       emit(std::move(record));
     }
-  }
-
-  /// A test's flows, each with its own runner (and, for plugins whose
-  /// endpoints are not thread-safe, its own Context) and, when there are
-  /// several, its own control channel and thread.
-  struct ConcurrentFlows {
-    std::vector<std::unique_ptr<Context>> extra_contexts;
-    std::unique_ptr<bootstrap::ChannelMux> channels;
-    std::vector<std::unique_ptr<engine::TestRunner>> runners;
-  };
-
-  void set_up(const std::vector<engine::FlowPlan>& plans, ConcurrentFlows& flows) {
-    const std::size_t count = plans.size();
-    if (count > 1) flows.channels = std::make_unique<bootstrap::ChannelMux>(control_, count);
-    // Flows are set up one after the other, the same order on both sides;
-    // only their measured phases run at once.
-    for (std::size_t k = 0; k < count; ++k) {
-      Context* context = context_.get();
-      if (k > 0 && !caps_.thread_safe_endpoints) {
-        flows.extra_contexts.push_back(plugin_->open(options_));
-        context = flows.extra_contexts.back().get();
-      }
-      bootstrap::Bootstrap& channel = count > 1 ? flows.channels->channel(k) : control_;
-      flows.runners.push_back(
-          std::make_unique<engine::TestRunner>(*context, channel, plans[k], watchdog_.abort()));
-      flows.runners.back()->setup();
-    }
-  }
-
-  /// One size of every flow, each on its own thread (the first on this one),
-  /// started together by their first barriers. The first failure stops the
-  /// others and is rethrown.
-  std::vector<engine::SizeOutcome> run_size(ConcurrentFlows& flows, std::uint64_t size) {
-    const std::size_t count = flows.runners.size();
-    std::vector<engine::SizeOutcome> outcomes(count);
-    if (count == 1) {
-      outcomes[0] = flows.runners[0]->run(size);
-      return outcomes;
-    }
-    std::vector<std::string> failures(count);
-    std::vector<bool> aborted(count, false);
-    auto run_one = [&](std::size_t k) {
-      try {
-        outcomes[k] = flows.runners[k]->run(size);
-      } catch (const std::exception& e) {
-        failures[k] = "flow " + std::to_string(k + 1) + ": " + e.what();
-        aborted[k] = dynamic_cast<const engine::Aborted*>(&e) != nullptr;
-        watchdog_.trip();
-      }
-    };
-    {
-      std::vector<std::jthread> threads;
-      for (std::size_t k = 1; k < count; ++k) threads.emplace_back(run_one, k);
-      run_one(0);
-    }
-    // The flow that failed first says why; the others only saw the abort.
-    for (std::size_t k = 0; k < count; ++k) {
-      if (!failures[k].empty() && !aborted[k]) throw TransportError(failures[k]);
-    }
-    for (const auto& failure : failures) {
-      if (!failure.empty()) throw TransportError(failure);
-    }
-    return outcomes;
   }
 
   /// Runs one size `trials` times (both sides loop alike: the count is part
@@ -405,7 +207,7 @@ class SuiteRun {
     const auto& d = test.duration;
     watchdog_.arm(settings_.size_timeout +
                   std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
-    return run_size(flows, size);
+    return flows.run_size(size);
   }
 
   /// Run-forever's window boundary: both sides say whether they were asked to
@@ -449,102 +251,12 @@ class SuiteRun {
     }
   }
 
-  results::Record make_record(const model::ConfigSpec& config, const model::TestSpec& test,
-                              const std::vector<engine::FlowPlan>& plans,
-                              std::uint64_t size) const {
-    results::Record r;
-    r.suite = suite_.name;
-    r.config = config.name;
-    r.plugin = config.plugin;
-    if (plugin_ != nullptr) {
-      r.plugin_version = plugin_->version();
-      r.library_version = plugin_->library_version();
-    }
-    r.device = device_;
-    r.device_numa_node = device_numa_node_;
-    r.test = test.name;
-    r.size = size;
-    r.flow = plans.front().flow;
-    r.duration = test.duration;
-    r.preset = test.preset;
-    if (test.flows.size() > 1) {
-      // Every flow's parameters, also when the test does not run.
-      for (const auto& plan : plans) {
-        results::FlowResult parameters;
-        parameters.flow = plan.flow;
-        r.flows.push_back(std::move(parameters));
-      }
-    }
-    for (const auto& plan : plans) {
-      for (const auto& feature : plan.emulated) {
-        if (std::find(r.emulated.begin(), r.emulated.end(), feature) == r.emulated.end()) {
-          r.emulated.push_back(std::move(feature));
-        }
-      }
-    }
-    const auto& clock = engine::clock_info();
-    r.clock_source = clock.source;
-    r.clock_ghz = clock.ticks_per_us / 1e3;
-    r.host = host_;
-    r.timestamp = utc_timestamp();
-    r.provenance = settings_.provenance;
-    r.warnings = settings_.warnings;
-    return r;
-  }
-
-  /// Sorts the outcome's samples in place.
-  static results::FlowResult flow_result(const model::FlowSpec& flow,
-                                         engine::SizeOutcome& outcome) {
-    results::FlowResult result;
-    result.flow = flow;
-    result.iterations_run = outcome.iterations;
-    result.corrupted_bytes = outcome.corrupted_bytes;
-    if (flow.pattern == model::Pattern::latency) {
-      result.latency = results::compute_latency(outcome.latency_us, outcome.one_way);
-    }
-    result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
-    return result;
-  }
-
-  void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
-                    std::vector<engine::SizeOutcome>& outcomes) const {
-    if (outcomes.size() == 1) {
-      results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
-      record.iterations_run = only.iterations_run;
-      record.corrupted_bytes = only.corrupted_bytes;
-      record.latency = std::move(only.latency);
-      record.bandwidth = std::move(only.bandwidth);
-    } else {
-      // Every flow's bytes over the union of their intervals (all measured
-      // on this side's clock).
-      std::uint64_t bytes = 0, messages = 0;
-      engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
-      for (std::size_t k = 0; k < outcomes.size(); ++k) {
-        auto& outcome = outcomes[k];
-        record.flows[k] = flow_result(plans[k].flow, outcome);
-        record.iterations_run += outcome.iterations;
-        record.corrupted_bytes += outcome.corrupted_bytes;
-        bytes += outcome.bytes;
-        messages += outcome.messages;
-        first = std::min(first, outcome.started);
-        last = std::max(last, outcome.finished);
-      }
-      const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
-      record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
-    }
-    if (record.corrupted_bytes != 0) {
-      record.status = results::Status::error;
-      record.reason = "payload validation failed: " + std::to_string(record.corrupted_bytes) +
-                      " corrupted bytes";
-    }
-  }
-
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
                   results::Status status, const std::string& reason) {
     const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
     for (const auto size : test.sizes) {
       notify_start(config, test, size);
-      results::Record record = make_record(config, test, plans, size);
+      results::Record record = record_builder_.make(config, test, plans, size);
       record.status = status;
       record.reason = reason;
       emit(std::move(record));
@@ -570,7 +282,7 @@ class SuiteRun {
   const RunSettings& settings_;
   const Observer& observer_;
   Watchdog watchdog_;
-  std::string host_ = hostname();
+  RecordBuilder record_builder_{suite_, settings_};
 
   Plugin* plugin_ = nullptr;
   Options options_;
@@ -587,67 +299,7 @@ class SuiteRun {
   std::vector<results::Record> records_;
 };
 
-/// Each test's trial count: `--trials` overrides the suite file, so the
-/// file's hash alone would not show that the two sides loop differently.
-std::vector<std::uint32_t> trial_counts(const model::SuiteSpec& suite) {
-  std::vector<std::uint32_t> counts;
-  // 0: run-forever (windows until interrupted).
-  for (const auto& test : suite.tests)
-    counts.push_back(test.duration.forever ? 0 : test.duration.trials);
-  return counts;
-}
-
 }  // namespace
-
-json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
-               const std::vector<model::ConfigSpec>& configs, const json& provenance) {
-  json mine = {
-      {"magic", "uniperf"},
-      {"protocol", kProtocolVersion},
-      {"version", UNIPERF_VERSION},
-      {"suite",
-       {{"name", suite.name}, {"hash", suite.content_hash}, {"trials", trial_counts(suite)}}},
-      {"configs", json::array()},
-      {"provenance", provenance}};
-  for (const auto& c : configs)
-    mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
-  const std::string text = mine.dump();
-  Bytes reply;
-  try {
-    reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
-  } catch (const bootstrap::BootstrapError& e) {
-    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
-  }
-  json theirs;
-  try {
-    theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
-  } catch (const json::exception&) {
-    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
-  }
-  if (theirs.value("magic", "") != "uniperf") {
-    throw HandshakeError("the peer is not a uniperf process");
-  }
-  if (theirs.value("protocol", -1) != kProtocolVersion) {
-    throw HandshakeError(
-        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
-        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
-        std::to_string(kProtocolVersion) +
-        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
-  }
-  if (theirs["suite"] != mine["suite"]) {
-    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
-                         suite.content_hash.substr(0, 12) + "), there '" +
-                         theirs["suite"].value("name", "?") + "' (" +
-                         theirs["suite"].value("hash", "?").substr(0, 12) +
-                         "): give both sides the same suite file");
-  }
-  if (theirs["configs"] != mine["configs"]) {
-    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
-                         ", there " + theirs["configs"].dump() +
-                         ": give both sides the same --config files in the same order");
-  }
-  return theirs.value("provenance", json(nullptr));
-}
 
 std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                                  const std::vector<model::ConfigSpec>& configs,

@@ -1,0 +1,103 @@
+#include "session/agreement.hpp"
+
+#include "session/session.hpp"
+
+namespace uniperf::session {
+namespace {
+
+using json = nlohmann::json;
+
+/// Each test's trial count: `--trials` overrides the suite file, so the
+/// file's hash alone would not show that the two sides loop differently.
+std::vector<std::uint32_t> trial_counts(const model::SuiteSpec& suite) {
+  std::vector<std::uint32_t> counts;
+  // 0: run-forever (windows until interrupted).
+  for (const auto& test : suite.tests)
+    counts.push_back(test.duration.forever ? 0 : test.duration.trials);
+  return counts;
+}
+
+}  // namespace
+
+Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
+  const json message = {{"ok", mine.ok},
+                        {"status", std::string(results::to_string(mine.status))},
+                        {"reason", mine.reason}};
+  const std::string text = message.dump();
+  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  if (!mine.ok) return mine;
+  const json theirs =
+      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  Agreement result;
+  result.ok = theirs.at("ok").get<bool>();
+  if (!result.ok) {
+    result.status =
+        theirs.at("status") == "error" ? results::Status::error : results::Status::skipped;
+    result.reason = "peer: " + theirs.at("reason").get<std::string>();
+  }
+  return result;
+}
+
+std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<std::string> mine) {
+  const std::string text = json(mine).dump();
+  const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  const auto theirs =
+      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()))
+          .get<std::vector<std::string>>();
+  for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
+    if (mine[i].empty() && !theirs[i].empty()) mine[i] = "peer: " + theirs[i];
+  }
+  return mine;
+}
+
+json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+               const std::vector<model::ConfigSpec>& configs, const json& provenance) {
+  json mine = {
+      {"magic", "uniperf"},
+      {"protocol", kProtocolVersion},
+      {"version", UNIPERF_VERSION},
+      {"suite",
+       {{"name", suite.name}, {"hash", suite.content_hash}, {"trials", trial_counts(suite)}}},
+      {"configs", json::array()},
+      {"provenance", provenance}};
+  for (const auto& c : configs)
+    mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
+  const std::string text = mine.dump();
+  Bytes reply;
+  try {
+    reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
+  } catch (const bootstrap::BootstrapError& e) {
+    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+  }
+  json theirs;
+  try {
+    theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  } catch (const json::exception&) {
+    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
+  }
+  if (theirs.value("magic", "") != "uniperf") {
+    throw HandshakeError("the peer is not a uniperf process");
+  }
+  if (theirs.value("protocol", -1) != kProtocolVersion) {
+    throw HandshakeError(
+        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
+        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
+        std::to_string(kProtocolVersion) +
+        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
+  }
+  if (theirs["suite"] != mine["suite"]) {
+    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
+                         suite.content_hash.substr(0, 12) + "), there '" +
+                         theirs["suite"].value("name", "?") + "' (" +
+                         theirs["suite"].value("hash", "?").substr(0, 12) +
+                         "): give both sides the same suite file");
+  }
+  if (theirs["configs"] != mine["configs"]) {
+    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
+                         ", there " + theirs["configs"].dump() +
+                         ": give both sides the same --config files in the same order");
+  }
+  return theirs.value("provenance", json(nullptr));
+}
+
+}  // namespace uniperf::session

@@ -1,0 +1,58 @@
+#include "session/concurrent_flows.hpp"
+
+#include <string>
+#include <thread>
+
+namespace uniperf::session {
+
+void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context& context,
+                             Plugin& plugin, const Options& options) {
+  const std::size_t count = plans.size();
+  if (count > 1) channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
+  const bool share_context = context.capabilities().thread_safe_endpoints;
+  for (std::size_t k = 0; k < count; ++k) {
+    Context* flow_context = &context;
+    if (k > 0 && !share_context) {
+      extra_contexts_.push_back(plugin.open(options));
+      flow_context = extra_contexts_.back().get();
+    }
+    bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;
+    runners_.push_back(
+        std::make_unique<engine::TestRunner>(*flow_context, channel, plans[k], watchdog_.abort()));
+    runners_.back()->setup();
+  }
+}
+
+std::vector<engine::SizeOutcome> ConcurrentFlows::run_size(std::uint64_t size) {
+  const std::size_t count = runners_.size();
+  std::vector<engine::SizeOutcome> outcomes(count);
+  if (count == 1) {
+    outcomes[0] = runners_[0]->run(size);
+    return outcomes;
+  }
+  std::vector<std::string> failures(count);
+  std::vector<bool> aborted(count, false);
+  auto run_one = [&](std::size_t k) {
+    try {
+      outcomes[k] = runners_[k]->run(size);
+    } catch (const std::exception& e) {
+      failures[k] = "flow " + std::to_string(k + 1) + ": " + e.what();
+      aborted[k] = dynamic_cast<const engine::Aborted*>(&e) != nullptr;
+      watchdog_.trip();
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t k = 1; k < count; ++k) threads.emplace_back(run_one, k);
+    run_one(0);
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!failures[k].empty() && !aborted[k]) throw TransportError(failures[k]);
+  }
+  for (const auto& failure : failures) {
+    if (!failure.empty()) throw TransportError(failure);
+  }
+  return outcomes;
+}
+
+}  // namespace uniperf::session

@@ -1,0 +1,131 @@
+#include "session/record_builder.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <limits>
+
+#include "engine/clock.hpp"
+#include "results/stats.hpp"
+
+namespace uniperf::session {
+namespace {
+
+std::string hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+/// Sorts the outcome's samples in place.
+results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome& outcome) {
+  results::FlowResult result;
+  result.flow = flow;
+  result.iterations_run = outcome.iterations;
+  result.corrupted_bytes = outcome.corrupted_bytes;
+  if (flow.pattern == model::Pattern::latency) {
+    result.latency = results::compute_latency(outcome.latency_us, outcome.one_way);
+  }
+  result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
+  return result;
+}
+
+}  // namespace
+
+void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
+                  std::vector<engine::SizeOutcome>& outcomes) {
+  if (outcomes.size() == 1) {
+    results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
+    record.iterations_run = only.iterations_run;
+    record.corrupted_bytes = only.corrupted_bytes;
+    record.latency = std::move(only.latency);
+    record.bandwidth = std::move(only.bandwidth);
+  } else {
+    // Every flow's bytes over the union of their intervals (all measured
+    // on this side's clock).
+    std::uint64_t bytes = 0, messages = 0;
+    engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
+    for (std::size_t k = 0; k < outcomes.size(); ++k) {
+      auto& outcome = outcomes[k];
+      record.flows[k] = flow_result(plans[k].flow, outcome);
+      record.iterations_run += outcome.iterations;
+      record.corrupted_bytes += outcome.corrupted_bytes;
+      bytes += outcome.bytes;
+      messages += outcome.messages;
+      first = std::min(first, outcome.started);
+      last = std::max(last, outcome.finished);
+    }
+    const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
+    record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
+  }
+  if (record.corrupted_bytes != 0) {
+    record.status = results::Status::error;
+    record.reason =
+        "payload validation failed: " + std::to_string(record.corrupted_bytes) + " corrupted bytes";
+  }
+}
+
+RecordBuilder::RecordBuilder(const model::SuiteSpec& suite, const RunSettings& settings)
+    : suite_name_(suite.name), settings_(settings), host_(hostname()) {}
+
+void RecordBuilder::set_config(const Plugin* plugin, std::string device,
+                               std::optional<int> device_numa_node) {
+  plugin_ = plugin;
+  device_ = std::move(device);
+  device_numa_node_ = device_numa_node;
+}
+
+results::Record RecordBuilder::make(const model::ConfigSpec& config, const model::TestSpec& test,
+                                    const std::vector<engine::FlowPlan>& plans,
+                                    std::uint64_t size) const {
+  results::Record r;
+  r.suite = suite_name_;
+  r.config = config.name;
+  r.plugin = config.plugin;
+  if (plugin_ != nullptr) {
+    r.plugin_version = plugin_->version();
+    r.library_version = plugin_->library_version();
+  }
+  r.device = device_;
+  r.device_numa_node = device_numa_node_;
+  r.test = test.name;
+  r.size = size;
+  r.flow = plans.front().flow;
+  r.duration = test.duration;
+  r.preset = test.preset;
+  if (test.flows.size() > 1) {
+    // Every flow's parameters, also when the test does not run.
+    for (const auto& plan : plans) {
+      results::FlowResult parameters;
+      parameters.flow = plan.flow;
+      r.flows.push_back(std::move(parameters));
+    }
+  }
+  for (const auto& plan : plans) {
+    for (const auto& feature : plan.emulated) {
+      if (std::find(r.emulated.begin(), r.emulated.end(), feature) == r.emulated.end()) {
+        r.emulated.push_back(std::move(feature));
+      }
+    }
+  }
+  const auto& clock = engine::clock_info();
+  r.clock_source = clock.source;
+  r.clock_ghz = clock.ticks_per_us / 1e3;
+  r.host = host_;
+  r.timestamp = utc_timestamp();
+  r.provenance = settings_.provenance;
+  r.warnings = settings_.warnings;
+  return r;
+}
+
+}  // namespace uniperf::session
