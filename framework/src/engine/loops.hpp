@@ -13,14 +13,14 @@
 
 #include "engine/clock.hpp"
 #include "engine/lane.hpp"
-#include "engine/peer_protocol.hpp"
+#include "engine/serving.hpp"
 
 namespace uniperf::engine {
 
 class Loops {
  public:
-  Loops(Lanes& lanes, PeerLink& peer, std::vector<Ticks>& stamps)
-      : lanes_(lanes), peer_(peer), stamps_(stamps), flow_(lanes.flow) {}
+  Loops(Lanes& lanes, Server& server, std::vector<Ticks>& stamps)
+      : lanes_(lanes), server_(server), stamps_(stamps), flow_(lanes.flow) {}
 
   /// The message size of the phase (write latency polls its last byte).
   void set_size(std::uint64_t size) { size_ = size; }
@@ -45,7 +45,7 @@ class Loops {
         if (stamps_[i] >= deadline) break;
       } else {
         while (lane.received < expect) {
-          if (!serve_wait<Event, false>(lane)) return;
+          if (!server_.wait<Event, false>(lane)) return;
         }
         lanes_.make_room<Event>(lane, 1);
         lanes_.post_chain(lane, burst_end(lane));
@@ -78,7 +78,7 @@ class Loops {
         if (stamps_[i] >= deadline) break;
       } else {
         while (!spin_for(last, marker)) {
-          if (!serve_wait<Event, true>(lane)) return;
+          if (!server_.wait<Event, true>(lane)) return;
         }
         lanes_.make_room<Event>(lane, 1);
         *out = marker;
@@ -168,44 +168,6 @@ class Loops {
     return now();
   }
 
-  /// Serves the peer's traffic until its end-of-phase message arrived and
-  /// every receive it announced was consumed; sends window acks where asked.
-  template <bool Event>
-  void serve() {
-    const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
-    std::uint32_t idle = 0;
-    while (true) {
-      bool progressed = false;
-      for (Lane& lane : lanes_.all()) {
-        const std::size_t n = lanes_.poll(lane, lanes_.serve_batch);
-        if (n != 0) {
-          lanes_.absorb(lane, n);
-          lanes_.refill(lane);
-          progressed = true;
-        } else {
-          lane.endpoint->progress();
-        }
-        if (ack) send_acks<Event>(lane);
-      }
-      if (peer_.done_received() && all_received()) return;
-      if (progressed) {
-        idle = 0;
-        continue;
-      }
-      if (lanes_.abort_requested()) [[unlikely]]
-        Lanes::aborted();
-      if constexpr (Event) {
-        if (!peer_.done_received())
-          lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
-      }
-      // Asleep between events, a look at the control channel costs little.
-      if (!peer_.done_received() && ++idle >= (Event ? 1 : kControlCheckInterval)) {
-        idle = 0;
-        if (peer_.message_ready()) peer_.receive_done();
-      }
-    }
-  }
-
   /// Every phase ends with its last post signaled; waiting for it leaves no
   /// completion of this phase to surface in the next.
   template <bool Event>
@@ -216,8 +178,6 @@ class Loops {
   }
 
  private:
-  /// Idle polls between looks at the control channel on the serving side.
-  static constexpr std::uint32_t kControlCheckInterval = 4096;
   /// Looks at a polled byte between transport polls (write latency).
   static constexpr std::uint32_t kSpinsBetweenPolls = 64;
 
@@ -240,56 +200,11 @@ class Loops {
     return false;
   }
 
-  /// The passive side's wait for the peer inside a ping-pong: one poll (and,
-  /// with Progress, a progress call: a write lands in memory without a
-  /// completion to poll for), and every kControlCheckInterval idle polls a
-  /// look at the control channel for the initiator's end-of-phase message
-  /// (duration mode ends on the initiator's clock). False when it came. A
-  /// message ping-pong waits for its own receive completion, which poll()
-  /// progresses to: a second call per idle loop would only delay seeing it
-  /// (one more provider progress pass, a system call on socket providers).
-  template <bool Event, bool Progress>
-  bool serve_wait(Lane& lane) {
-    const std::size_t n = lanes_.poll(lane, lanes_.poll_batch);
-    if (n != 0) {
-      lanes_.absorb(lane, n);
-      return true;
-    }
-    if constexpr (Progress) lane.endpoint->progress();
-    if (lanes_.abort_requested()) [[unlikely]]
-      Lanes::aborted();
-    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
-    if (++idle_polls_ % (Event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
-        [[unlikely]] {
-      peer_.receive_done();
-      return false;
-    }
-    return true;
-  }
-
-  template <bool Event>
-  void send_acks(Lane& lane) {
-    // The initiator posts whole windows only (see policy::whole_windows).
-    while ((lane.acks_sent + 1) * flow_.window <= lane.received) {
-      lanes_.make_room<Event>(lane, 1);
-      lanes_.post_ack(lane);
-    }
-  }
-
-  bool all_received() const {
-    if (!is_two_sided(flow_.op)) return true;
-    for (const Lane& lane : lanes_.all()) {
-      if (lane.received < peer_.peer_posted(lanes_.index_of(lane))) return false;
-    }
-    return true;
-  }
-
   Lanes& lanes_;
-  PeerLink& peer_;
+  Server& server_;
   std::vector<Ticks>& stamps_;
   const FlowSpec& flow_;
   std::uint64_t size_ = 0;
-  std::uint32_t idle_polls_ = 0;  // serve_wait's count between control checks
 };
 
 }  // namespace uniperf::engine

@@ -8,6 +8,7 @@
 #include "engine/lane.hpp"
 #include "engine/loops.hpp"
 #include "engine/peer_protocol.hpp"
+#include "engine/serving.hpp"
 #include "engine/validation.hpp"
 
 namespace uniperf::engine {
@@ -16,6 +17,35 @@ namespace {
 /// Upper bound on latency samples kept in duration mode (8 bytes each).
 constexpr std::uint64_t kMaxDurationSamples = std::uint64_t{8} << 20;
 constexpr std::size_t kPageSize = 4096;
+
+/// Page-aligned, zeroed memory: every page is touched before anything is
+/// timed.
+std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
+  auto* data = static_cast<std::byte*>(std::aligned_alloc(kPageSize, bytes));
+  if (data == nullptr) throw std::bad_alloc();
+  std::memset(data, 0, bytes);
+  return {data, std::free};
+}
+
+/// The samples of a ping-pong or round-trip phase from its start stamps:
+/// stamps[i] began iteration i, the first zero after the last one ends them.
+void collect_latency(const std::vector<Ticks>& stamps, std::uint64_t cap, Op op,
+                     std::uint64_t wire_bytes, SizeOutcome& out) {
+  std::uint64_t count = 0;
+  while (count < cap && stamps[count + 1] != 0) ++count;
+  out.iterations = count;
+  out.one_way = op == Op::send || op == Op::write || op == Op::write_imm;
+  const double divisor = out.one_way ? 2.0 : 1.0;
+  out.latency_us.resize(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    out.latency_us[i] = ticks_to_us(stamps[i + 1] - stamps[i]) / divisor;
+  }
+  out.messages = count;
+  out.bytes = count * wire_bytes;
+  out.seconds = count ? ticks_to_us(stamps[count] - stamps[0]) / 1e6 : 0;
+  out.started = stamps[0];
+  out.finished = stamps[count];
+}
 
 }  // namespace
 
@@ -29,6 +59,7 @@ struct TestRunner::Impl {
   PeerLink peer;
   Lanes lanes;
   std::vector<Ticks> stamps;
+  Server server;
   Loops loops;
   std::uint64_t size = 0;
 
@@ -42,7 +73,8 @@ struct TestRunner::Impl {
                        plan.flow.pattern == Pattern::latency),
         peer(boot),
         lanes(plan, abort),
-        loops(lanes, peer, stamps) {}
+        server(lanes, peer),
+        loops(lanes, server, stamps) {}
 
   // ------------------------------------------------------------ setup
 
@@ -79,15 +111,6 @@ struct TestRunner::Impl {
       if (needs_receives) lanes.post_receives(lane, flow.rx_depth);
     }
     peer.barrier();
-  }
-
-  /// Page-aligned, zeroed memory: every page is touched before anything is
-  /// timed.
-  static std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
-    auto* data = static_cast<std::byte*>(std::aligned_alloc(kPageSize, bytes));
-    if (data == nullptr) throw std::bad_alloc();
-    std::memset(data, 0, bytes);
-    return {data, std::free};
   }
 
   // ------------------------------------------------------------ one size
@@ -195,11 +218,11 @@ struct TestRunner::Impl {
     if (initiator) {
       peer.send_done(phase_done());
     } else if (!active) {
-      loops.serve<Event>();
+      server.serve<Event>();
     } else if (!peer.done_received()) {
       peer.receive_done();
     }
-    if (initiator && timed) collect_latency(cap, out);
+    if (initiator && timed) collect_latency(stamps, cap, flow.op, wire_bytes(), out);
     loops.drain<Event>();
   }
 
@@ -232,7 +255,7 @@ struct TestRunner::Impl {
       }
     }
     if (bidirectional || rank == 1) {
-      loops.serve<Event>();
+      server.serve<Event>();
     } else {
       peer.receive_done();  // the responder's (empty) end-of-phase message
     }
@@ -259,23 +282,6 @@ struct TestRunner::Impl {
   }
 
   std::uint64_t wire_bytes() const { return is_atomic(flow.op) ? 8 : size; }
-
-  void collect_latency(std::uint64_t cap, SizeOutcome& out) {
-    std::uint64_t count = 0;
-    while (count < cap && stamps[count + 1] != 0) ++count;
-    out.iterations = count;
-    out.one_way = flow.op == Op::send || flow.op == Op::write || flow.op == Op::write_imm;
-    const double divisor = out.one_way ? 2.0 : 1.0;
-    out.latency_us.resize(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      out.latency_us[i] = ticks_to_us(stamps[i + 1] - stamps[i]) / divisor;
-    }
-    out.messages = count;
-    out.bytes = count * wire_bytes();
-    out.seconds = count ? ticks_to_us(stamps[count] - stamps[0]) / 1e6 : 0;
-    out.started = stamps[0];
-    out.finished = stamps[count];
-  }
 };
 
 TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,

@@ -11,11 +11,44 @@
 #include "session/environment.hpp"
 #include "session/provenance.hpp"
 #include "session/record_builder.hpp"
+#include "session/trials.hpp"
 #include "session/watchdog.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::session {
 namespace {
+
+/// Where records go: counted as they start (for progress), then to the
+/// observer and the run's result, on the measuring side only (the responder
+/// keeps none).
+class RecordSink {
+ public:
+  RecordSink(bool measuring, const Observer& observer)
+      : measuring_(measuring), observer_(observer) {}
+
+  void expect(std::size_t total) { total_ = total; }
+
+  void notify_start(const model::ConfigSpec& config, const model::TestSpec& test,
+                    std::uint64_t size) {
+    ++index_;
+    if (measuring_ && observer_.on_start) observer_.on_start(config, test, size, index_, total_);
+  }
+
+  void emit(results::Record record) {
+    if (!measuring_) return;
+    if (observer_.on_record) observer_.on_record(record);
+    records_.push_back(std::move(record));
+  }
+
+  std::vector<results::Record> take() { return std::move(records_); }
+
+ private:
+  const bool measuring_;
+  const Observer& observer_;
+  std::size_t index_ = 0;
+  std::size_t total_ = 0;
+  std::vector<results::Record> records_;
+};
 
 class SuiteRun {
  public:
@@ -29,10 +62,9 @@ class SuiteRun {
         watchdog_(control.liveness_fd()) {}
 
   std::vector<results::Record> run(const std::vector<model::ConfigSpec>& configs) {
-    total_ = 0;
-    for (std::size_t c = 0; c < configs.size(); ++c) {
-      for (const auto& test : suite_.tests) total_ += test.sizes.size();
-    }
+    std::size_t total = 0;
+    for (const auto& test : suite_.tests) total += test.sizes.size();
+    sink_.expect(total * configs.size());
     for (const auto& config : configs) {
       if (stopped_) {
         for (const auto& test : suite_.tests)
@@ -41,7 +73,7 @@ class SuiteRun {
       }
       run_config(config);
     }
-    return std::move(records_);
+    return sink_.take();
   }
 
  private:
@@ -127,7 +159,7 @@ class SuiteRun {
 
     for (std::size_t i = 0; i < test.sizes.size(); ++i) {
       const std::uint64_t size = test.sizes[i];
-      notify_start(config, test, size);
+      sink_.notify_start(config, test, size);
       results::Record record = record_builder_.make(config, test, plans, size);
       if (!reasons[i].empty()) {
         record.status = results::Status::skipped;
@@ -151,7 +183,7 @@ class SuiteRun {
           record.reason = describe_failure(e.what());
         }
       }
-      emit(std::move(record));
+      sink_.emit(std::move(record));
     }
   }
 
@@ -177,26 +209,11 @@ class SuiteRun {
         observer_.on_interim(trial, record.trials.size());
     };
     summarize(pooled);
-    // Run-forever pools at most this many latency samples (128 MiB) into the
-    // final record; every window's own summary is still kept.
-    constexpr std::size_t kMaxPooledSamples = std::size_t{16} << 20;
     for (std::uint32_t t = 1; forever || t < trials; ++t) {
       if (forever && !keep_going()) break;
       std::vector<engine::SizeOutcome> outcomes = run_window(flows, test, size);
       summarize(outcomes);
-      if (outcomes.size() != 1) {
-        pooled = std::move(outcomes);
-        continue;
-      }
-      engine::SizeOutcome& sum = pooled.front();
-      const engine::SizeOutcome& one = outcomes.front();
-      if (sum.latency_us.size() < kMaxPooledSamples)
-        sum.latency_us.insert(sum.latency_us.end(), one.latency_us.begin(), one.latency_us.end());
-      sum.bytes += one.bytes;
-      sum.messages += one.messages;
-      sum.seconds += one.seconds;
-      sum.iterations += one.iterations;
-      sum.corrupted_bytes += one.corrupted_bytes;
+      pool_window(pooled, std::move(outcomes));
     }
     return pooled;
   }
@@ -255,25 +272,12 @@ class SuiteRun {
                   results::Status status, const std::string& reason) {
     const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
     for (const auto size : test.sizes) {
-      notify_start(config, test, size);
+      sink_.notify_start(config, test, size);
       results::Record record = record_builder_.make(config, test, plans, size);
       record.status = status;
       record.reason = reason;
-      emit(std::move(record));
+      sink_.emit(std::move(record));
     }
-  }
-
-  void notify_start(const model::ConfigSpec& config, const model::TestSpec& test,
-                    std::uint64_t size) {
-    ++index_;
-    if (control_.rank() == 0 && observer_.on_start)
-      observer_.on_start(config, test, size, index_, total_);
-  }
-
-  void emit(results::Record record) {
-    if (control_.rank() != 0) return;
-    if (observer_.on_record) observer_.on_record(record);
-    records_.push_back(std::move(record));
   }
 
   bootstrap::Bootstrap& control_;
@@ -294,9 +298,7 @@ class SuiteRun {
   bool stopped_ = false;
   bool interrupted_ = false;  ///< run-forever ended by a Ctrl-C on either side
   std::string stop_reason_;
-  std::size_t index_ = 0;
-  std::size_t total_ = 0;
-  std::vector<results::Record> records_;
+  RecordSink sink_{control_.rank() == 0, observer_};
 };
 
 }  // namespace

@@ -1,0 +1,111 @@
+// The serving side of a test: the target of one-sided ops, the receiver of
+// a stream, the responder of a ping-pong between its echoes. It consumes what
+// arrives, re-posts receives, acknowledges windows, and looks at the control
+// channel (only when idle) for the initiator's end-of-phase message.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "engine/lane.hpp"
+#include "engine/peer_protocol.hpp"
+
+namespace uniperf::engine {
+
+class Server {
+ public:
+  Server(Lanes& lanes, PeerLink& peer) : lanes_(lanes), peer_(peer), flow_(lanes.flow) {}
+
+  /// Serves the peer's traffic until its end-of-phase message arrived and
+  /// every receive it announced was consumed; sends window acks where asked.
+  template <bool Event>
+  void serve() {
+    const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
+    std::uint32_t idle = 0;
+    while (true) {
+      bool progressed = false;
+      for (Lane& lane : lanes_.all()) {
+        const std::size_t n = lanes_.poll(lane, lanes_.serve_batch);
+        if (n != 0) {
+          lanes_.absorb(lane, n);
+          lanes_.refill(lane);
+          progressed = true;
+        } else {
+          lane.endpoint->progress();
+        }
+        if (ack) send_acks<Event>(lane);
+      }
+      if (peer_.done_received() && all_received()) return;
+      if (progressed) {
+        idle = 0;
+        continue;
+      }
+      if (lanes_.abort_requested()) [[unlikely]]
+        Lanes::aborted();
+      if constexpr (Event) {
+        if (!peer_.done_received())
+          lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+      }
+      // Asleep between events, a look at the control channel costs little.
+      if (!peer_.done_received() && ++idle >= (Event ? 1 : kControlCheckInterval)) {
+        idle = 0;
+        if (peer_.message_ready()) peer_.receive_done();
+      }
+    }
+  }
+
+  /// The passive side's wait for the peer inside a ping-pong: one poll (and,
+  /// with Progress, a progress call: a write lands in memory without a
+  /// completion to poll for), and every kControlCheckInterval idle polls a
+  /// look at the control channel for the initiator's end-of-phase message
+  /// (duration mode ends on the initiator's clock). False when it came. A
+  /// message ping-pong waits for its own receive completion, which poll()
+  /// progresses to: a second call per idle loop would only delay seeing it
+  /// (one more provider progress pass, a system call on socket providers).
+  template <bool Event, bool Progress>
+  bool wait(Lane& lane) {
+    const std::size_t n = lanes_.poll(lane, lanes_.poll_batch);
+    if (n != 0) {
+      lanes_.absorb(lane, n);
+      return true;
+    }
+    if constexpr (Progress) lane.endpoint->progress();
+    if (lanes_.abort_requested()) [[unlikely]]
+      Lanes::aborted();
+    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+    if (++idle_polls_ % (Event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
+        [[unlikely]] {
+      peer_.receive_done();
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  /// Idle polls between looks at the control channel on the serving side.
+  static constexpr std::uint32_t kControlCheckInterval = 4096;
+
+  template <bool Event>
+  void send_acks(Lane& lane) {
+    // The initiator posts whole windows only (see policy::whole_windows).
+    while ((lane.acks_sent + 1) * flow_.window <= lane.received) {
+      lanes_.make_room<Event>(lane, 1);
+      lanes_.post_ack(lane);
+    }
+  }
+
+  bool all_received() const {
+    if (!is_two_sided(flow_.op)) return true;
+    for (const Lane& lane : lanes_.all()) {
+      if (lane.received < peer_.peer_posted(lanes_.index_of(lane))) return false;
+    }
+    return true;
+  }
+
+  Lanes& lanes_;
+  PeerLink& peer_;
+  const FlowSpec& flow_;
+  std::uint32_t idle_polls_ = 0;  // wait()'s count between control checks
+};
+
+}  // namespace uniperf::engine
