@@ -1,4 +1,5 @@
-// Out-of-band control path between the two uniperf processes (DESIGN §4):
+// Out-of-band control path between the two uniperf processes
+// (docs/architecture.md, "The control conversation"):
 // ordered messages with deadlines. The engine, the session handshake and the
 // plugins' connection blobs all travel here, never on the measured transport.
 //

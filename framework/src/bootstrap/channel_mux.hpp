@@ -1,9 +1,9 @@
 // Several independent control channels over one Bootstrap, for a test whose
-// concurrent flows each run their own engine on their own thread (DESIGN §3:
-// "a test may hold several concurrent flows ... started at one barrier").
+// concurrent flows each run their own engine on their own thread, started at
+// one barrier (docs/architecture.md, "The control conversation").
 //
 // Every flow's runner talks to its peer exactly as a single-flow test does
-// (barriers, "done" messages, validation counts) on its own channel; the mux
+// (barriers, end-of-phase messages, validation counts) on its own channel; the mux
 // tags each message with its channel and delivers it to that channel only,
 // so the flows' control conversations never see each other's messages.
 //
