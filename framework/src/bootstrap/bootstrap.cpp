@@ -96,6 +96,21 @@ void configure_socket(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
+/// Every control message travels as a frame: this magic, a 32-bit length
+/// in network order, then the bytes.
+constexpr std::byte kFrameMagic[4] = {std::byte{'u'}, std::byte{'p'}, std::byte{'f'}, std::byte{1}};
+constexpr std::size_t kFrameHeaderBytes = sizeof kFrameMagic + sizeof(std::uint32_t);
+
+/// Bytes as text for a message, non-printable ones as '.'.
+std::string printable(const std::byte* data, std::size_t size) {
+  std::string text;
+  for (std::size_t i = 0; i < size; ++i) {
+    const auto c = std::to_integer<unsigned char>(data[i]);
+    text += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '.';
+  }
+  return text;
+}
+
 class TcpBootstrap final : public Bootstrap {
  public:
   TcpBootstrap(int fd, int rank) : fd_(fd), rank_(rank) { configure_socket(fd_); }
@@ -122,16 +137,38 @@ class TcpBootstrap final : public Bootstrap {
   }
 
   void send(std::span<const std::byte> message) override {
+    if (message.size() > kMaxFrameBytes) {
+      throw BootstrapError("a control message of " + std::to_string(message.size()) +
+                           " bytes exceeds the limit of " + std::to_string(kMaxFrameBytes));
+    }
+    std::byte header[kFrameHeaderBytes];
+    std::memcpy(header, kFrameMagic, sizeof kFrameMagic);
     const std::uint32_t length = htonl(static_cast<std::uint32_t>(message.size()));
-    write_all(reinterpret_cast<const std::byte*>(&length), sizeof length);
+    std::memcpy(header + sizeof kFrameMagic, &length, sizeof length);
+    write_all(header, sizeof header);
     write_all(message.data(), message.size());
   }
 
+  // The header is checked before anything is allocated: whatever connects
+  // to a control port (a port scan, an HTTP health check, another program)
+  // costs a few bytes of reading and a clear error, never a buffer of the
+  // size its first bytes happen to spell.
   Bytes receive(std::chrono::milliseconds timeout) override {
     const auto deadline = Clock::now() + timeout;
+    std::byte header[kFrameHeaderBytes];
+    read_all(header, sizeof header, deadline, timeout);
+    if (std::memcmp(header, kFrameMagic, sizeof kFrameMagic) != 0) {
+      throw BootstrapError("the peer is not a uniperf process (its message starts with \"" +
+                           printable(header, sizeof header) + "\")");
+    }
     std::uint32_t length = 0;
-    read_all(reinterpret_cast<std::byte*>(&length), sizeof length, deadline, timeout);
-    Bytes message(ntohl(length));
+    std::memcpy(&length, header + sizeof kFrameMagic, sizeof length);
+    length = ntohl(length);
+    if (length > kMaxFrameBytes) {
+      throw BootstrapError("the peer announced a control message of " + std::to_string(length) +
+                           " bytes, over the limit of " + std::to_string(kMaxFrameBytes));
+    }
+    Bytes message(length);
     read_all(message.data(), message.size(), deadline, timeout);
     return message;
   }

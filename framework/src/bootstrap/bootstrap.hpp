@@ -58,6 +58,11 @@ class Bootstrap {
   std::chrono::milliseconds timeout_ = 30s;
 };
 
+/// The largest control message either side sends or accepts. The biggest
+/// today is the handshake with both sides' provenance (a few KiB); the limit
+/// bounds what a stranger on the control port can make a listener allocate.
+inline constexpr std::size_t kMaxFrameBytes = std::size_t{1} << 20;
+
 /// Two connected in-process ends (rank 0 and rank 1), for tests that run
 /// both sides in two threads of one process.
 std::pair<std::unique_ptr<Bootstrap>, std::unique_ptr<Bootstrap>> make_in_process_pair();

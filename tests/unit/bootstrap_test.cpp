@@ -1,0 +1,106 @@
+// The TCP control channel against what may connect to a control port: a
+// real peer, a program that is not uniperf, a frame announcing a huge
+// length, nothing at all. Each is refused with a message, bounded in time
+// and memory; nothing the wire says is allocated before it is checked.
+#include "bootstrap/bootstrap.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace uniperf::bootstrap {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A plain TCP client that writes raw bytes to 127.0.0.1:port.
+class RawClient {
+ public:
+  explicit RawClient(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  }
+  ~RawClient() { ::close(fd_); }
+  void write(const void* data, std::size_t size) {
+    EXPECT_EQ(::send(fd_, data, size, MSG_NOSIGNAL), static_cast<ssize_t>(size));
+  }
+
+ private:
+  int fd_;
+};
+
+std::string receive_error(Bootstrap& channel, std::chrono::milliseconds timeout) {
+  try {
+    channel.receive(timeout);
+  } catch (const BootstrapError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TcpBootstrap, PeersExchangeFramedMessages) {
+  TcpListener listener("127.0.0.1", 0);
+  std::unique_ptr<Bootstrap> client;
+  std::thread connector([&] { client = tcp_connect("127.0.0.1", listener.port(), 1, 5s); });
+  std::unique_ptr<Bootstrap> server = listener.accept(0, 5s);
+  connector.join();
+  const std::string hello = "hello";
+  client->send(std::as_bytes(std::span(hello)));
+  EXPECT_EQ(server->receive_text(5s), hello);
+  const std::string empty;
+  server->send(std::as_bytes(std::span(empty)));
+  EXPECT_EQ(client->receive_text(5s), "");
+}
+
+TEST(TcpBootstrap, AProgramThatIsNotUniperfIsRefusedByName) {
+  TcpListener listener("127.0.0.1", 0);
+  RawClient probe(listener.port());
+  const char request[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  probe.write(request, sizeof request - 1);
+  auto server = listener.accept(0, 5s);
+  const std::string error = receive_error(*server, 5s);
+  EXPECT_NE(error.find("not a uniperf process"), std::string::npos) << error;
+  EXPECT_NE(error.find("GET / HT"), std::string::npos) << error;
+}
+
+TEST(TcpBootstrap, AHugeAnnouncedLengthIsRefusedBeforeAllocating) {
+  TcpListener listener("127.0.0.1", 0);
+  RawClient probe(listener.port());
+  const unsigned char header[] = {'u', 'p', 'f', 1, 0xff, 0xff, 0xff, 0xff};
+  probe.write(header, sizeof header);
+  auto server = listener.accept(0, 5s);
+  const std::string error = receive_error(*server, 5s);
+  EXPECT_NE(error.find("4294967295 bytes, over the limit"), std::string::npos) << error;
+}
+
+TEST(TcpBootstrap, SilenceEndsAtTheDeadline) {
+  TcpListener listener("127.0.0.1", 0);
+  RawClient probe(listener.port());
+  auto server = listener.accept(0, 5s);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = receive_error(*server, 200ms);
+  EXPECT_NE(error.find("did not answer within 200 ms"), std::string::npos) << error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(TcpBootstrap, AMessageOverTheLimitIsNotSent) {
+  TcpListener listener("127.0.0.1", 0);
+  std::unique_ptr<Bootstrap> client;
+  std::thread connector([&] { client = tcp_connect("127.0.0.1", listener.port(), 1, 5s); });
+  auto server = listener.accept(0, 5s);
+  connector.join();
+  const Bytes big(kMaxFrameBytes + 1);
+  EXPECT_THROW(client->send(big), BootstrapError);
+}
+
+}  // namespace
+}  // namespace uniperf::bootstrap
