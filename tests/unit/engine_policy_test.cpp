@@ -99,6 +99,16 @@ TEST(EnginePolicy, WarmupRunsBeforeTheMeasuredIterations) {
   EXPECT_EQ(pair.measured.messages, 100u);  // only the measured phase counts
 }
 
+TEST(EnginePolicy, LatencyWarmupKeepsNoSamples) {
+  PairRun pair;
+  TestSpec test = make_test(Op::send, Pattern::latency, 100);
+  test.duration.warmup_iterations = 5000;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.initiator.counters.requests, 5100u);
+  EXPECT_EQ(pair.measured.latency_us.size(), 100u);  // the warm-up's were never stored
+  EXPECT_EQ(pair.measured.iterations, 100u);
+}
+
 TEST(EnginePolicy, BuffersCycleThroughWindowSlotsOrReuseOne) {
   for (const BufferMode mode : {BufferMode::cycle, BufferMode::single}) {
     SCOPED_TRACE(std::string(to_string(mode)));

@@ -25,6 +25,11 @@ class Loops {
   /// The message size of the phase (write latency polls its last byte).
   void set_size(std::uint64_t size) { size_ = size; }
 
+  /// Whether the latency loops keep one start stamp per iteration (a
+  /// measured phase) or reuse one (a warm-up, whose samples are discarded:
+  /// its memory then does not grow with its length). A mask, not a branch.
+  void keep_samples(bool keep) { stamp_mask_ = keep ? ~std::uint64_t{0} : 0; }
+
   /// Ping-pong over send / write_imm: the initiator sends and waits for the
   /// echo, the responder waits and echoes. stamps[i] is when iteration i
   /// began; stamps[count] when the last one ended.
@@ -37,12 +42,12 @@ class Loops {
       next = next + 1 == lanes_.size() ? 0 : next + 1;
       const std::uint64_t expect = lane.received + 1;
       if constexpr (Initiator) {
-        stamps_[i] = now();
+        stamps_[i & stamp_mask_] = now();
         lanes_.make_room<Event>(lane, 1);
         lanes_.post_chain(lane, burst_end(lane));
         lanes_.refill(lane);  // the previous echo's receive, while the ping flies
         while (lane.received < expect) lanes_.pump<Event, true>(lane);
-        if (stamps_[i] >= deadline) break;
+        if (stamps_[i & stamp_mask_] >= deadline) break;
       } else {
         while (lane.received < expect) {
           if (!server_.wait<Event, false>(lane)) return;
@@ -52,7 +57,7 @@ class Loops {
         lanes_.refill(lane);
       }
     }
-    if constexpr (Initiator) stamps_[std::min(i + 1, total)] = now();
+    if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Ping-pong over RDMA write: each side polls the last byte of its receive
@@ -70,12 +75,12 @@ class Loops {
           *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
       auto* out = reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1);
       if constexpr (Initiator) {
-        stamps_[i] = now();
+        stamps_[i & stamp_mask_] = now();
         lanes_.make_room<Event>(lane, 1);
         *out = marker;
         lanes_.post_chain(lane, burst_end(lane));
         while (!spin_for(last, marker)) lanes_.pump<Event>(lane);
-        if (stamps_[i] >= deadline) break;
+        if (stamps_[i & stamp_mask_] >= deadline) break;
       } else {
         while (!spin_for(last, marker)) {
           if (!server_.wait<Event, true>(lane)) return;
@@ -85,7 +90,7 @@ class Loops {
         lanes_.post_chain(lane, burst_end(lane));
       }
     }
-    if constexpr (Initiator) stamps_[std::min(i + 1, total)] = now();
+    if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Round trip of one read or atomic at a time (initiator only).
@@ -96,12 +101,12 @@ class Loops {
     for (; i < total; ++i) {
       Lane& lane = lanes_[next];
       next = next + 1 == lanes_.size() ? 0 : next + 1;
-      stamps_[i] = now();
+      stamps_[i & stamp_mask_] = now();
       lanes_.post_chain(lane, lane.posted + 1);
       while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
-      if (stamps_[i] >= deadline) break;
+      if (stamps_[i & stamp_mask_] >= deadline) break;
     }
-    stamps_[std::min(i + 1, total)] = now();
+    stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Streaming window (wait-any): keep up to `window` requests outstanding
@@ -205,6 +210,7 @@ class Loops {
   std::vector<Ticks>& stamps_;
   const FlowSpec& flow_;
   std::uint64_t size_ = 0;
+  std::uint64_t stamp_mask_ = ~std::uint64_t{0};
 };
 
 }  // namespace uniperf::engine

@@ -197,7 +197,8 @@ struct TestRunner::Impl {
   void latency_phase(std::uint64_t iterations, double seconds, bool timed, Ticks deadline,
                      SizeOutcome& out) {
     const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
-    stamps.assign(cap + 1, 0);
+    stamps.assign(timed ? cap + 1 : 1, 0);
+    loops.keep_samples(timed);
     const bool initiator = rank == 0;
     // Who takes part in the loop: both sides of a ping-pong, only the
     // initiator of a read or atomic round trip.
