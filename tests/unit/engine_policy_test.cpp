@@ -99,12 +99,25 @@ TEST(EnginePolicy, WarmupRunsBeforeTheMeasuredIterations) {
   EXPECT_EQ(pair.measured.messages, 100u);  // only the measured phase counts
 }
 
+TEST(EnginePolicy, DurationMarginIsCutAtBothEnds) {
+  PairRun pair;
+  TestSpec test = make_test(Op::write, Pattern::bandwidth, 0, 16, 8);
+  test.duration.seconds = 0.9;
+  test.duration.margin = 0.3;
+  pair.run(test, 64);
+  // Traffic ran in both margins as well, and only the middle 0.3 s counted
+  // (0.9 s before; the bound leaves room for a loaded machine).
+  EXPECT_GT(pair.measured.seconds, 0.29);
+  EXPECT_LT(pair.measured.seconds, 0.75);
+  EXPECT_GT(pair.initiator.counters.requests, pair.measured.messages);
+}
+
 TEST(EnginePolicy, LatencyWarmupKeepsNoSamples) {
   PairRun pair;
   TestSpec test = make_test(Op::send, Pattern::latency, 100);
-  test.duration.warmup_iterations = 5000;
+  test.duration.warmup_iterations = 1000;
   pair.run(test, 64);
-  EXPECT_EQ(pair.initiator.counters.requests, 5100u);
+  EXPECT_EQ(pair.initiator.counters.requests, 1100u);
   EXPECT_EQ(pair.measured.latency_us.size(), 100u);  // the warm-up's were never stored
   EXPECT_EQ(pair.measured.iterations, 100u);
 }

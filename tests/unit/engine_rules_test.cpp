@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "engine/clock.hpp"
 #include "engine/lane.hpp"
 #include "engine/peer_protocol.hpp"
 #include "engine/plan.hpp"
@@ -52,6 +53,17 @@ TEST(EngineRules, PhaseLengths) {
   // Duration mode stops at the next signaled request.
   EXPECT_EQ(policy::stop_after_signal(13, 8), 16u);
   EXPECT_EQ(policy::stop_after_signal(16, 8), 16u);
+}
+
+TEST(EngineRules, DeadlinesNeverWrap) {
+  constexpr Ticks kNever = std::numeric_limits<Ticks>::max();
+  EXPECT_EQ(deadline_after(1000, 0), kNever);
+  EXPECT_EQ(deadline_after(1000, 1e30), kNever);  // would overflow the clock
+  EXPECT_EQ(deadline_after(kNever - 5, 1.0), kNever);
+  const Ticks start = now();
+  const Ticks one_second = deadline_after(start, 1.0);
+  EXPECT_GT(one_second, start);
+  EXPECT_NEAR(ticks_to_us(one_second - start), 1e6, 1.0);
 }
 
 TEST(EnginePlan, BuffersHoldTheLargestSizeInAPowerOfTwoOfSlots) {

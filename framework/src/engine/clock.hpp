@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,6 +40,16 @@ const ClockInfo& clock_info();
 
 inline double ticks_to_us(Ticks ticks) {
   return static_cast<double>(ticks) / clock_info().ticks_per_us;
+}
+
+/// The clock reading `seconds` after `start`; "never" (the largest reading)
+/// for 0 or for a duration past what the clock can count, so a duration of
+/// 1e30 s cannot wrap around to a deadline already passed.
+inline Ticks deadline_after(Ticks start, double seconds) {
+  if (seconds <= 0) return std::numeric_limits<Ticks>::max();
+  const double ticks = seconds * 1e6 * clock_info().ticks_per_us;
+  const auto room = static_cast<double>(std::numeric_limits<Ticks>::max() - start);
+  return ticks >= room ? std::numeric_limits<Ticks>::max() : start + static_cast<Ticks>(ticks);
 }
 
 }  // namespace uniperf::engine

@@ -130,20 +130,22 @@ struct TestRunner::Impl {
 
     SizeOutcome out;
     const Duration& d = plan.run;
-    if (d.seconds > 0) {
-      if (d.margin > 0) run_phase(0, d.margin, false, out);
-    } else if (d.warmup_iterations > 0) {
+    // Duration mode cuts the margin at both ends (perftest's -D/-f): traffic
+    // runs for the whole duration, and only the middle is measured.
+    const bool margins = d.seconds > 0 && d.margin > 0;
+    if (margins) {
+      run_phase(0, d.margin, false, out);
+    } else if (d.seconds == 0 && d.warmup_iterations > 0) {
       run_phase(d.warmup_iterations, 0, false, out);
     }
-    // Atomics validation needs the target word to start from zero at the
-    // measured phase; the other checks look at the last messages only.
-    if (is_atomic(flow.op)) {
-      for (Lane& lane : lanes.all()) {
-        for (std::uint32_t s = 0; s < plan.buffers.slots; ++s) std::memset(lanes.rx(lane, s), 0, 8);
-      }
+    zero_atomic_targets();
+    run_phase(d.seconds > 0 ? 0 : d.iterations, d.seconds - (margins ? 2 * d.margin : 0), true,
+              out);
+    if (margins) {
+      // The trailing margin; validation then checks its messages, the last.
+      zero_atomic_targets();
+      run_phase(0, d.margin, false, out);
     }
-    peer.barrier();
-    run_phase(d.seconds > 0 ? 0 : d.iterations, d.seconds, true, out);
 
     if (flow.validate) {
       const std::uint64_t bad = corrupted_bytes(lanes, peer, rank == 0, size);
@@ -152,12 +154,22 @@ struct TestRunner::Impl {
     return out;
   }
 
+  /// Atomics validation needs every target word to start from zero at the
+  /// phase it checks (the last); the other checks look at the last messages
+  /// only. Both sides zero theirs before the next phase's barrier.
+  void zero_atomic_targets() {
+    if (is_atomic(flow.op)) {
+      for (Lane& lane : lanes.all()) {
+        for (std::uint32_t s = 0; s < plan.buffers.slots; ++s) std::memset(lanes.rx(lane, s), 0, 8);
+      }
+    }
+    peer.barrier();
+  }
+
   /// Runs one phase (warm-up or measured) of `iterations` per endpoint;
   /// a timed phase fills `out`.
   void run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
-    const Ticks deadline =
-        seconds > 0 ? now() + static_cast<Ticks>(seconds * 1e6 * clock_info().ticks_per_us)
-                    : std::numeric_limits<Ticks>::max();
+    const Ticks deadline = deadline_after(now(), seconds);
     std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
     if (flow.window_mode == WindowMode::window_ack)
       total = policy::whole_windows(total, flow.window);
