@@ -51,68 +51,32 @@
 // bandwidth: window 64, 5000 iterations, 200 warm-up, size 64K; message_rate:
 // window 64, 20000 iterations, 1000 warm-up, size 8.
 //
-// Config format:
-//
-//   name: ucx-shm                # optional; default: the file's stem
-//   plugin: ucx                  # required
-//   description: ...             # optional
-//   options:                     # checked by validate_options() against the plugin's
-//     transports: posix,self     # declared OptionSpecs
-//   env:                         # environment set before the plugin opens
-//     UCX_RNDV_THRESH: 8K
-//
-// In options and env values, ${config_dir} stands for the absolute directory
-// of the config file (dat_conf: ${config_dir}/udapl-rxe.dat.conf).
+// Configs: suite/config.hpp.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <uniperf/plugin.hpp>
-#include <vector>
 
 #include "model/suite_spec.hpp"
+#include "suite/config.hpp"
+#include "suite/diagnostics.hpp"
+#include "suite/sha256.hpp"
+#include "suite/units.hpp"
 
 namespace uniperf::suite {
-
-/// A problem in a suite or config file. what() is "FILE:LINE: KEY: message"
-/// (LINE 1-based; 0 when the node came from no file, e.g. the command line).
-struct SpecError : std::runtime_error {
-  SpecError(std::string file_, int line_, std::string key_, const std::string& message);
-  std::string file;
-  int line;
-  std::string key;
-};
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);
 model::SuiteSpec parse_suite(const std::string& yaml_text, const std::string& file_label);
-/// Reads a config file; content_hash is the SHA-256 of its bytes.
-model::ConfigSpec load_config(const std::string& path);
-model::ConfigSpec parse_config(const std::string& yaml_text, const std::string& file_label);
 
 /// One test from a YAML mapping node: the suite parser's unit, and the CLI's
 /// one-off form (`uniperf lat --op write -s 64`), which builds the node from
 /// flags. `defaults` is the suite's `defaults:` mapping, if any.
 model::TestSpec parse_test(const YAML::Node& node, const std::string& file_label,
                            const YAML::Node* defaults = nullptr);
-
-/// Checks a config's options against what the plugin declares and fills in
-/// the defaults. An unknown key or a value that does not parse as its
-/// OptionType throws SpecError naming file, line and "options.KEY".
-Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs);
-
-/// "2..8M x2" (geometric), "1K..64K +1K" (arithmetic), "2..8M" (x2), or one
-/// size. Throws std::invalid_argument.
-std::vector<std::uint64_t> parse_size_range(std::string_view text);
-
-/// Seconds from "2s", "500ms", "1m" or a plain number of seconds ("1.5").
-/// Throws std::invalid_argument.
-double parse_seconds(std::string_view text);
 
 /// The enum names of test_spec.hpp (the inverse of model::to_string);
 /// nullopt for an unknown name. Ops: uniperf::parse_op.
@@ -121,8 +85,5 @@ std::optional<model::Direction> parse_direction(std::string_view name);
 std::optional<model::WindowMode> parse_window_mode(std::string_view name);
 std::optional<model::CompletionMode> parse_completion_mode(std::string_view name);
 std::optional<model::BufferMode> parse_buffer_mode(std::string_view name);
-
-/// Content hash the handshake compares: SHA-256, lower-case hex.
-std::string sha256_hex(std::string_view bytes);
 
 }  // namespace uniperf::suite
