@@ -18,10 +18,12 @@
 #include "cli/local_pair.hpp"
 #include "cli/report_command.hpp"
 #include "loader/plugin_registry.hpp"
+#include "model/flow_fields.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
 #include "session/provenance.hpp"
 #include "session/session.hpp"
+#include "suite/presets.hpp"
 #include "suite/suite.hpp"
 
 namespace {
@@ -295,49 +297,77 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
 // One-off tests from flags (perftest-like)
 // ---------------------------------------------------------------------------
 
-struct OneOffOptions {
-  std::string op = "send";
-  std::vector<std::string> sizes;
-  bool all_sizes = false;
-  std::optional<std::uint64_t> iterations, warmup, window, signal_every, cq_moderation, rx_depth,
-      rx_replenish, post_list, inline_size, endpoints;
-  std::optional<std::string> duration, margin, window_mode, preset, buffers;
-  bool events = false, bidirectional = false, validate = false;
+/// What one knob's flag received: a number (checked by CLI11 as it
+/// parses), a text (checked by the suite reader), or a switch.
+struct FlagValue {
+  std::optional<std::uint64_t> number;
+  std::optional<std::string> text;
+  bool on = false;
 };
 
+struct OneOffOptions {
+  std::vector<std::string> sizes;
+  bool all_sizes = false;
+  std::optional<std::string> preset;
+  /// By row of model::kFlowFields and model::kRunFields; sized once, because
+  /// CLI11 keeps pointers into them.
+  std::vector<FlagValue> flow = std::vector<FlagValue>(std::size(model::kFlowFields));
+  std::vector<FlagValue> run = std::vector<FlagValue>(std::size(model::kRunFields));
+};
+
+std::string choices_help(const model::FlowField& field) {
+  std::string names;
+  for (const auto name : field.choices()) names += (names.empty() ? "" : " | ") + std::string(name);
+  return names;
+}
+
 void add_one_off_options(CLI::App* command, OneOffOptions& o) {
-  command->add_option("--op", o.op, "send | write | write_imm | read | fetch_add | cswap")
-      ->default_val("send");
   command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
       ->delimiter(',');
   command->add_flag("-a,--all", o.all_sizes, "All sizes 2..8M in powers of two");
-  command->add_option("-n,--iters", o.iterations, "Measured iterations");
-  command->add_option("-D,--duration", o.duration, "Run for a time instead (e.g. 5s)");
-  command->add_option("-f,--margin", o.margin, "Untimed lead-in in duration mode (e.g. 1s)");
-  command->add_option("-w,--warmup", o.warmup, "Warm-up iterations");
-  command->add_option("-t,--tx-depth,--window", o.window, "Ops in flight per endpoint");
-  command->add_option("--window-mode", o.window_mode, "streaming | window_ack");
-  command->add_option("--signal-every", o.signal_every, "Request a completion every N posts");
-  command->add_option("-Q,--cq-mod", o.cq_moderation, "Completions per poll / wake-up");
-  command->add_flag("-e,--events", o.events, "Sleep on completion events instead of polling");
-  command->add_option("-r,--rx-depth", o.rx_depth, "Receives pre-posted");
-  command->add_option("--rx-replenish", o.rx_replenish, "Re-post receives in batches of N");
-  command->add_option("-l,--post-list", o.post_list, "Work requests chained per post");
-  command->add_option("-I,--inline", o.inline_size, "Inline threshold in bytes");
-  command->add_option("-q,--qps,--endpoints", o.endpoints, "Endpoints (QPs) per flow");
-  command->add_flag("-b,--bidirectional", o.bidirectional, "Both directions at once");
-  command->add_option("--preset", o.preset, "perftest | osu | itperf");
-  command->add_option("--buffers", o.buffers,
-                      "cycle (a ring of window slots, perftest) | single (one slot, "
-                      "ucx_perftest / OSU)");
-  command->add_flag("--validate", o.validate, "Fill and check payloads");
+  for (std::size_t i = 0; i < std::size(model::kRunFields); ++i) {
+    const model::RunField& field = model::kRunFields[i];
+    if (field.cli_names.empty()) continue;
+    const std::string names(field.cli_names), help(field.help);
+    if (field.kind == model::RunKind::seconds) {
+      command->add_option(names, o.run[i].text, help);
+    } else {
+      command->add_option(names, o.run[i].number, help);
+    }
+  }
+  for (std::size_t i = 0; i < std::size(model::kFlowFields); ++i) {
+    const model::FlowField& field = model::kFlowFields[i];
+    if (field.cli.names.empty()) continue;
+    const std::string names(field.cli.names);
+    if (!field.cli.sets.empty()) {
+      command->add_flag(names, o.flow[i].on,
+                        std::string(field.cli.help.empty() ? field.help : field.cli.help));
+    } else if (field.kind == model::FieldKind::count) {
+      command->add_option(names, o.flow[i].number, std::string(field.help));
+    } else {
+      command->add_option(names, o.flow[i].text, choices_help(field));
+    }
+  }
+  std::string presets;
+  for (const auto& name : suite::preset_names()) presets += (presets.empty() ? "" : " | ") + name;
+  command->add_option("--preset", o.preset, presets);
 }
 
 model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& o) {
   YAML::Node test;
-  test["name"] = o.op + "_" + pattern;
-  test["op"] = o.op;
+  auto set = [&](std::string_view key, const FlagValue& value, std::string_view switch_sets) {
+    const std::string name(key);
+    if (value.number) test[name] = *value.number;
+    if (value.text) test[name] = *value.text;
+    if (value.on) test[name] = std::string(switch_sets);
+  };
+  for (std::size_t i = 0; i < std::size(model::kFlowFields); ++i) {
+    set(model::kFlowFields[i].name, o.flow[i], model::kFlowFields[i].cli.sets);
+  }
+  // The pattern is the subcommand's; the op defaults to send.
   test["pattern"] = pattern;
+  if (!test["op"]) test["op"] = "send";
+  test["name"] = test["op"].as<std::string>() + "_" + pattern;
   if (o.all_sizes) {
     test["sizes"] = "2..8M x2";
   } else if (o.sizes.size() == 1) {
@@ -345,27 +375,10 @@ model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& 
   } else if (!o.sizes.empty()) {
     for (const auto& s : o.sizes) test["sizes"].push_back(s);
   }
-  auto set = [&](const char* key, const auto& value) {
-    if (value) test[key] = *value;
-  };
-  set("iterations", o.iterations);
-  set("warmup", o.warmup);
-  set("window", o.window);
-  set("signal_every", o.signal_every);
-  set("cq_moderation", o.cq_moderation);
-  set("rx_depth", o.rx_depth);
-  set("rx_replenish", o.rx_replenish);
-  set("post_list", o.post_list);
-  set("inline", o.inline_size);
-  set("endpoints", o.endpoints);
-  set("duration", o.duration);
-  set("margin", o.margin);
-  set("window_mode", o.window_mode);
-  set("preset", o.preset);
-  set("buffers", o.buffers);
-  if (o.events) test["completion"] = "event";
-  if (o.bidirectional) test["direction"] = "bi";
-  if (o.validate) test["validate"] = true;
+  for (std::size_t i = 0; i < std::size(model::kRunFields); ++i) {
+    set(model::kRunFields[i].suite_key, o.run[i], "");
+  }
+  if (o.preset) test["preset"] = *o.preset;
 
   model::SuiteSpec suite;
   suite.name = "command-line";

@@ -46,6 +46,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/flow_fields.hpp"
+
 namespace uniperf::results {
 
 using json = nlohmann::json;
@@ -71,21 +73,22 @@ double trial_metric(const TrialSummary& t, std::string_view metric) {
 }
 
 json to_json(const model::FlowSpec& flow) {
-  return {{"op", to_string(flow.op)},
-          {"pattern", model::to_string(flow.pattern)},
-          {"direction", model::to_string(flow.direction)},
-          {"window", flow.window},
-          {"window_mode", model::to_string(flow.window_mode)},
-          {"signal_every", flow.signal_every},
-          {"cq_moderation", flow.cq_moderation},
-          {"completion", model::to_string(flow.completion)},
-          {"rx_depth", flow.rx_depth},
-          {"rx_replenish", flow.rx_replenish},
-          {"post_list", flow.post_list},
-          {"inline", flow.inline_size},
-          {"endpoints", flow.endpoints},
-          {"validate", flow.validate},
-          {"buffers", model::to_string(flow.buffers)}};
+  json params = json::object();
+  for (const model::FlowField& field : model::kFlowFields) {
+    json& value = params[std::string(field.name)];
+    switch (field.kind) {
+      case model::FieldKind::count:
+        value = flow.*field.count;
+        break;
+      case model::FieldKind::flag:
+        value = flow.*field.flag;
+        break;
+      case model::FieldKind::choice:
+        value = field.text(flow);
+        break;
+    }
+  }
+  return params;
 }
 
 namespace {
@@ -111,12 +114,23 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
 
 json to_json(const Record& r) {
   json params = to_json(r.flow);
-  params["iterations"] = r.duration.iterations;
-  params["duration_s"] = r.duration.seconds;
-  params["margin_s"] = r.duration.margin;
-  params["warmup_iterations"] = r.duration.warmup_iterations;
-  params["trials"] = r.duration.trials;
-  params["forever"] = r.duration.forever;
+  for (const model::RunField& field : model::kRunFields) {
+    json& value = params[std::string(field.record_key)];
+    switch (field.kind) {
+      case model::RunKind::count64:
+        value = r.duration.*field.count64;
+        break;
+      case model::RunKind::count32:
+        value = r.duration.*field.count32;
+        break;
+      case model::RunKind::seconds:
+        value = r.duration.*field.seconds;
+        break;
+      case model::RunKind::flag:
+        value = r.duration.*field.flag;
+        break;
+    }
+  }
   json j = {{"schema_version", r.schema_version},
             {"schema_minor", r.schema_minor},
             {"status", to_string(r.status)},
@@ -262,13 +276,7 @@ class FieldReader {
   }
 
  private:
-  static std::string_view spelling(Op op) { return to_string(op); }
   static std::string_view spelling(Status status) { return to_string(status); }
-  static std::string_view spelling(model::Pattern p) { return model::to_string(p); }
-  static std::string_view spelling(model::Direction d) { return model::to_string(d); }
-  static std::string_view spelling(model::WindowMode m) { return model::to_string(m); }
-  static std::string_view spelling(model::CompletionMode m) { return model::to_string(m); }
-  static std::string_view spelling(model::BufferMode m) { return model::to_string(m); }
 
   std::string name(const char* key) const {
     if (path_.empty()) return key;
@@ -287,22 +295,49 @@ class FieldReader {
 
 model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
   model::FlowSpec f;
-  f.op = params.enumeration<Op>("op", kOpCount);
-  f.pattern = params.enumeration<model::Pattern>("pattern", 3);
-  f.direction = params.enumeration<model::Direction>("direction", 2);
-  f.window = params.unsigned32("window");
-  f.window_mode = params.enumeration<model::WindowMode>("window_mode", 2);
-  f.signal_every = params.unsigned32("signal_every");
-  f.cq_moderation = params.unsigned32("cq_moderation");
-  f.completion = params.enumeration<model::CompletionMode>("completion", 2);
-  f.rx_depth = params.unsigned32("rx_depth");
-  f.rx_replenish = params.unsigned32("rx_replenish");
-  f.post_list = params.unsigned32("post_list");
-  f.inline_size = params.unsigned32("inline");
-  f.endpoints = params.unsigned32("endpoints");
-  f.validate = params.boolean("validate");
-  if (raw.contains("buffers")) f.buffers = params.enumeration<model::BufferMode>("buffers", 2);
+  for (const model::FlowField& field : model::kFlowFields) {
+    const std::string key(field.name);
+    if (field.optional_in_record && !raw.contains(key)) continue;  // the default
+    switch (field.kind) {
+      case model::FieldKind::count:
+        f.*field.count = params.unsigned32(key.c_str());
+        break;
+      case model::FieldKind::flag:
+        f.*field.flag = params.boolean(key.c_str());
+        break;
+      case model::FieldKind::choice:
+        const std::string text = params.string(key.c_str());
+        if (!field.set_text(f, text)) {
+          std::string known;
+          for (const auto name : field.choices())
+            known += (known.empty() ? "" : " | ") + std::string(name);
+          params.fail(key.c_str(), "unknown value '" + text + "' (expected " + known + ")");
+        }
+        break;
+    }
+  }
   return f;
+}
+
+void read_duration(const FieldReader& params, const json& raw, model::Duration& d) {
+  for (const model::RunField& field : model::kRunFields) {
+    const std::string key(field.record_key);
+    if (field.optional_in_record && !raw.contains(key)) continue;  // the default
+    switch (field.kind) {
+      case model::RunKind::count64:
+        d.*field.count64 = params.unsigned_integer(key.c_str());
+        break;
+      case model::RunKind::count32:
+        d.*field.count32 = params.unsigned32(key.c_str());
+        break;
+      case model::RunKind::seconds:
+        d.*field.seconds = params.number(key.c_str());
+        break;
+      case model::RunKind::flag:
+        d.*field.flag = params.boolean(key.c_str());
+        break;
+    }
+  }
 }
 
 void read_results(const FieldReader& top, const json& j, std::optional<LatencyStats>& latency_out,
@@ -364,12 +399,7 @@ Record record_from_json(const json& j) {
 
   const FieldReader params = top.object("params");
   r.flow = read_flow(params, j.at("params"));
-  r.duration.iterations = params.unsigned_integer("iterations");
-  r.duration.seconds = params.number("duration_s");
-  r.duration.margin = params.number("margin_s");
-  r.duration.warmup_iterations = params.unsigned_integer("warmup_iterations");
-  if (j.at("params").contains("trials")) r.duration.trials = params.unsigned32("trials");
-  if (j.at("params").contains("forever")) r.duration.forever = params.boolean("forever");
+  read_duration(params, j.at("params"), r.duration);
 
   r.emulated = top.strings("emulated");
   r.iterations_run = top.unsigned_integer("iterations_run");

@@ -4,28 +4,19 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/flow_fields.hpp"
 #include "suite/diagnostics.hpp"
 #include "suite/units.hpp"
 
 namespace uniperf::suite {
-
-template <class Enum, std::size_t N>
-std::optional<Enum> by_name(std::string_view name, const std::array<Enum, N>& all) {
-  for (const Enum value : all) {
-    if (to_string(value) == name) return value;
-  }
-  return std::nullopt;
-}
 
 /// Where a value came from, lowest precedence first.
 enum class Level : std::uint8_t { builtin, preset, defaults, test, flow };
@@ -102,13 +93,24 @@ class Reader {
     }
   }
 
-  template <class Enum, std::size_t N>
-  Enum choice(const std::string& key, const std::array<Enum, N>& all) const {
-    if (auto value = by_name(text(key), all)) return *value;
-    std::vector<std::string> names;
-    for (const Enum value : all) names.emplace_back(to_string(value));
-    fail(key, "unknown value '" + text(key) + "'" + suggestion(text(key), names) +
-                  "; expected one of: " + join(names));
+  /// Reads a flow knob into `flow` by its row: a count of at least its
+  /// minimum, a flag, or one of its choices.
+  void read(const model::FlowField& field, model::FlowSpec& flow) const {
+    const std::string key(field.name);
+    switch (field.kind) {
+      case model::FieldKind::count:
+        flow.*field.count = count(key, field.minimum);
+        return;
+      case model::FieldKind::flag:
+        flow.*field.flag = boolean(key);
+        return;
+      case model::FieldKind::choice:
+        if (field.set_text(flow, text(key))) return;
+        std::vector<std::string> names;
+        for (const auto name : field.choices()) names.emplace_back(name);
+        fail(key, "unknown value '" + text(key) + "'" + suggestion(text(key), names) +
+                      "; expected one of: " + join(names));
+    }
   }
 
  private:

@@ -1,7 +1,6 @@
 #include "suite/suite.hpp"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <set>
 
@@ -18,16 +17,24 @@ using model::Pattern;
 using model::TestSpec;
 using model::WindowMode;
 
-const std::vector<std::string> kFlowKeys = {
-    "op",           "pattern",       "direction",  "window",   "window_mode",
-    "signal_every", "cq_moderation", "completion", "rx_depth", "rx_replenish",
-    "post_list",    "inline",        "endpoints",  "validate", "buffers"};
-const std::vector<std::string> kTestOnlyKeys = {
-    "name", "preset", "sizes", "iterations", "duration", "margin", "warmup", "flows", "trials"};
+/// The keys a flow may set: every row of the flow table.
+const std::vector<std::string>& flow_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> names;
+    for (const model::FlowField& field : model::kFlowFields) names.emplace_back(field.name);
+    return names;
+  }();
+  return keys;
+}
 
+/// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = kTestOnlyKeys;
-  keys.insert(keys.end(), kFlowKeys.begin(), kFlowKeys.end());
+  std::vector<std::string> keys = {"name", "preset", "sizes"};
+  for (const model::RunField& field : model::kRunFields) {
+    if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
+  }
+  keys.emplace_back("flows");
+  keys.insert(keys.end(), flow_keys().begin(), flow_keys().end());
   return keys;
 }
 
@@ -37,16 +44,16 @@ std::vector<std::string> defaults_keys() {
   return keys;
 }
 
-constexpr std::array kAllOps = {Op::send, Op::write,     Op::write_imm,
-                                Op::read, Op::fetch_add, Op::cswap};
-constexpr std::array kAllPatterns = {Pattern::latency, Pattern::bandwidth, Pattern::message_rate};
-constexpr std::array kAllDirections = {Direction::uni, Direction::bi};
-constexpr std::array kAllWindowModes = {WindowMode::streaming, WindowMode::window_ack};
-constexpr std::array kAllCompletions = {CompletionMode::poll, CompletionMode::event};
-constexpr std::array kAllBufferModes = {model::BufferMode::cycle, model::BufferMode::single};
-
 bool is_atomic(Op op) {
   return op == Op::fetch_add || op == Op::cswap;
+}
+
+/// The value a flow key resolves to on its own (pattern and op pick the
+/// built-in and preset values before the rest of the flow is read).
+FlowSpec probe(const Reader& r, std::string_view key) {
+  FlowSpec flow;
+  r.read(*model::find_flow_field(key), flow);
+  return flow;
 }
 
 // ---------------------------------------------------------------- flows
@@ -55,23 +62,18 @@ bool is_atomic(Op op) {
 /// `anchor_line` is reported when a required key is missing altogether.
 FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   FlowSpec f;
-  if (!r.has("op")) {
-    throw SpecError(file, anchor_line, "op",
-                    "missing: every test needs an op (send, write, write_imm, read, fetch_add, "
-                    "cswap)");
+  for (const model::FlowField& field : model::kFlowFields) {
+    const std::string key(field.name);
+    if (r.has(key)) {
+      r.read(field, f);
+    } else if (field.required) {
+      std::vector<std::string> names;
+      for (const auto name : field.choices()) names.emplace_back(name);
+      throw SpecError(
+          file, anchor_line, key,
+          "missing: every test needs " + key + (names.empty() ? "" : " (" + join(names) + ")"));
+    }
   }
-  f.op = r.choice("op", kAllOps);
-  f.pattern = r.choice("pattern", kAllPatterns);
-  f.direction = r.choice("direction", kAllDirections);
-  f.window = r.count("window");
-  f.window_mode = r.choice("window_mode", kAllWindowModes);
-  f.completion = r.choice("completion", kAllCompletions);
-  f.post_list = r.count("post_list");
-  f.endpoints = r.count("endpoints");
-  f.inline_size = r.count("inline", 0);
-  f.validate = r.boolean("validate");
-  f.buffers = r.choice("buffers", kAllBufferModes);
-  f.rx_replenish = r.count("rx_replenish");
 
   const bool latency = f.pattern == Pattern::latency;
   if (latency && f.window != 1) r.fail("window", "latency is a ping-pong: the window must be 1");
@@ -84,8 +86,7 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
 
   // 0 asks for the automatic value, as if the key were absent.
   const std::uint32_t half_window = std::max(1u, f.window / 2);
-  const std::uint32_t given_signal = r.has("signal_every") ? r.count("signal_every", 0) : 0;
-  f.signal_every = given_signal == 0 ? half_window : given_signal;
+  if (!r.has("signal_every") || f.signal_every == 0) f.signal_every = half_window;
   if (!latency && f.signal_every > f.window) {
     // A preset's signaling interval follows its tool in being capped to the
     // window (perftest caps cq_mod to tx_depth); a user's is an error.
@@ -106,10 +107,8 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
     r.fail("post_list",
            "signal_every (" + std::to_string(f.signal_every) + ") must be a multiple of post_list");
   }
-  f.cq_moderation =
-      r.has("cq_moderation") ? r.count("cq_moderation") : std::max(1u, f.window / f.signal_every);
-  const std::uint32_t given_rx_depth = r.has("rx_depth") ? r.count("rx_depth", 0) : 0;
-  f.rx_depth = given_rx_depth == 0 ? std::max(2 * f.window, 64u) : given_rx_depth;
+  if (!r.has("cq_moderation")) f.cq_moderation = std::max(1u, f.window / f.signal_every);
+  if (!r.has("rx_depth") || f.rx_depth == 0) f.rx_depth = std::max(2 * f.window, 64u);
   if (f.rx_replenish > f.rx_depth) {
     r.fail("rx_replenish", "must not exceed rx_depth (" + std::to_string(f.rx_depth) + ")");
   }
@@ -204,21 +203,33 @@ std::optional<YAML::Node> structured_key(const YAML::Node& test, const YAML::Nod
 
 // ---------------------------------------------------------------- enum names
 
-std::optional<Pattern> parse_pattern(std::string_view name) {
-  return by_name(name, kAllPatterns);
-}
-std::optional<Direction> parse_direction(std::string_view name) {
-  return by_name(name, kAllDirections);
-}
-std::optional<WindowMode> parse_window_mode(std::string_view name) {
-  return by_name(name, kAllWindowModes);
-}
-std::optional<CompletionMode> parse_completion_mode(std::string_view name) {
-  return by_name(name, kAllCompletions);
+namespace {
+
+/// The enum a flow key names, by the key's row.
+template <auto Member>
+auto parse_choice(std::string_view key, std::string_view name)
+    -> std::optional<model::field_detail::MemberType<Member>> {
+  FlowSpec flow;
+  if (!model::find_flow_field(key)->set_text(flow, name)) return std::nullopt;
+  return flow.*Member;
 }
 
+}  // namespace
+
+std::optional<Pattern> parse_pattern(std::string_view name) {
+  return parse_choice<&FlowSpec::pattern>("pattern", name);
+}
+std::optional<Direction> parse_direction(std::string_view name) {
+  return parse_choice<&FlowSpec::direction>("direction", name);
+}
+std::optional<WindowMode> parse_window_mode(std::string_view name) {
+  return parse_choice<&FlowSpec::window_mode>("window_mode", name);
+}
+std::optional<CompletionMode> parse_completion_mode(std::string_view name) {
+  return parse_choice<&FlowSpec::completion>("completion", name);
+}
 std::optional<model::BufferMode> parse_buffer_mode(std::string_view name) {
-  return by_name(name, kAllBufferModes);
+  return parse_choice<&FlowSpec::buffers>("buffers", name);
 }
 
 // ---------------------------------------------------------------- tests
@@ -267,7 +278,7 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     }
     for (const auto& flow_node : *flow_list) {
       require_map(flow_node, file, "flows");
-      check_keys(flow_node, kFlowKeys, file, "a flow");
+      check_keys(flow_node, flow_keys(), file, "a flow");
       flow_nodes.push_back(flow_node);
     }
   }
@@ -277,13 +288,12 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
   std::optional<Layer> first_layer;
   auto resolve = [&](const YAML::Node* flow_node) {
     Layer flow_given = given;
-    overlay(flow_given, flow_node, kFlowKeys, Level::flow, file);
+    overlay(flow_given, flow_node, flow_keys(), Level::flow, file);
     const Reader given_reader(flow_given, file);
-    const Pattern pattern = flow_given.count("pattern")
-                                ? given_reader.choice("pattern", kAllPatterns)
-                                : Pattern::latency;
+    const Pattern pattern =
+        flow_given.count("pattern") ? probe(given_reader, "pattern").pattern : Pattern::latency;
     // A missing op is reported by build_flow; send stands in for the preset.
-    const Op op = flow_given.count("op") ? given_reader.choice("op", kAllOps) : Op::send;
+    const Op op = flow_given.count("op") ? probe(given_reader, "op").op : Op::send;
     Layer layer = builtin_defaults(pattern, test.source_line);
     if (!test.preset.empty()) {
       for (auto& [key, value] : preset_values(test.preset, pattern, op, given["preset"].line)) {

@@ -12,31 +12,18 @@
 //   tests:                       # required, at least one
 //     - name: send_lat           # required, unique, [A-Za-z0-9_.-]+
 //       preset: perftest         # optional: perftest | osu | itperf
-//       op: send                 # send write write_imm read fetch_add cswap (required)
-//       pattern: latency         # latency | bandwidth | message_rate
-//       direction: uni           # uni | bi (latency: uni only)
 //       sizes: [8, 4K, 64K]      # list of sizes, or a range "2..8M x2" / "1K..64K +1K";
 //                                # 1 B .. 1 GiB; atomics: [8] only (their default)
 //       iterations: 1000         # operations per endpoint, XOR ...
 //       duration: 2s             # "2s", "500ms", or a number of seconds
 //       margin: 0.5s             # duration mode: seconds excluded at both ends
 //       warmup: 100              # warm-up iterations
-//       window: 64               # ops in flight per endpoint (latency: 1)
-//       window_mode: streaming   # streaming | window_ack (not for latency)
-//       signal_every: 32         # a completion every N posts; 0 or absent: max(1, window/2);
-//                                # <= window, except in latency (perftest's send latency: 100)
-//       cq_moderation: 16        # completions per poll / wake-up; absent: window/signal_every
-//       completion: poll         # poll | event
-//       rx_depth: 512            # receives pre-posted; 0 or absent: max(2 * window, 64)
-//       rx_replenish: 1          # re-post receives in batches of N (<= rx_depth)
-//       post_list: 1             # requests per post call; divides window and signal_every
-//       inline: 0                # payloads up to this many bytes posted inline
-//       endpoints: 1             # endpoints (QPs) per flow
-//       validate: false          # fill and check payload patterns
-//       buffers: cycle           # cycle (a window-sized ring of slots, perftest) |
-//                                # single (one slot reused, ucx_perftest / OSU)
+//       trials: 1                # times each size is measured
+//       op: send                 # required; then any flow key: every one, with its
+//       window: 64               # choices, default and meaning, is a row of
+//       ...                      # model::kFlowFields (model/flow_fields.hpp)
 //       flows:                   # optional: several concurrent flows, each taking the
-//         - {op: write, pattern: bandwidth, window: 64}   # flow keys (op .. validate)
+//         - {op: write, pattern: bandwidth, window: 64}   # flow keys
 //
 // Precedence: built-in defaults < preset < suite defaults < test keys < flow
 // keys. Without `flows:` the test's own flow keys make its single flow. Sizes
@@ -45,11 +32,12 @@
 // and duration and a test the other, the test's choice wins; both at one level
 // is an error.
 //
-// Built-in defaults: pattern latency, direction uni, window_mode streaming,
-// completion poll, post_list 1, endpoints 1, inline 0, validate false,
-// rx_replenish 1; latency: window 1, 1000 iterations, 100 warm-up, size 8;
-// bandwidth: window 64, 5000 iterations, 200 warm-up, size 64K; message_rate:
-// window 64, 20000 iterations, 1000 warm-up, size 8.
+// Built-in defaults: every flow key's value in a default FlowSpec, except
+// signal_every, cq_moderation and rx_depth (derived from the window) and what
+// depends on the pattern: latency: window 1, 1000 iterations, 100 warm-up,
+// size 8; bandwidth: window 64, 5000 iterations, 200 warm-up, size 64K;
+// message_rate: window 64, 20000 iterations, 1000 warm-up, size 8
+// (suite/presets.cpp holds both, and the presets).
 //
 // Configs: suite/config.hpp.
 #pragma once
