@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "model/metrics.hpp"
 #include "results/compare.hpp"
 #include "results/jsonl_writer.hpp"
 #include "suite/suite.hpp"
@@ -33,10 +34,15 @@ void add_compare_command(CLI::App& app, CompareCommand& options) {
   options.command->add_option("new", options.now, "New results (JSON Lines)")
       ->required()
       ->check(CLI::ExistingFile);
-  options.command->add_option(
-      "--tolerance", options.tolerances,
-      "METRIC=PERCENT (p50_us, mean_us, p99_us, MB_per_s, Mmsg_per_s); repeatable; "
-      "default p50_us=5 MB_per_s=5 Mmsg_per_s=5");
+  std::string names, defaults;
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    names += (names.empty() ? "" : ", ") + std::string(metric.name);
+    if (metric.default_tolerance > 0) {
+      defaults += fmt::format(" {}={:g}", metric.name, metric.default_tolerance);
+    }
+  }
+  options.command->add_option("--tolerance", options.tolerances,
+                              "METRIC=PERCENT (" + names + "); repeatable; default" + defaults);
   options.command->add_option("--suite", options.suite, "Take tolerances: from this suite file")
       ->check(CLI::ExistingFile);
   options.command->add_flag("--quiet", options.quiet, "Print only what changed and the summary");

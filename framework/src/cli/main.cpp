@@ -430,6 +430,31 @@ std::string_view type_name(OptionType type) {
   return "?";
 }
 
+/// Every Capabilities member but `ops` (printed per op), in declaration
+/// order: a member added to plugin.hpp is one row here.
+struct CapabilityRow {
+  const char* name;
+  std::string (*text)(const Capabilities&);
+};
+
+const CapabilityRow kCapabilityRows[] = {
+    {"selective_completion",
+     [](const Capabilities& c) { return std::string(to_string(c.selective_completion)); }},
+    {"completion_events",
+     [](const Capabilities& c) { return std::string(to_string(c.completion_events)); }},
+    {"post_list", [](const Capabilities& c) { return std::string(to_string(c.post_list)); }},
+    {"max_inline", [](const Capabilities& c) { return std::to_string(c.max_inline); }},
+    {"max_message",
+     [](const Capabilities& c) {
+       return c.max_message ? std::to_string(c.max_message) : std::string("unlimited");
+     }},
+    {"target_progress", [](const Capabilities& c) { return fmt::format("{}", c.target_progress); }},
+    {"ordered_write_visibility",
+     [](const Capabilities& c) { return fmt::format("{}", c.ordered_write_visibility); }},
+    {"thread_safe_endpoints",
+     [](const Capabilities& c) { return fmt::format("{}", c.thread_safe_endpoints); }},
+};
+
 int plugin_info(const std::string& name, const std::string& config_path) {
   loader::PluginRegistry plugins(loader::default_search_path());
   Plugin* plugin = plugins.find(name);
@@ -455,17 +480,9 @@ int plugin_info(const std::string& name, const std::string& config_path) {
       std::cout << fmt::format("  op {:<19} {}\n", to_string(static_cast<Op>(i)),
                                to_string(caps.ops[i]));
     }
-    std::cout << fmt::format("  {:<22} {}\n", "selective_completion",
-                             to_string(caps.selective_completion));
-    std::cout << fmt::format("  {:<22} {}\n", "completion_events",
-                             to_string(caps.completion_events));
-    std::cout << fmt::format("  {:<22} {}\n", "post_list", to_string(caps.post_list));
-    std::cout << fmt::format("  {:<22} {}\n", "max_inline", caps.max_inline);
-    std::cout << fmt::format("  {:<22} {}\n", "max_message",
-                             caps.max_message ? std::to_string(caps.max_message) : "unlimited");
-    std::cout << fmt::format("  {:<22} {}\n", "target_progress", caps.target_progress);
-    std::cout << fmt::format("  {:<22} {}\n", "ordered_write_visibility",
-                             caps.ordered_write_visibility);
+    for (const CapabilityRow& row : kCapabilityRows) {
+      std::cout << fmt::format("  {:<22} {}\n", row.name, row.text(caps));
+    }
   } catch (const Unavailable& e) {
     std::cout << "\ncapabilities: unavailable: " << e.what() << "\n";
   }

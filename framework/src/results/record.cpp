@@ -47,6 +47,7 @@
 #include <string>
 
 #include "model/flow_fields.hpp"
+#include "results/metrics.hpp"
 
 namespace uniperf::results {
 
@@ -62,14 +63,6 @@ std::string_view to_string(Status status) {
       return "error";
   }
   return "unknown";
-}
-
-double trial_metric(const TrialSummary& t, std::string_view metric) {
-  if (metric == "p50_us") return t.p50_us;
-  if (metric == "mean_us") return t.mean_us;
-  if (metric == "MB_per_s") return t.mb_per_s;
-  if (metric == "Mmsg_per_s") return t.mmsg_per_s;
-  return std::numeric_limits<double>::quiet_NaN();
 }
 
 json to_json(const model::FlowSpec& flow) {
@@ -159,11 +152,11 @@ json to_json(const Record& r) {
   if (!r.trials.empty()) {
     json per_trial = json::array();
     for (const TrialSummary& t : r.trials) {
-      per_trial.push_back({{"iterations_run", t.iterations_run},
-                           {"p50_us", t.p50_us},
-                           {"mean_us", t.mean_us},
-                           {"MB_per_s", t.mb_per_s},
-                           {"Mmsg_per_s", t.mmsg_per_s}});
+      json one = {{"iterations_run", t.iterations_run}};
+      for (const model::MetricInfo& metric : model::kMetrics) {
+        if (metric.per_trial) one[std::string(metric.name)] = t.*trial_member(metric.id);
+      }
+      per_trial.push_back(std::move(one));
     }
     json ci = json::object();
     for (const auto& [metric, interval] : r.ci95) {
@@ -441,10 +434,10 @@ Record record_from_json(const json& j) {
       const FieldReader one(per_trial[i], "trials.per_trial[" + std::to_string(i) + "]");
       TrialSummary& t = r.trials.emplace_back();
       t.iterations_run = one.unsigned_integer("iterations_run");
-      t.p50_us = one.number("p50_us");
-      t.mean_us = one.number("mean_us");
-      t.mb_per_s = one.number("MB_per_s");
-      t.mmsg_per_s = one.number("Mmsg_per_s");
+      for (const model::MetricInfo& metric : model::kMetrics) {
+        if (metric.per_trial)
+          t.*trial_member(metric.id) = one.number(std::string(metric.name).c_str());
+      }
     }
     const FieldReader ci = trials.object("ci95");
     for (const auto& [metric, value] : trials.field("ci95").items()) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "model/metrics.hpp"
 #include "suite/layers.hpp"
 #include "suite/presets.hpp"
 
@@ -348,10 +349,9 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   }
 
   if (const YAML::Node tolerances = root["tolerances"]; tolerances && !tolerances.IsNull()) {
-    // The metrics of `uniperf compare` (report/compare.hpp; listed here too
-    // because the suite model does not depend on the reporters).
-    const std::vector<std::string> metrics = {"p50_us", "mean_us", "p99_us", "MB_per_s",
-                                              "Mmsg_per_s"};
+    // The metrics of `uniperf compare`.
+    std::vector<std::string> metrics;
+    for (const model::MetricInfo& metric : model::kMetrics) metrics.emplace_back(metric.name);
     require_map(tolerances, file, "tolerances");
     check_keys(tolerances, metrics, file, "tolerances");
     for (auto it = tolerances.begin(); it != tolerances.end(); ++it) {
