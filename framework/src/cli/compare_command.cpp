@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/exit_codes.hpp"
 #include "model/metrics.hpp"
 #include "results/compare.hpp"
 #include "results/jsonl_writer.hpp"
@@ -12,8 +13,6 @@
 
 namespace uniperf::cli {
 namespace {
-
-enum CompareExit : int { kPass = 0, kRegression = 1, kBadInput = 2, kIncomparable = 3 };
 
 std::string describe(const results::MetricChange& m) {
   std::string text = fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%, tolerance {:g}%", m.metric, m.base,
@@ -65,10 +64,10 @@ int run_compare_command(const CompareCommand& options) {
     now = results::read_jsonl(options.now);
   } catch (const results::SchemaMismatch& e) {
     std::cerr << "uniperf compare: incomparable: " << e.what() << "\n";
-    return kIncomparable;
+    return kExitIncomparable;
   } catch (const std::exception& e) {
     std::cerr << "uniperf compare: " << e.what() << "\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 
   const results::CompareResult result = results::compare(base, now, tolerances);
@@ -93,13 +92,13 @@ int run_compare_command(const CompareCommand& options) {
       "\n{} regressed, {} improved, {} unchanged, {} missing, {} new, {} skipped\n",
       count(Outcome::regressed), count(Outcome::improved), count(Outcome::unchanged),
       count(Outcome::missing), count(Outcome::added), count(Outcome::skipped));
-  if (count(Outcome::regressed) > 0) return kRegression;
+  if (count(Outcome::regressed) > 0) return kExitRegression;
   if (result.compared() == 0) {
     std::cerr << "uniperf compare: incomparable: no (config, test, size) was measured in both "
                  "files\n";
-    return kIncomparable;
+    return kExitIncomparable;
   }
-  return kPass;
+  return kExitOk;
 }
 
 }  // namespace uniperf::cli

@@ -51,7 +51,8 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
   return configs;
 }
 
-int report_and_exit_code(const std::vector<results::Record>& records) {
+/// A finished run's exit code: whether any record is an error.
+int exit_code_of(const std::vector<results::Record>& records) {
   for (const auto& r : records) {
     if (r.status == results::Status::error) return kExitTestErrors;
   }
@@ -251,7 +252,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cerr << "uniperf: results written to " << options.output << "\n";
   }
   if (report_files) report_files->commit(records, suite.name);
-  return report_and_exit_code(records);
+  return exit_code_of(records);
 }
 
 }  // namespace uniperf::cli
