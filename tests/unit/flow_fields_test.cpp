@@ -99,8 +99,13 @@ TEST(FlowFields, BuiltInDefaultsAreFlowSpecsOwn) {
 
 TEST(FlowFields, EveryKnobIsACsvColumnHoldingItsText) {
   const auto& columns = report::csv_columns();
+  const auto last_of_first_release = std::find(columns.begin(), columns.end(), "flows");
   for (const FlowField& field : model::kFlowFields) {
     EXPECT_EQ(std::count(columns.begin(), columns.end(), field.name), 1) << field.name;
+    // Columns are only ever appended: a knob newer than the CSV goes last.
+    const bool after =
+        std::find(columns.begin(), columns.end(), field.name) > last_of_first_release;
+    EXPECT_EQ(after, field.csv == model::CsvColumn::appended) << field.name;
   }
   for (const model::RunField& field : model::kRunFields) {
     EXPECT_EQ(std::count(columns.begin(), columns.end(), field.record_key), field.in_csv ? 1 : 0)

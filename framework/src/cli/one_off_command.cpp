@@ -6,15 +6,6 @@
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
-namespace {
-
-std::string choices_help(const model::FlowField& field) {
-  std::string names;
-  for (const auto name : field.choices()) names += (names.empty() ? "" : " | ") + std::string(name);
-  return names;
-}
-
-}  // namespace
 
 void add_one_off_options(CLI::App* command, OneOffOptions& o) {
   command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
@@ -40,7 +31,7 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
     } else if (field.kind == model::FieldKind::count) {
       command->add_option(names, o.flow[i].number, std::string(field.help));
     } else {
-      command->add_option(names, o.flow[i].text, choices_help(field));
+      command->add_option(names, o.flow[i].text, field.choice_list(" | "));
     }
   }
   std::string presets;

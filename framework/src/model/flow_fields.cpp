@@ -47,6 +47,15 @@ std::vector<std::string_view> FlowField::choices() const {
   return names;
 }
 
+std::string FlowField::choice_list(std::string_view separator) const {
+  std::string list;
+  for (std::size_t i = 0; i < choice_count; ++i) {
+    if (i > 0) list += separator;
+    list += choice_name(i);
+  }
+  return list;
+}
+
 const FlowField* find_flow_field(std::string_view name) {
   for (const FlowField& field : kFlowFields) {
     if (field.name == name) return &field;

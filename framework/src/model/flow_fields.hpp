@@ -36,6 +36,15 @@ struct CliFlag {
   std::string_view help;   ///< a switch's own help ("" = the row's)
 };
 
+/// Where a knob's CSV column goes. CSV readers may go by position, so
+/// columns are only ever appended: a knob added after the CSV's first
+/// release goes after every column of that release (the default).
+enum class CsvColumn : std::uint8_t {
+  identity,  ///< beside the test's name (op, pattern, direction)
+  params,    ///< among the parameters of the first release
+  appended   ///< after the last column of the first release
+};
+
 /// How the terminal table's one-line title shows a knob: prefix, the value's
 /// text, suffix. Rows without a title part are left out of it.
 struct TitlePart {
@@ -76,8 +85,7 @@ struct FlowField {
   /// Its default follows from other knobs (build_flow computes it), so the
   /// built-in layer holds none.
   bool derived = false;
-  /// Says what is measured; the CSV puts it beside the test's name.
-  bool identity = false;
+  CsvColumn csv = CsvColumn::appended;
   /// Added to the record after schema 1.0: a reader takes its absence as
   /// the default.
   bool optional_in_record = false;
@@ -100,9 +108,16 @@ struct FlowField {
     f.derived = true;
     return f;
   }
+  /// Says what is measured: the CSV puts it beside the test's name.
   constexpr FlowField names_the_test() const {
     FlowField f = *this;
-    f.identity = true;
+    f.csv = CsvColumn::identity;
+    return f;
+  }
+  /// A column of the CSV's first release, among its parameters.
+  constexpr FlowField csv_since_1_0() const {
+    FlowField f = *this;
+    f.csv = CsvColumn::params;
     return f;
   }
   constexpr FlowField added_after_1_0() const {
@@ -136,6 +151,8 @@ struct FlowField {
   bool set_text(FlowSpec& flow, std::string_view text) const;
   /// A choice's names, in enum order; empty for other kinds.
   std::vector<std::string_view> choices() const;
+  /// The names joined: "poll | event" with " | ".
+  std::string choice_list(std::string_view separator) const;
   /// The built-in default: the value in a default-constructed FlowSpec.
   std::string default_text() const { return text(FlowSpec{}); }
 };
@@ -210,6 +227,7 @@ inline constexpr FlowField kFlowFields[] = {
         .in_title(" "),
     count_field("window", &FlowSpec::window,
                 "Ops in flight per endpoint (latency: 1; built-in: latency 1, else 64)")
+        .csv_since_1_0()
         .at_least(1)
         .flag_named("-t,--tx-depth,--window")
         .in_title(", window "),
@@ -217,47 +235,58 @@ inline constexpr FlowField kFlowFields[] = {
         "window_mode",
         "streaming refills the window on every completion; window_ack waits for the whole "
         "window and an ack (not for latency)")
+        .csv_since_1_0()
         .flag_named("--window-mode")
         .in_title(" (", ")"),
     count_field("signal_every", &FlowSpec::signal_every,
                 "Request a completion every N posts (0 or absent: max(1, window/2); <= window, "
                 "except in latency)")
+        .csv_since_1_0()
         .derived_default()
         .flag_named("--signal-every")
         .in_title(", signal every "),
     count_field("cq_moderation", &FlowSpec::cq_moderation,
                 "Completions per poll / wake-up (absent: window/signal_every)")
+        .csv_since_1_0()
         .at_least(1)
         .derived_default()
         .flag_named("-Q,--cq-mod")
         .in_title(", cq moderation "),
     choice_field<&FlowSpec::completion>("completion", "poll, or sleep on completion events")
+        .csv_since_1_0()
         .switch_named("-e,--events", "event", "Sleep on completion events instead of polling")
         .in_title(", ", " completion"),
     count_field("rx_depth", &FlowSpec::rx_depth,
                 "Receives pre-posted (0 or absent: max(2 * window, 64))")
+        .csv_since_1_0()
         .derived_default()
         .flag_named("-r,--rx-depth"),
     count_field("rx_replenish", &FlowSpec::rx_replenish,
                 "Re-post receives in batches of N (<= rx_depth)")
+        .csv_since_1_0()
         .at_least(1)
         .flag_named("--rx-replenish"),
     count_field("post_list", &FlowSpec::post_list,
                 "Work requests chained per post (divides window and signal_every)")
+        .csv_since_1_0()
         .at_least(1)
         .flag_named("-l,--post-list"),
     count_field("inline", &FlowSpec::inline_size, "Inline threshold in bytes")
+        .csv_since_1_0()
         .flag_named("-I,--inline"),
     count_field("endpoints", &FlowSpec::endpoints, "Endpoints (QPs) per flow")
+        .csv_since_1_0()
         .at_least(1)
         .flag_named("-q,--qps,--endpoints"),
     choice_field<&FlowSpec::buffers>("buffers",
                                      "cycle (a ring of window slots, perftest) | single (one "
                                      "slot, ucx_perftest / OSU)")
+        .csv_since_1_0()
         .added_after_1_0()
         .flag_named("--buffers")
         .in_title(", ", " buffer", true),
     flag_field("validate", &FlowSpec::validate, "Fill and check payloads")
+        .csv_since_1_0()
         .switch_named("--validate", "true", ""),
 };
 

@@ -43,7 +43,7 @@ std::vector<std::string> row_of(const Record& r) {
       r.config, r.plugin, r.plugin_version, r.library_version, r.device, r.suite, r.test,
   };
   for (const model::FlowField& field : model::kFlowFields) {
-    if (field.identity) row.push_back(field.text(f));
+    if (field.csv == model::CsvColumn::identity) row.push_back(field.text(f));
   }
   for (auto field : {
            std::to_string(r.size),
@@ -73,7 +73,7 @@ std::vector<std::string> row_of(const Record& r) {
     row.resize(row.size() + 6);
   }
   for (const model::FlowField& field : model::kFlowFields) {
-    if (!field.identity) row.push_back(field.text(f));
+    if (field.csv == model::CsvColumn::params) row.push_back(field.text(f));
   }
   for (const model::RunField& field : model::kRunFields) {
     if (field.in_csv) row.push_back(run_text(field, r.duration));
@@ -82,6 +82,9 @@ std::vector<std::string> row_of(const Record& r) {
                      std::to_string(r.corrupted_bytes), r.clock_source, r.host, r.timestamp,
                      std::to_string(std::max<std::size_t>(1, r.flows.size()))}) {
     row.push_back(std::move(field));
+  }
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (field.csv == model::CsvColumn::appended) row.push_back(field.text(f));
   }
   return row;
 }
@@ -103,7 +106,7 @@ const std::vector<std::string_view>& csv_columns() {
     std::vector<std::string_view> c = {
         "config", "plugin", "plugin_version", "library_version", "device", "suite", "test"};
     for (const model::FlowField& field : model::kFlowFields) {
-      if (field.identity) c.push_back(field.name);
+      if (field.csv == model::CsvColumn::identity) c.push_back(field.name);
     }
     c.insert(c.end(), {"size",           "status",           "reason",
                        "iterations_run", "latency_samples",  "latency_one_way",
@@ -113,13 +116,16 @@ const std::vector<std::string_view>& csv_columns() {
                        "bytes",          "messages",         "seconds",
                        "MB_per_s",       "Gb_per_s",         "Mmsg_per_s"});
     for (const model::FlowField& field : model::kFlowFields) {
-      if (!field.identity) c.push_back(field.name);
+      if (field.csv == model::CsvColumn::params) c.push_back(field.name);
     }
     for (const model::RunField& field : model::kRunFields) {
       if (field.in_csv) c.push_back(field.record_key);
     }
     c.insert(c.end(), {"preset", "emulated", "corrupted_bytes", "clock_source", "host", "timestamp",
                        "flows"});
+    for (const model::FlowField& field : model::kFlowFields) {
+      if (field.csv == model::CsvColumn::appended) c.push_back(field.name);
+    }
     return c;
   }();
   return columns;

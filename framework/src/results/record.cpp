@@ -301,10 +301,8 @@ model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
       case model::FieldKind::choice:
         const std::string text = params.string(key.c_str());
         if (!field.set_text(f, text)) {
-          std::string known;
-          for (const auto name : field.choices())
-            known += (known.empty() ? "" : " | ") + std::string(name);
-          params.fail(key.c_str(), "unknown value '" + text + "' (expected " + known + ")");
+          params.fail(key.c_str(),
+                      "unknown value '" + text + "' (expected " + field.choice_list(" | ") + ")");
         }
         break;
     }
@@ -439,12 +437,11 @@ Record record_from_json(const json& j) {
           t.*trial_member(metric.id) = one.number(std::string(metric.name).c_str());
       }
     }
-    const FieldReader ci = trials.object("ci95");
+    trials.object("ci95");  // fails unless an object
     for (const auto& [metric, value] : trials.field("ci95").items()) {
       const FieldReader interval(value, "trials.ci95." + metric);
       r.ci95[metric] = {interval.number("mean"), interval.number("low"), interval.number("high")};
     }
-    (void)ci;
   }
   return r;
 }

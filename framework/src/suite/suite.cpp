@@ -68,11 +68,10 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
     if (r.has(key)) {
       r.read(field, f);
     } else if (field.required) {
-      std::vector<std::string> names;
-      for (const auto name : field.choices()) names.emplace_back(name);
+      const std::string choices = field.choice_list(", ");
       throw SpecError(
           file, anchor_line, key,
-          "missing: every test needs " + key + (names.empty() ? "" : " (" + join(names) + ")"));
+          "missing: every test needs " + key + (choices.empty() ? "" : " (" + choices + ")"));
     }
   }
 
