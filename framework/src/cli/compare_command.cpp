@@ -5,14 +5,14 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/exit_codes.hpp"
+#include "model/metrics.hpp"
 #include "results/compare.hpp"
 #include "results/jsonl_writer.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
 namespace {
-
-enum CompareExit : int { kPass = 0, kRegression = 1, kBadInput = 2, kIncomparable = 3 };
 
 std::string describe(const results::MetricChange& m) {
   std::string text = fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%, tolerance {:g}%", m.metric, m.base,
@@ -33,10 +33,15 @@ void add_compare_command(CLI::App& app, CompareCommand& options) {
   options.command->add_option("new", options.now, "New results (JSON Lines)")
       ->required()
       ->check(CLI::ExistingFile);
-  options.command->add_option(
-      "--tolerance", options.tolerances,
-      "METRIC=PERCENT (p50_us, mean_us, p99_us, MB_per_s, Mmsg_per_s); repeatable; "
-      "default p50_us=5 MB_per_s=5 Mmsg_per_s=5");
+  std::string names, defaults;
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    names += (names.empty() ? "" : ", ") + std::string(metric.name);
+    if (metric.default_tolerance > 0) {
+      defaults += fmt::format(" {}={:g}", metric.name, metric.default_tolerance);
+    }
+  }
+  options.command->add_option("--tolerance", options.tolerances,
+                              "METRIC=PERCENT (" + names + "); repeatable; default" + defaults);
   options.command->add_option("--suite", options.suite, "Take tolerances: from this suite file")
       ->check(CLI::ExistingFile);
   options.command->add_flag("--quiet", options.quiet, "Print only what changed and the summary");
@@ -59,10 +64,10 @@ int run_compare_command(const CompareCommand& options) {
     now = results::read_jsonl(options.now);
   } catch (const results::SchemaMismatch& e) {
     std::cerr << "uniperf compare: incomparable: " << e.what() << "\n";
-    return kIncomparable;
+    return kExitIncomparable;
   } catch (const std::exception& e) {
     std::cerr << "uniperf compare: " << e.what() << "\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 
   const results::CompareResult result = results::compare(base, now, tolerances);
@@ -87,13 +92,13 @@ int run_compare_command(const CompareCommand& options) {
       "\n{} regressed, {} improved, {} unchanged, {} missing, {} new, {} skipped\n",
       count(Outcome::regressed), count(Outcome::improved), count(Outcome::unchanged),
       count(Outcome::missing), count(Outcome::added), count(Outcome::skipped));
-  if (count(Outcome::regressed) > 0) return kRegression;
+  if (count(Outcome::regressed) > 0) return kExitRegression;
   if (result.compared() == 0) {
     std::cerr << "uniperf compare: incomparable: no (config, test, size) was measured in both "
                  "files\n";
-    return kIncomparable;
+    return kExitIncomparable;
   }
-  return kPass;
+  return kExitOk;
 }
 
 }  // namespace uniperf::cli

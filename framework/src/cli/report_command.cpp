@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/exit_codes.hpp"
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
@@ -15,47 +16,61 @@
 namespace uniperf::cli {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
+using Records = std::vector<results::Record>;
 
-std::unique_ptr<results::AtomicFile> open_if_asked(const std::string& path) {
-  if (path.empty()) return nullptr;
-  return std::make_unique<results::AtomicFile>(path);
-}
+}  // namespace
+
+/// A view a run or `uniperf report` can write to a file: a new view is one
+/// row of kViews (and its field in ReportFiles).
+struct ReportView {
+  const char* flag;
+  std::string ReportFiles::*path;
+  const char* help;
+  const char* written;  ///< what the "written to" line calls it
+  void (*write)(std::ostream& out, const Records& records, const std::string& title);
+};
+
+namespace {
+
+const ReportView kViews[] = {
+    {"--csv", &ReportFiles::csv, "Write the results as CSV to FILE (atomically)", "CSV",
+     [](std::ostream& out, const Records& records, const std::string&) {
+       report::write_csv(out, records);
+     }},
+    {"--junit", &ReportFiles::junit,
+     "Write the results as JUnit XML to FILE, a testcase per record", "JUnit XML",
+     [](std::ostream& out, const Records& records, const std::string& title) {
+       report::write_junit(out, records, title);
+     }},
+    {"--html", &ReportFiles::html, "Write a self-contained HTML report with plots to FILE",
+     "HTML report",
+     [](std::ostream& out, const Records& records, const std::string& title) {
+       report::write_html(out, records, title);
+     }},
+};
 
 }  // namespace
 
 void add_report_file_options(CLI::App* command, ReportFiles& files) {
-  command->add_option("--csv", files.csv, "Write the results as CSV to FILE (atomically)");
-  command->add_option("--junit", files.junit,
-                      "Write the results as JUnit XML to FILE, a testcase per record");
-  command->add_option("--html", files.html,
-                      "Write a self-contained HTML report with plots to FILE");
+  for (const ReportView& view : kViews) command->add_option(view.flag, files.*view.path, view.help);
 }
 
-PendingReports::PendingReports(const ReportFiles& files)
-    : csv_(open_if_asked(files.csv)),
-      junit_(open_if_asked(files.junit)),
-      html_(open_if_asked(files.html)) {}
+PendingReports::PendingReports(const ReportFiles& files) {
+  for (const ReportView& view : kViews) {
+    if (!(files.*view.path).empty()) {
+      files_.push_back({&view, std::make_unique<results::AtomicFile>(files.*view.path)});
+    }
+  }
+}
 
-void PendingReports::commit(const std::vector<results::Record>& records, const std::string& title) {
-  if (csv_) {
+PendingReports::~PendingReports() = default;
+
+void PendingReports::commit(const Records& records, const std::string& title) {
+  for (const auto& [view, file] : files_) {
     std::ostringstream text;
-    report::write_csv(text, records);
-    csv_->commit(text.str());
-    std::cerr << "uniperf: CSV written to " << csv_->target().string() << "\n";
-  }
-  if (junit_) {
-    std::ostringstream text;
-    report::write_junit(text, records, title);
-    junit_->commit(text.str());
-    std::cerr << "uniperf: JUnit XML written to " << junit_->target().string() << "\n";
-  }
-  if (html_) {
-    std::ostringstream text;
-    report::write_html(text, records, title);
-    html_->commit(text.str());
-    std::cerr << "uniperf: HTML report written to " << html_->target().string() << "\n";
+    view->write(text, records, title);
+    file->commit(text.str());
+    std::cerr << "uniperf: " << view->written << " written to " << file->target().string() << "\n";
   }
 }
 

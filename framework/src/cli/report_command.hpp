@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/atomic_file.hpp"
@@ -22,17 +23,20 @@ struct ReportFiles {
 /// Adds --csv, --junit and --html to `command`.
 void add_report_file_options(CLI::App* command, ReportFiles& files);
 
+struct ReportView;  ///< one per view (report_command.cpp)
+
 /// The report files of one run: opened (as temporary files) before the run,
 /// so an unwritable path fails before anything is measured, and written
 /// whole at the end, atomically.
 class PendingReports {
  public:
   explicit PendingReports(const ReportFiles& files);
+  ~PendingReports();
   /// Writes every file asked for from `records`; `title` names the report.
   void commit(const std::vector<results::Record>& records, const std::string& title);
 
  private:
-  std::unique_ptr<results::AtomicFile> csv_, junit_, html_;
+  std::vector<std::pair<const ReportView*, std::unique_ptr<results::AtomicFile>>> files_;
 };
 
 struct ReportCommand {

@@ -2,8 +2,9 @@
 
 namespace uniperf::model {
 
-// The names are the suite file's spellings (suite/suite.cpp parses them back)
-// and the result records', so they never change.
+// The names are the suite file's spellings and the result records' (the
+// knob table parses them back by index, model/flow_fields.cpp), so they
+// never change.
 
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {

@@ -4,6 +4,7 @@
 // so two numbers can always be told apart by what was measured.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <uniperf/plugin.hpp>
@@ -11,13 +12,20 @@
 
 namespace uniperf::model {
 
+// Every enum's values run from 0 to its k...Count - 1 and to_string names
+// each: the field table (model/flow_fields.hpp) walks them by index to list,
+// parse and print a knob's choices.
 enum class Pattern : std::uint8_t { latency, bandwidth, message_rate };
+inline constexpr std::size_t kPatternCount = 3;
 enum class Direction : std::uint8_t { uni, bi };
+inline constexpr std::size_t kDirectionCount = 2;
 /// streaming: refill the window on every completion (perftest, wait-any).
 /// window_ack: post `window` ops back to back, wait for all of them and for
 /// the receiver's ack, repeat (OSU, fabtests, the PCIe study; wait-all).
 enum class WindowMode : std::uint8_t { streaming, window_ack };
+inline constexpr std::size_t kWindowModeCount = 2;
 enum class CompletionMode : std::uint8_t { poll, event };
+inline constexpr std::size_t kCompletionModeCount = 2;
 /// Which buffer slots a bandwidth stream touches. cycle: consecutive posts
 /// use consecutive slots of a window-sized ring (perftest's cyclic buffer: no
 /// two requests in flight share bytes, the footprint is window x size).
@@ -25,6 +33,7 @@ enum class CompletionMode : std::uint8_t { poll, event };
 /// cache-resident buffer, the transport's best case). Latency, atomics and
 /// write latency always use slot 0.
 enum class BufferMode : std::uint8_t { cycle, single };
+inline constexpr std::size_t kBufferModeCount = 2;
 
 /// One flow: a stream of one op at one size between two endpoint sets.
 /// A test holds one or more flows started at one barrier.

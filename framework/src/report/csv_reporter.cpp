@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "model/flow_fields.hpp"
+
 namespace uniperf::report {
 namespace {
 
@@ -20,25 +22,37 @@ std::string boolean(bool value) {
   return value ? "true" : "false";
 }
 
+std::string run_text(const model::RunField& field, const model::Duration& d) {
+  switch (field.kind) {
+    case model::RunKind::count64:
+      return std::to_string(d.*field.count64);
+    case model::RunKind::count32:
+      return std::to_string(d.*field.count32);
+    case model::RunKind::seconds:
+      return number(d.*field.seconds);
+    case model::RunKind::flag:
+      return boolean(d.*field.flag);
+  }
+  return "";
+}
+
 /// The row of one record, in csv_columns() order.
 std::vector<std::string> row_of(const Record& r) {
   const auto& f = r.flow;
   std::vector<std::string> row = {
-      r.config,
-      r.plugin,
-      r.plugin_version,
-      r.library_version,
-      r.device,
-      r.suite,
-      r.test,
-      std::string(to_string(f.op)),
-      std::string(model::to_string(f.pattern)),
-      std::string(model::to_string(f.direction)),
-      std::to_string(r.size),
-      std::string(to_string(r.status)),
-      r.reason,
-      std::to_string(r.iterations_run),
+      r.config, r.plugin, r.plugin_version, r.library_version, r.device, r.suite, r.test,
   };
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (field.csv == model::CsvColumn::identity) row.push_back(field.text(f));
+  }
+  for (auto field : {
+           std::to_string(r.size),
+           std::string(to_string(r.status)),
+           r.reason,
+           std::to_string(r.iterations_run),
+       }) {
+    row.push_back(std::move(field));
+  }
   if (r.latency) {
     const auto& l = *r.latency;
     for (auto field : {std::to_string(l.samples), boolean(l.one_way), number(l.min), number(l.p50),
@@ -58,30 +72,19 @@ std::vector<std::string> row_of(const Record& r) {
   } else {
     row.resize(row.size() + 6);
   }
-  for (auto field : {std::to_string(f.window),
-                     std::string(model::to_string(f.window_mode)),
-                     std::to_string(f.signal_every),
-                     std::to_string(f.cq_moderation),
-                     std::string(model::to_string(f.completion)),
-                     std::to_string(f.rx_depth),
-                     std::to_string(f.rx_replenish),
-                     std::to_string(f.post_list),
-                     std::to_string(f.inline_size),
-                     std::to_string(f.endpoints),
-                     std::string(model::to_string(f.buffers)),
-                     boolean(f.validate),
-                     std::to_string(r.duration.iterations),
-                     number(r.duration.seconds),
-                     number(r.duration.margin),
-                     std::to_string(r.duration.warmup_iterations),
-                     r.preset,
-                     fmt::format("{}", fmt::join(r.emulated, " ")),
-                     std::to_string(r.corrupted_bytes),
-                     r.clock_source,
-                     r.host,
-                     r.timestamp,
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (field.csv == model::CsvColumn::params) row.push_back(field.text(f));
+  }
+  for (const model::RunField& field : model::kRunFields) {
+    if (field.in_csv) row.push_back(run_text(field, r.duration));
+  }
+  for (auto field : {r.preset, fmt::format("{}", fmt::join(r.emulated, " ")),
+                     std::to_string(r.corrupted_bytes), r.clock_source, r.host, r.timestamp,
                      std::to_string(std::max<std::size_t>(1, r.flows.size()))}) {
     row.push_back(std::move(field));
+  }
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (field.csv == model::CsvColumn::appended) row.push_back(field.text(f));
   }
   return row;
 }
@@ -99,60 +102,32 @@ void write_row(std::ostream& out, const auto& fields) {
 }  // namespace
 
 const std::vector<std::string_view>& csv_columns() {
-  static const std::vector<std::string_view> columns = {"config",
-                                                        "plugin",
-                                                        "plugin_version",
-                                                        "library_version",
-                                                        "device",
-                                                        "suite",
-                                                        "test",
-                                                        "op",
-                                                        "pattern",
-                                                        "direction",
-                                                        "size",
-                                                        "status",
-                                                        "reason",
-                                                        "iterations_run",
-                                                        "latency_samples",
-                                                        "latency_one_way",
-                                                        "latency_min_us",
-                                                        "latency_p50_us",
-                                                        "latency_p90_us",
-                                                        "latency_p99_us",
-                                                        "latency_p99_9_us",
-                                                        "latency_p99_99_us",
-                                                        "latency_max_us",
-                                                        "latency_mean_us",
-                                                        "latency_stdev_us",
-                                                        "bytes",
-                                                        "messages",
-                                                        "seconds",
-                                                        "MB_per_s",
-                                                        "Gb_per_s",
-                                                        "Mmsg_per_s",
-                                                        "window",
-                                                        "window_mode",
-                                                        "signal_every",
-                                                        "cq_moderation",
-                                                        "completion",
-                                                        "rx_depth",
-                                                        "rx_replenish",
-                                                        "post_list",
-                                                        "inline",
-                                                        "endpoints",
-                                                        "buffers",
-                                                        "validate",
-                                                        "iterations",
-                                                        "duration_s",
-                                                        "margin_s",
-                                                        "warmup_iterations",
-                                                        "preset",
-                                                        "emulated",
-                                                        "corrupted_bytes",
-                                                        "clock_source",
-                                                        "host",
-                                                        "timestamp",
-                                                        "flows"};
+  static const std::vector<std::string_view> columns = [] {
+    std::vector<std::string_view> c = {
+        "config", "plugin", "plugin_version", "library_version", "device", "suite", "test"};
+    for (const model::FlowField& field : model::kFlowFields) {
+      if (field.csv == model::CsvColumn::identity) c.push_back(field.name);
+    }
+    c.insert(c.end(), {"size",           "status",           "reason",
+                       "iterations_run", "latency_samples",  "latency_one_way",
+                       "latency_min_us", "latency_p50_us",   "latency_p90_us",
+                       "latency_p99_us", "latency_p99_9_us", "latency_p99_99_us",
+                       "latency_max_us", "latency_mean_us",  "latency_stdev_us",
+                       "bytes",          "messages",         "seconds",
+                       "MB_per_s",       "Gb_per_s",         "Mmsg_per_s"});
+    for (const model::FlowField& field : model::kFlowFields) {
+      if (field.csv == model::CsvColumn::params) c.push_back(field.name);
+    }
+    for (const model::RunField& field : model::kRunFields) {
+      if (field.in_csv) c.push_back(field.record_key);
+    }
+    c.insert(c.end(), {"preset", "emulated", "corrupted_bytes", "clock_source", "host", "timestamp",
+                       "flows"});
+    for (const model::FlowField& field : model::kFlowFields) {
+      if (field.csv == model::CsvColumn::appended) c.push_back(field.name);
+    }
+    return c;
+  }();
   return columns;
 }
 

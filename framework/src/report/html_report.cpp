@@ -76,33 +76,6 @@ void write_table(std::ostream& out, const std::vector<Record>& records) {
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string script_safe_json(const nlohmann::json& value) {
   // Reasons carry exception texts: bytes that are not UTF-8 are replaced
   // instead of failing the whole report.

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/escape.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::report {
@@ -22,9 +23,6 @@ using results::Record;
 using results::Status;
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title);
-
-/// Text made safe for HTML content and attribute values.
-std::string html_escape(std::string_view text);
 
 /// JSON text made safe inside a <script> element: '<', '>' and '&' become
 /// \u escapes (in JSON they only occur inside strings, where the escape

@@ -10,40 +10,6 @@
 namespace uniperf::report {
 namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
-
-/// Length of the valid UTF-8 sequence at text[at], 0 if it is not one
-/// (overlong forms, surrogates and values past U+10FFFF are not).
-std::size_t utf8_length(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  std::size_t length = 0;
-  std::uint32_t code = 0;
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    code = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    code = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    code = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(at + i) & 0x3F);
-  }
-  if ((length == 3 && code < 0x800) || (length == 4 && code < 0x10000) || code > 0x10FFFF ||
-      (code >= 0xD800 && code <= 0xDFFF) || code == 0xFFFE || code == 0xFFFF) {
-    return 0;
-  }
-  return length;
-}
-
 std::string number(double value) {
   return std::isfinite(value) ? fmt::format("{}", value) : "nan";
 }
@@ -103,58 +69,6 @@ void write_testcase(std::ostream& out, const Record& r) {
 }
 
 }  // namespace
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t at = 0; at < text.size();) {
-    const char c = text[at];
-    const std::size_t length = utf8_length(text, at);
-    if (length == 0) {
-      out += kReplacement;
-      ++at;
-      continue;
-    }
-    if (length == 1) {
-      switch (c) {
-        case '&':
-          out += "&amp;";
-          break;
-        case '<':
-          out += "&lt;";
-          break;
-        case '>':
-          out += "&gt;";
-          break;
-        case '"':
-          out += "&quot;";
-          break;
-        case '\'':
-          out += "&apos;";
-          break;
-        case '\t':
-          out += "&#9;";  // attribute values normalise raw whitespace to spaces
-          break;
-        case '\n':
-          out += "&#10;";
-          break;
-        case '\r':
-          out += "&#13;";
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-            out += kReplacement;
-          } else {
-            out += c;
-          }
-      }
-    } else {
-      out.append(text.substr(at, length));
-    }
-    at += length;
-  }
-  return out;
-}
 
 void write_junit(std::ostream& out, const std::vector<Record>& records, std::string_view name) {
   std::vector<std::string> configs;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/escape.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::report {
@@ -21,10 +22,5 @@ using results::Status;
 
 /// `name` is the <testsuites> name (the suite's, when all records share one).
 void write_junit(std::ostream& out, const std::vector<Record>& records, std::string_view name);
-
-/// Text made safe for XML 1.0 character data and attribute values: & < > " '
-/// become entities, bytes that are not UTF-8 and characters XML forbids
-/// (controls other than tab, LF, CR) become U+FFFD.
-std::string xml_escape(std::string_view text);
 
 }  // namespace uniperf::report

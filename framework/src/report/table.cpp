@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "model/flow_fields.hpp"
+
 namespace uniperf::report {
 namespace {
 
@@ -75,12 +77,13 @@ void print_header(std::ostream& out, const Record& r) {
                        "Gb/s", "Mmsg/s", "seconds");
     return;
   }
-  std::string title = fmt::format(
-      "{} / {}: {} {} {}, window {} ({}), signal every {}, cq moderation {}, {} completion",
-      r.config, r.test, to_string(f.op), model::to_string(f.pattern), model::to_string(f.direction),
-      f.window, model::to_string(f.window_mode), f.signal_every, f.cq_moderation,
-      model::to_string(f.completion));
-  if (f.buffers == model::BufferMode::single) title += ", single buffer";
+  std::string title = fmt::format("{} / {}: ", r.config, r.test);
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (!field.title.shown) continue;
+    const std::string value = field.text(f);
+    if (field.title.unless_default && value == field.default_text()) continue;
+    title += fmt::format("{}{}{}", field.title.prefix, value, field.title.suffix);
+  }
   if (!r.emulated.empty()) title += fmt::format(", emulated: {}", fmt::join(r.emulated, ", "));
   if (f.pattern == model::Pattern::latency) {
     title += is_one_way(r) ? "; one-way latency (RTT/2) in us" : "; round-trip latency in us";

@@ -32,14 +32,24 @@ AtomicFile::~AtomicFile() {
   }
 }
 
+void AtomicFile::write(std::string_view content) {
+  if (committed_ || file_ == nullptr) {
+    throw std::logic_error("AtomicFile::write after commit: " + target_.string());
+  }
+  if (std::fwrite(content.data(), 1, content.size(), file_) != content.size()) {
+    fail("cannot write", temporary_, errno);
+  }
+}
+
 void AtomicFile::commit(std::string_view content) {
   if (committed_ || file_ == nullptr) {
     throw std::logic_error("AtomicFile::commit called twice: " + target_.string());
   }
   std::FILE* const file = file_;
   file_ = nullptr;
-  const bool written = std::fwrite(content.data(), 1, content.size(), file) == content.size() &&
-                       std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  const bool written =
+      (content.empty() || std::fwrite(content.data(), 1, content.size(), file) == content.size()) &&
+      std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
   const int write_error = errno;
   if (std::fclose(file) != 0 || !written) {
     const int error = written ? errno : write_error;

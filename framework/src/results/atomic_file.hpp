@@ -1,7 +1,10 @@
-// A report file written whole or not at all: the content goes to a temporary
-// file beside the target ("<target>.tmp.<pid>") and commit() renames it over
-// the target, like JsonlWriter. The temporary file is created at once, so an
-// unwritable destination fails before anything is measured.
+// A file written whole or not at all: the content goes to a temporary file
+// beside the target ("<target>.tmp.<pid>", so the rename stays on one file
+// system) and commit() renames it over the target. The temporary file is
+// created at once, so an unwritable destination fails before anything is
+// measured; a run that fails before commit() leaves no file, never a partial
+// one, and an existing target stays untouched until the new one is complete.
+// The report files and JsonlWriter are written through it.
 #pragma once
 
 #include <cstdio>
@@ -18,12 +21,17 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  /// Writes `content`, fsyncs, renames over the target. Once only: a second
-  /// call throws std::logic_error. Throws std::runtime_error on I/O errors,
-  /// leaving the old target (if any) untouched.
-  void commit(std::string_view content);
+  /// Appends to the temporary file. Throws std::runtime_error on a write
+  /// error and std::logic_error after commit().
+  void write(std::string_view content);
+  /// Writes `content`, fsyncs, renames over the target and syncs the
+  /// directory. Once only: a second call throws std::logic_error. Throws
+  /// std::runtime_error on I/O errors, leaving the old target (if any)
+  /// untouched.
+  void commit(std::string_view content = {});
 
   const std::filesystem::path& target() const { return target_; }
+  const std::filesystem::path& temporary() const { return temporary_; }
 
  private:
   std::filesystem::path target_;

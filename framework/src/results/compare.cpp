@@ -4,6 +4,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "model/metrics.hpp"
+#include "results/metrics.hpp"
+
 namespace uniperf::results {
 namespace {
 
@@ -13,29 +16,17 @@ Key key_of(const Record& r) {
   return {r.config, r.test, r.size};
 }
 
-/// The metric's value in a record; NaN when the record does not measure it.
+/// The metric's value in a record; NaN when the record does not measure it
+/// or the name is no metric.
 double value_of(const Record& r, const std::string& metric) {
-  const double none = std::nan("");
-  if (metric == "p50_us") return r.latency ? r.latency->p50 : none;
-  if (metric == "mean_us") return r.latency ? r.latency->mean : none;
-  if (metric == "p99_us") return r.latency ? r.latency->p99 : none;
-  if (metric == "MB_per_s") return r.bandwidth ? r.bandwidth->mb_per_s : none;
-  if (metric == "Mmsg_per_s") return r.bandwidth ? r.bandwidth->mmsg_per_s : none;
-  return none;
+  const model::MetricInfo* info = model::find_metric(metric);
+  return info != nullptr ? metric_value(r, info->id) : std::nan("");
 }
 
-/// Whether `metric` says something about a test of this pattern: a latency
-/// test's "bandwidth" is a by-product of its ping-pong, not its result.
+/// Whether `metric` says something about a test of this pattern.
 bool fits_pattern(const Record& r, const std::string& metric) {
-  switch (r.flow.pattern) {
-    case model::Pattern::latency:
-      return lower_is_better(metric);
-    case model::Pattern::bandwidth:
-      return metric == "MB_per_s";
-    case model::Pattern::message_rate:
-      return metric == "Mmsg_per_s";
-  }
-  return false;
+  const model::MetricInfo* info = model::find_metric(metric);
+  return info != nullptr && info->pattern == r.flow.pattern;
 }
 
 MetricChange compare_metric(const Record& base, const Record& now, const std::string& metric,
@@ -105,17 +96,26 @@ Comparison compare_pair(const Record& base, const Record& now, const Tolerances&
 }  // namespace
 
 const std::vector<std::string>& comparable_metrics() {
-  static const std::vector<std::string> metrics = {"p50_us", "mean_us", "p99_us", "MB_per_s",
-                                                   "Mmsg_per_s"};
+  static const std::vector<std::string> metrics = [] {
+    std::vector<std::string> names;
+    for (const model::MetricInfo& metric : model::kMetrics) names.emplace_back(metric.name);
+    return names;
+  }();
   return metrics;
 }
 
 bool lower_is_better(const std::string& metric) {
-  return metric.ends_with("_us");
+  const model::MetricInfo* info = model::find_metric(metric);
+  return info != nullptr && info->lower_is_better;
 }
 
 Tolerances default_tolerances() {
-  return {{"p50_us", 5}, {"MB_per_s", 5}, {"Mmsg_per_s", 5}};
+  Tolerances tolerances;
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    if (metric.default_tolerance > 0)
+      tolerances[std::string(metric.name)] = metric.default_tolerance;
+  }
+  return tolerances;
 }
 
 std::pair<std::string, double> parse_tolerance(const std::string& text) {

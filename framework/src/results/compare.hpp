@@ -16,13 +16,13 @@ namespace uniperf::results {
 /// bad direction (latency up, bandwidth / message rate down).
 using Tolerances = std::map<std::string, double>;
 
-/// Metrics compare knows: p50_us, mean_us, p99_us (lower is better),
-/// MB_per_s, Mmsg_per_s (higher is better).
+/// Metrics compare knows: every row of model::kMetrics.
 const std::vector<std::string>& comparable_metrics();
 bool lower_is_better(const std::string& metric);
 
-/// The defaults: p50_us 5%, MB_per_s 5%, Mmsg_per_s 5%. Metrics without a
-/// tolerance are not checked (mean_us and p99_us only when given one).
+/// The defaults: each metric's default_tolerance (p50_us 5%, MB_per_s 5%,
+/// Mmsg_per_s 5%). Metrics without a tolerance are not checked (mean_us and
+/// p99_us only when given one).
 Tolerances default_tolerances();
 
 /// "p50_us=3" or "MB_per_s=2.5%" -> (metric, percent). Throws

@@ -1,14 +1,12 @@
-// JSON Lines results, written atomically: records go to a temporary file in
-// the target's directory ("<target>.tmp.<pid>"), and only commit() renames it
-// over the target. A run that fails before commit() leaves no file, never a
-// partial one, and an existing target stays untouched until the new one is
-// complete.
+// JSON Lines results, written atomically through AtomicFile: the lines go to
+// a temporary file beside the target as records arrive, and only commit()
+// renames it over the target.
 #pragma once
 
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 
+#include "results/atomic_file.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::results {
@@ -17,10 +15,7 @@ class JsonlWriter {
  public:
   /// Creates the temporary file at once, so an unwritable destination fails
   /// before anything is measured. Throws std::runtime_error naming the path.
-  explicit JsonlWriter(std::filesystem::path target);
-  ~JsonlWriter();  ///< removes the temporary file unless committed
-  JsonlWriter(const JsonlWriter&) = delete;
-  JsonlWriter& operator=(const JsonlWriter&) = delete;
+  explicit JsonlWriter(std::filesystem::path target) : file_(std::move(target)) {}
 
   /// Appends one line. Throws std::runtime_error on a write error and
   /// std::logic_error after commit().
@@ -30,13 +25,11 @@ class JsonlWriter {
   /// Calling it again does nothing.
   void commit();
 
-  const std::filesystem::path& target() const { return target_; }
-  const std::filesystem::path& temporary() const { return temporary_; }
+  const std::filesystem::path& target() const { return file_.target(); }
+  const std::filesystem::path& temporary() const { return file_.temporary(); }
 
  private:
-  std::filesystem::path target_;
-  std::filesystem::path temporary_;
-  std::FILE* file_ = nullptr;
+  AtomicFile file_;
   bool committed_ = false;
 };
 

@@ -46,6 +46,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/flow_fields.hpp"
+#include "results/metrics.hpp"
+
 namespace uniperf::results {
 
 using json = nlohmann::json;
@@ -62,30 +65,23 @@ std::string_view to_string(Status status) {
   return "unknown";
 }
 
-double trial_metric(const TrialSummary& t, std::string_view metric) {
-  if (metric == "p50_us") return t.p50_us;
-  if (metric == "mean_us") return t.mean_us;
-  if (metric == "MB_per_s") return t.mb_per_s;
-  if (metric == "Mmsg_per_s") return t.mmsg_per_s;
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
 json to_json(const model::FlowSpec& flow) {
-  return {{"op", to_string(flow.op)},
-          {"pattern", model::to_string(flow.pattern)},
-          {"direction", model::to_string(flow.direction)},
-          {"window", flow.window},
-          {"window_mode", model::to_string(flow.window_mode)},
-          {"signal_every", flow.signal_every},
-          {"cq_moderation", flow.cq_moderation},
-          {"completion", model::to_string(flow.completion)},
-          {"rx_depth", flow.rx_depth},
-          {"rx_replenish", flow.rx_replenish},
-          {"post_list", flow.post_list},
-          {"inline", flow.inline_size},
-          {"endpoints", flow.endpoints},
-          {"validate", flow.validate},
-          {"buffers", model::to_string(flow.buffers)}};
+  json params = json::object();
+  for (const model::FlowField& field : model::kFlowFields) {
+    json& value = params[std::string(field.name)];
+    switch (field.kind) {
+      case model::FieldKind::count:
+        value = flow.*field.count;
+        break;
+      case model::FieldKind::flag:
+        value = flow.*field.flag;
+        break;
+      case model::FieldKind::choice:
+        value = field.text(flow);
+        break;
+    }
+  }
+  return params;
 }
 
 namespace {
@@ -111,12 +107,23 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
 
 json to_json(const Record& r) {
   json params = to_json(r.flow);
-  params["iterations"] = r.duration.iterations;
-  params["duration_s"] = r.duration.seconds;
-  params["margin_s"] = r.duration.margin;
-  params["warmup_iterations"] = r.duration.warmup_iterations;
-  params["trials"] = r.duration.trials;
-  params["forever"] = r.duration.forever;
+  for (const model::RunField& field : model::kRunFields) {
+    json& value = params[std::string(field.record_key)];
+    switch (field.kind) {
+      case model::RunKind::count64:
+        value = r.duration.*field.count64;
+        break;
+      case model::RunKind::count32:
+        value = r.duration.*field.count32;
+        break;
+      case model::RunKind::seconds:
+        value = r.duration.*field.seconds;
+        break;
+      case model::RunKind::flag:
+        value = r.duration.*field.flag;
+        break;
+    }
+  }
   json j = {{"schema_version", r.schema_version},
             {"schema_minor", r.schema_minor},
             {"status", to_string(r.status)},
@@ -145,11 +152,11 @@ json to_json(const Record& r) {
   if (!r.trials.empty()) {
     json per_trial = json::array();
     for (const TrialSummary& t : r.trials) {
-      per_trial.push_back({{"iterations_run", t.iterations_run},
-                           {"p50_us", t.p50_us},
-                           {"mean_us", t.mean_us},
-                           {"MB_per_s", t.mb_per_s},
-                           {"Mmsg_per_s", t.mmsg_per_s}});
+      json one = {{"iterations_run", t.iterations_run}};
+      for (const model::MetricInfo& metric : model::kMetrics) {
+        if (metric.per_trial) one[std::string(metric.name)] = t.*trial_member(metric.id);
+      }
+      per_trial.push_back(std::move(one));
     }
     json ci = json::object();
     for (const auto& [metric, interval] : r.ci95) {
@@ -262,13 +269,7 @@ class FieldReader {
   }
 
  private:
-  static std::string_view spelling(Op op) { return to_string(op); }
   static std::string_view spelling(Status status) { return to_string(status); }
-  static std::string_view spelling(model::Pattern p) { return model::to_string(p); }
-  static std::string_view spelling(model::Direction d) { return model::to_string(d); }
-  static std::string_view spelling(model::WindowMode m) { return model::to_string(m); }
-  static std::string_view spelling(model::CompletionMode m) { return model::to_string(m); }
-  static std::string_view spelling(model::BufferMode m) { return model::to_string(m); }
 
   std::string name(const char* key) const {
     if (path_.empty()) return key;
@@ -287,22 +288,47 @@ class FieldReader {
 
 model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
   model::FlowSpec f;
-  f.op = params.enumeration<Op>("op", kOpCount);
-  f.pattern = params.enumeration<model::Pattern>("pattern", 3);
-  f.direction = params.enumeration<model::Direction>("direction", 2);
-  f.window = params.unsigned32("window");
-  f.window_mode = params.enumeration<model::WindowMode>("window_mode", 2);
-  f.signal_every = params.unsigned32("signal_every");
-  f.cq_moderation = params.unsigned32("cq_moderation");
-  f.completion = params.enumeration<model::CompletionMode>("completion", 2);
-  f.rx_depth = params.unsigned32("rx_depth");
-  f.rx_replenish = params.unsigned32("rx_replenish");
-  f.post_list = params.unsigned32("post_list");
-  f.inline_size = params.unsigned32("inline");
-  f.endpoints = params.unsigned32("endpoints");
-  f.validate = params.boolean("validate");
-  if (raw.contains("buffers")) f.buffers = params.enumeration<model::BufferMode>("buffers", 2);
+  for (const model::FlowField& field : model::kFlowFields) {
+    const std::string key(field.name);
+    if (field.optional_in_record && !raw.contains(key)) continue;  // the default
+    switch (field.kind) {
+      case model::FieldKind::count:
+        f.*field.count = params.unsigned32(key.c_str());
+        break;
+      case model::FieldKind::flag:
+        f.*field.flag = params.boolean(key.c_str());
+        break;
+      case model::FieldKind::choice:
+        const std::string text = params.string(key.c_str());
+        if (!field.set_text(f, text)) {
+          params.fail(key.c_str(),
+                      "unknown value '" + text + "' (expected " + field.choice_list(" | ") + ")");
+        }
+        break;
+    }
+  }
   return f;
+}
+
+void read_duration(const FieldReader& params, const json& raw, model::Duration& d) {
+  for (const model::RunField& field : model::kRunFields) {
+    const std::string key(field.record_key);
+    if (field.optional_in_record && !raw.contains(key)) continue;  // the default
+    switch (field.kind) {
+      case model::RunKind::count64:
+        d.*field.count64 = params.unsigned_integer(key.c_str());
+        break;
+      case model::RunKind::count32:
+        d.*field.count32 = params.unsigned32(key.c_str());
+        break;
+      case model::RunKind::seconds:
+        d.*field.seconds = params.number(key.c_str());
+        break;
+      case model::RunKind::flag:
+        d.*field.flag = params.boolean(key.c_str());
+        break;
+    }
+  }
 }
 
 void read_results(const FieldReader& top, const json& j, std::optional<LatencyStats>& latency_out,
@@ -364,12 +390,7 @@ Record record_from_json(const json& j) {
 
   const FieldReader params = top.object("params");
   r.flow = read_flow(params, j.at("params"));
-  r.duration.iterations = params.unsigned_integer("iterations");
-  r.duration.seconds = params.number("duration_s");
-  r.duration.margin = params.number("margin_s");
-  r.duration.warmup_iterations = params.unsigned_integer("warmup_iterations");
-  if (j.at("params").contains("trials")) r.duration.trials = params.unsigned32("trials");
-  if (j.at("params").contains("forever")) r.duration.forever = params.boolean("forever");
+  read_duration(params, j.at("params"), r.duration);
 
   r.emulated = top.strings("emulated");
   r.iterations_run = top.unsigned_integer("iterations_run");
@@ -411,17 +432,16 @@ Record record_from_json(const json& j) {
       const FieldReader one(per_trial[i], "trials.per_trial[" + std::to_string(i) + "]");
       TrialSummary& t = r.trials.emplace_back();
       t.iterations_run = one.unsigned_integer("iterations_run");
-      t.p50_us = one.number("p50_us");
-      t.mean_us = one.number("mean_us");
-      t.mb_per_s = one.number("MB_per_s");
-      t.mmsg_per_s = one.number("Mmsg_per_s");
+      for (const model::MetricInfo& metric : model::kMetrics) {
+        if (metric.per_trial)
+          t.*trial_member(metric.id) = one.number(std::string(metric.name).c_str());
+      }
     }
-    const FieldReader ci = trials.object("ci95");
+    trials.object("ci95");  // fails unless an object
     for (const auto& [metric, value] : trials.field("ci95").items()) {
       const FieldReader interval(value, "trials.ci95." + metric);
       r.ci95[metric] = {interval.number("mean"), interval.number("low"), interval.number("high")};
     }
-    (void)ci;
   }
   return r;
 }

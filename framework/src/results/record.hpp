@@ -48,17 +48,13 @@ struct Interval {
   double mean = 0, low = 0, high = 0;
 };
 
-/// One trial's headline values (NaN where not measured): the metrics that
-/// trials summarise and `uniperf compare` checks, by their record names.
+/// One trial's headline values (NaN where not measured): the metrics of
+/// model::kMetrics marked per_trial (results/metrics.hpp maps each to its
+/// member).
 struct TrialSummary {
   std::uint64_t iterations_run = 0;
   double p50_us = 0, mean_us = 0, mb_per_s = 0, mmsg_per_s = 0;
 };
-
-/// The metrics of TrialSummary by name ("p50_us", "mean_us", "MB_per_s",
-/// "Mmsg_per_s"), the names `trials.ci95` and `--tolerance` use.
-inline constexpr const char* kTrialMetrics[] = {"p50_us", "mean_us", "MB_per_s", "Mmsg_per_s"};
-double trial_metric(const TrialSummary&, std::string_view metric);
 
 /// One flow's own results in a test of several concurrent flows.
 struct FlowResult {
@@ -114,7 +110,7 @@ struct Record {
   /// Preflight findings that can skew the numbers (added in 1.1).
   std::vector<std::string> warnings;
   /// With `trials: N` > 1 (added in 1.1): every trial's summary, in order,
-  /// and per metric of kTrialMetrics that was measured the 95% confidence
+  /// and per per-trial metric (model::kMetrics) that was measured the 95% confidence
   /// interval of its mean over the trials. The record's latency and
   /// bandwidth are then over every trial's samples pooled.
   std::vector<TrialSummary> trials;

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <vector>
 
+#include "results/metrics.hpp"
+
 namespace uniperf::results {
 namespace {
 
@@ -96,24 +98,23 @@ Interval mean_ci95(std::span<const double> values) {
 }
 
 TrialSummary summarize_trial(const Record& trial) {
-  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   TrialSummary t;
   t.iterations_run = trial.iterations_run;
-  t.p50_us = trial.latency ? trial.latency->p50 : kNone;
-  t.mean_us = trial.latency ? trial.latency->mean : kNone;
-  t.mb_per_s = trial.bandwidth ? trial.bandwidth->mb_per_s : kNone;
-  t.mmsg_per_s = trial.bandwidth ? trial.bandwidth->mmsg_per_s : kNone;
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    if (metric.per_trial) t.*trial_member(metric.id) = metric_value(trial, metric.id);
+  }
   return t;
 }
 
 void compute_trial_intervals(Record& record) {
   record.ci95.clear();
   if (record.trials.size() < 2) return;
-  for (const char* metric : kTrialMetrics) {
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    if (!metric.per_trial) continue;
     std::vector<double> values;
-    for (const auto& t : record.trials) values.push_back(trial_metric(t, metric));
+    for (const auto& t : record.trials) values.push_back(t.*trial_member(metric.id));
     if (std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) continue;
-    record.ci95[metric] = mean_ci95(values);
+    record.ci95[std::string(metric.name)] = mean_ci95(values);
   }
 }
 

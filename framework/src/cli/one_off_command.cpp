@@ -1,0 +1,79 @@
+#include "cli/one_off_command.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include "suite/presets.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+
+void add_one_off_options(CLI::App* command, OneOffOptions& o) {
+  command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
+      ->delimiter(',');
+  command->add_flag("-a,--all", o.all_sizes, "All sizes 2..8M in powers of two");
+  for (std::size_t i = 0; i < std::size(model::kRunFields); ++i) {
+    const model::RunField& field = model::kRunFields[i];
+    if (field.cli_names.empty()) continue;
+    const std::string names(field.cli_names), help(field.help);
+    if (field.kind == model::RunKind::seconds) {
+      command->add_option(names, o.run[i].text, help);
+    } else {
+      command->add_option(names, o.run[i].number, help);
+    }
+  }
+  for (std::size_t i = 0; i < std::size(model::kFlowFields); ++i) {
+    const model::FlowField& field = model::kFlowFields[i];
+    if (field.cli.names.empty()) continue;
+    const std::string names(field.cli.names);
+    if (!field.cli.sets.empty()) {
+      command->add_flag(names, o.flow[i].on,
+                        std::string(field.cli.help.empty() ? field.help : field.cli.help));
+    } else if (field.kind == model::FieldKind::count) {
+      command->add_option(names, o.flow[i].number, std::string(field.help));
+    } else {
+      command->add_option(names, o.flow[i].text, field.choice_list(" | "));
+    }
+  }
+  std::string presets;
+  for (const auto& name : suite::preset_names()) presets += (presets.empty() ? "" : " | ") + name;
+  command->add_option("--preset", o.preset, presets);
+}
+
+model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& o) {
+  YAML::Node test;
+  auto set = [&](std::string_view key, const FlagValue& value, std::string_view switch_sets) {
+    const std::string name(key);
+    if (value.number) test[name] = *value.number;
+    if (value.text) test[name] = *value.text;
+    if (value.on) test[name] = std::string(switch_sets);
+  };
+  for (std::size_t i = 0; i < std::size(model::kFlowFields); ++i) {
+    set(model::kFlowFields[i].name, o.flow[i], model::kFlowFields[i].cli.sets);
+  }
+  // The pattern is the subcommand's; the op defaults to send.
+  test["pattern"] = pattern;
+  if (!test["op"]) test["op"] = "send";
+  test["name"] = test["op"].as<std::string>() + "_" + pattern;
+  if (o.all_sizes) {
+    test["sizes"] = "2..8M x2";
+  } else if (o.sizes.size() == 1) {
+    test["sizes"] = o.sizes.front();
+  } else if (!o.sizes.empty()) {
+    for (const auto& s : o.sizes) test["sizes"].push_back(s);
+  }
+  for (std::size_t i = 0; i < std::size(model::kRunFields); ++i) {
+    set(model::kRunFields[i].suite_key, o.run[i], "");
+  }
+  if (o.preset) test["preset"] = *o.preset;
+
+  model::SuiteSpec suite;
+  suite.name = "command-line";
+  suite.file = "<command line>";
+  suite.tests.push_back(suite::parse_test(test, suite.file));
+  YAML::Emitter emitter;
+  emitter << test;
+  suite.content_hash = suite::sha256_hex(emitter.c_str());
+  return suite;
+}
+
+}  // namespace uniperf::cli

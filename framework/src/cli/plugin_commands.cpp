@@ -1,0 +1,140 @@
+#include "cli/plugin_commands.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <iostream>
+
+#include "cli/exit_codes.hpp"
+#include "loader/plugin_registry.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+std::string_view type_name(OptionType type) {
+  switch (type) {
+    case OptionType::string:
+      return "string";
+    case OptionType::integer:
+      return "integer";
+    case OptionType::boolean:
+      return "boolean";
+    case OptionType::size:
+      return "size";
+  }
+  return "?";
+}
+
+/// Every Capabilities member but `ops` (printed per op), in declaration
+/// order: a member added to plugin.hpp is one row here.
+struct CapabilityRow {
+  const char* name;
+  std::string (*text)(const Capabilities&);
+};
+
+const CapabilityRow kCapabilityRows[] = {
+    {"selective_completion",
+     [](const Capabilities& c) { return std::string(to_string(c.selective_completion)); }},
+    {"completion_events",
+     [](const Capabilities& c) { return std::string(to_string(c.completion_events)); }},
+    {"post_list", [](const Capabilities& c) { return std::string(to_string(c.post_list)); }},
+    {"max_inline", [](const Capabilities& c) { return std::to_string(c.max_inline); }},
+    {"max_message",
+     [](const Capabilities& c) {
+       return c.max_message ? std::to_string(c.max_message) : std::string("unlimited");
+     }},
+    {"target_progress", [](const Capabilities& c) { return fmt::format("{}", c.target_progress); }},
+    {"ordered_write_visibility",
+     [](const Capabilities& c) { return fmt::format("{}", c.ordered_write_visibility); }},
+    {"thread_safe_endpoints",
+     [](const Capabilities& c) { return fmt::format("{}", c.thread_safe_endpoints); }},
+};
+
+}  // namespace
+
+int list_plugins() {
+  loader::PluginRegistry plugins(loader::default_search_path());
+  if (plugins.plugins().empty()) {
+    std::cout << "no plugins found in:";
+    for (const auto& dir : loader::default_search_path()) std::cout << " " << dir.string();
+    std::cout << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:<8} {:<8} {:<22} {}\n", "PLUGIN", "VERSION", "LIBRARY", "STATUS");
+  for (const auto& p : plugins.plugins()) {
+    if (!p.ok()) {
+      std::cout << fmt::format("{:<8} {:<8} {:<22} broken: {}\n", p.name, "-", "-", p.load_error);
+      continue;
+    }
+    const std::string why = p.plugin->probe();
+    std::cout << fmt::format("{:<8} {:<8} {:<22} {}\n", p.name, p.plugin->version(),
+                             p.plugin->library_version(),
+                             why.empty() ? "available" : "unavailable: " + why);
+  }
+  return kExitOk;
+}
+
+int plugin_info(const std::string& name, const std::string& config_path) {
+  loader::PluginRegistry plugins(loader::default_search_path());
+  Plugin* plugin = plugins.find(name);
+  if (plugin == nullptr) {
+    std::cerr << "uniperf: " << plugins.why_missing(name) << "\n";
+    return kExitBadInput;
+  }
+  std::cout << fmt::format("{} {} — {}\nlibrary: {}\n\noptions:\n", plugin->name(),
+                           plugin->version(), plugin->description(), plugin->library_version());
+  for (const auto& o : plugin->options()) {
+    std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}\n", o.name, type_name(o.type),
+                             o.default_value.empty() ? "(unset)" : o.default_value, o.help);
+  }
+  model::ConfigSpec config;
+  config.plugin = name;
+  config.file = "<defaults>";
+  if (!config_path.empty()) config = suite::load_config(config_path);
+  try {
+    const auto context = plugin->open(suite::validate_options(config, plugin->options()));
+    const Capabilities caps = context->capabilities();
+    std::cout << fmt::format("\ncapabilities ({}):\n", context->device());
+    for (std::size_t i = 0; i < kOpCount; ++i) {
+      std::cout << fmt::format("  op {:<19} {}\n", to_string(static_cast<Op>(i)),
+                               to_string(caps.ops[i]));
+    }
+    for (const CapabilityRow& row : kCapabilityRows) {
+      std::cout << fmt::format("  {:<22} {}\n", row.name, row.text(caps));
+    }
+  } catch (const Unavailable& e) {
+    std::cout << "\ncapabilities: unavailable: " << e.what() << "\n";
+  }
+  return kExitOk;
+}
+
+int validate_files(const std::vector<std::string>& files) {
+  loader::PluginRegistry plugins(loader::default_search_path());
+  int status = kExitOk;
+  for (const auto& file : files) {
+    try {
+      const YAML::Node root = YAML::LoadFile(file);
+      if (root.IsMap() && root["plugin"]) {
+        const auto config = suite::load_config(file);
+        if (Plugin* plugin = plugins.find(config.plugin)) {
+          suite::validate_options(config, plugin->options());
+          std::cout << fmt::format("ok      {} (config for plugin {})\n", file, config.plugin);
+        } else {
+          std::cout << fmt::format("ok      {} (config; options not checked: {})\n", file,
+                                   plugins.why_missing(config.plugin));
+        }
+      } else {
+        const auto suite = suite::load_suite(file);
+        std::cout << fmt::format("ok      {} (suite '{}', {} tests)\n", file, suite.name,
+                                 suite.tests.size());
+      }
+    } catch (const std::exception& e) {
+      std::cout << "invalid " << e.what() << "\n";
+      status = kExitBadInput;
+    }
+  }
+  return status;
+}
+
+}  // namespace uniperf::cli

@@ -1,0 +1,18 @@
+// `uniperf list`, `uniperf info PLUGIN` and `uniperf validate FILE...`:
+// what is installed, what a plugin offers, whether files are well formed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace uniperf::cli {
+
+/// The plugins found, their versions and availability.
+int list_plugins();
+/// A plugin's options and, opened with defaults or `config_path`'s
+/// options, its capabilities.
+int plugin_info(const std::string& name, const std::string& config_path);
+/// Checks suites and configs; exit 2 when any is invalid.
+int validate_files(const std::vector<std::string>& files);
+
+}  // namespace uniperf::cli

@@ -1,0 +1,258 @@
+#include "cli/run_command.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+#include <iostream>
+
+#include "bootstrap/bootstrap.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/local_pair.hpp"
+#include "loader/plugin_registry.hpp"
+#include "report/table.hpp"
+#include "results/jsonl_writer.hpp"
+#include "session/provenance.hpp"
+#include "session/session.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint16_t kDefaultPort = 18521;
+
+std::pair<std::string, std::uint16_t> split_host_port(const std::string& text,
+                                                      const std::string& default_host) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    // A bare number is a port for --listen, a host name for --peer.
+    if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+      return {default_host, static_cast<std::uint16_t>(std::stoi(text))};
+    }
+    return {text.empty() ? default_host : text, kDefaultPort};
+  }
+  return {text.substr(0, colon), static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1)))};
+}
+
+std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
+                                            loader::PluginRegistry& plugins) {
+  std::vector<model::ConfigSpec> configs;
+  for (const auto& path : paths) {
+    configs.push_back(suite::load_config(path));
+    // Options are checked now, before anything runs, when the plugin is here;
+    // a missing plugin is reported per test as unavailable.
+    if (Plugin* plugin = plugins.find(configs.back().plugin)) {
+      suite::validate_options(configs.back(), plugin->options());
+    }
+  }
+  return configs;
+}
+
+/// A finished run's exit code: whether any record is an error.
+int exit_code_of(const std::vector<results::Record>& records) {
+  for (const auto& r : records) {
+    if (r.status == results::Status::error) return kExitTestErrors;
+  }
+  return kExitOk;
+}
+
+/// Set by SIGINT in run-forever mode: the current window ends, both sides
+/// agree to stop, the final record is written (session::RunSettings).
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void request_stop(int) {
+  g_stop_requested.store(true);
+}
+
+/// --trials, --run-infinitely and --report-interval over every test.
+void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
+  for (auto& test : suite.tests) {
+    auto& d = test.duration;
+    if (options.trials) d.trials = *options.trials;
+    if (options.run_forever) {
+      d.forever = true;
+      d.iterations = 0;
+      d.seconds = 5;
+    }
+    if (d.forever && options.report_interval) d.seconds = *options.report_interval;
+    // Interim results in duration mode: the duration runs as back-to-back
+    // windows of the interval (trials), each reported as it ends and pooled
+    // in the record, so nothing is sampled inside the timed loop.
+    if (!d.forever && d.seconds > 0 && options.report_interval &&
+        d.seconds > *options.report_interval) {
+      const auto windows =
+          static_cast<std::uint32_t>(std::lround(d.seconds / *options.report_interval));
+      d.trials *= std::max<std::uint32_t>(1, windows);
+      d.seconds = *options.report_interval;
+    }
+    if (d.seconds > 0 && 2 * d.margin >= d.seconds) d.margin = 0;
+  }
+}
+
+}  // namespace
+
+void add_connection_options(CLI::App* command, ConnectionOptions& options) {
+  command->add_option("-c,--config", options.configs, "Provider config (YAML); repeat to compare")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--peer", options.peer,
+                      "Run against a `uniperf ... --listen` on HOST[:PORT] (this side measures)");
+  options.listen_flags.push_back(command
+                                     ->add_option("--listen", options.listen,
+                                                  "Serve a peer on [HOST:]PORT (default port " +
+                                                      std::to_string(kDefaultPort) + ")")
+                                     ->expected(0, 1));
+  command->add_option("-o,--output", options.output,
+                      "Write JSON Lines results to FILE (atomically)");
+  command
+      ->add_option("--timeout", options.size_timeout_s,
+                   "Seconds one size may run past its duration before it counts as hung")
+      ->default_val(120);
+  command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  command
+      ->add_option("--trials", options.trials,
+                   "Measure each size N times; records get per-trial values and 95% CIs")
+      ->check(CLI::Range(1u, 1000u));
+  command->add_flag("--run-infinitely", options.run_forever,
+                    "Run each test until Ctrl-C, reporting every --report-interval seconds");
+  command
+      ->add_option("--report-interval", options.report_interval,
+                   "Seconds per interim report: run-forever windows (default 5); in duration "
+                   "mode the duration runs as windows of this length")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--cpu", options.cpu, "Pin this process to CPU N (recorded)");
+  command->add_option("--peer-cpu", options.peer_cpu,
+                      "Pin the local pair's responder to CPU N (recorded; on two hosts give "
+                      "the server its own --cpu)");
+  cli::add_report_file_options(command, options.report_files);
+  command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
+}
+
+int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
+  apply_run_overrides(suite, options);
+  loader::PluginRegistry plugins(loader::default_search_path());
+  const auto configs = load_configs(options.configs, plugins);
+
+  // The measuring side (a local pair's first process, or --peer) writes the
+  // report files; they are opened now, so a bad path fails before a peer waits.
+  std::optional<cli::PendingReports> report_files;
+  if (options.pair_connect.empty() && !options.listening()) {
+    report_files.emplace(options.report_files);
+  }
+
+  // A local pair's responder is this command line re-run with
+  // --pair-connect: it takes --peer-cpu as its own pin.
+  const std::optional<int> my_cpu = options.pair_connect.empty() ? options.cpu : options.peer_cpu;
+  if (my_cpu) session::pin_to_cpu(*my_cpu);
+  const nlohmann::json my_facts = session::provenance();
+  nlohmann::json peer_facts;
+
+  std::unique_ptr<bootstrap::Bootstrap> control;
+  std::optional<cli::LocalPair> pair;
+  try {
+    if (!options.pair_connect.empty()) {
+      const auto [host, port] = split_host_port(options.pair_connect, "127.0.0.1");
+      control = bootstrap::tcp_connect(host, port, 1, 10s);
+    } else if (!options.peer.empty()) {
+      const auto [host, port] = split_host_port(options.peer, "127.0.0.1");
+      control = bootstrap::tcp_connect(host, port, 0, 30s);
+    } else if (options.listening()) {
+      const auto [host, port] = split_host_port(options.listen, "0.0.0.0");
+      bootstrap::TcpListener listener(host, port);
+      std::cerr << fmt::format("uniperf: waiting for a peer on {}:{}\n", host, listener.port());
+      control = listener.accept(1, 3600s);
+    } else {
+      pair.emplace(argc, argv);
+      control = pair->accept();
+    }
+    peer_facts = session::handshake(*control, suite, configs, my_facts);
+  } catch (const std::exception& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";
+    return kExitNoPeer;
+  }
+
+  const bool initiator = control->rank() == 0;
+  std::optional<results::JsonlWriter> jsonl;
+  if (initiator && !options.output.empty()) jsonl.emplace(options.output);
+
+  report::LiveReporter live(std::cout);
+  report::Progress progress;
+  report::ComparisonTable table;
+  session::Observer observer;
+  observer.on_start = [&](const model::ConfigSpec& config, const model::TestSpec& test,
+                          std::uint64_t size, std::size_t index, std::size_t total) {
+    progress.start(config.name + " " + test.name, size, index, total);
+  };
+  observer.on_record = [&](const results::Record& record) {
+    progress.finish();
+    if (!options.quiet) live.on_record(record);
+    table.add(record);
+    if (jsonl) jsonl->add(record);
+  };
+  observer.on_interim = [&](const results::Record& window, std::size_t number) {
+    const auto [value, label] = report::headline(window);
+    std::string text = fmt::format(
+        "{} #{}: {} {:.4g}", window.duration.forever ? "window" : "trial", number, label, value);
+    if (window.bandwidth && label != "MB/s")
+      text += fmt::format(" ({:.4g} MB/s)", window.bandwidth->mb_per_s);
+    // --quiet: only the live line (on a terminal) shows it.
+    if (options.quiet) return progress.interim(text);
+    progress.finish();
+    std::cout << fmt::format("  {} {} {} B  {}", window.config, window.test, window.size, text)
+              << std::endl;
+  };
+  session::RunSettings settings;
+  settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  settings.stop_requested = &g_stop_requested;
+  if (initiator) {
+    const bool remote = !options.peer.empty();
+    settings.provenance = {
+        {"uniperf", session::build_info()},
+        {"suite_sha256", suite.content_hash},
+        {"initiator", my_facts},
+        {"responder", peer_facts},
+        {"cpu",
+         {{"initiator", options.cpu ? nlohmann::json(*options.cpu) : nlohmann::json(nullptr)},
+          {"responder", !remote && options.peer_cpu ? nlohmann::json(*options.peer_cpu)
+                                                    : nlohmann::json(nullptr)}}}};
+    if (remote && options.peer_cpu)
+      settings.warnings.push_back("--peer-cpu is ignored with --peer: give the server --cpu");
+    for (auto& w : session::preflight(my_facts, peer_facts,
+                                      {.hugepages = session::configs_want_hugepages(configs)}))
+      settings.warnings.push_back(std::move(w));
+    for (const auto& w : settings.warnings) std::cerr << "uniperf: warning: " << w << "\n";
+  }
+  bool forever = false;
+  for (const auto& test : suite.tests) forever |= test.duration.forever;
+  if (forever) {
+    // The first Ctrl-C ends the run cleanly at the next window boundary; the
+    // handler is reset after it, so a second one kills as usual. Installed
+    // after the plugins loaded: some transport libraries install their own
+    // SIGINT handler when loaded (libinfinipath, under libfabric, exits).
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    ::sigaction(SIGINT, &action, nullptr);
+    ::sigaction(SIGTERM, &action, nullptr);
+  }
+  const auto records = session::run(*control, suite, configs, plugins, settings, observer);
+  control.reset();  // closes the control connection: the peer ends now
+  if (pair) pair->wait();
+  if (!initiator) return kExitOk;
+
+  if (configs.size() > 1 || options.quiet) {
+    std::cout << "\n";
+    table.print(std::cout);
+  }
+  if (jsonl) {
+    jsonl->commit();
+    std::cerr << "uniperf: results written to " << options.output << "\n";
+  }
+  if (report_files) report_files->commit(records, suite.name);
+  return exit_code_of(records);
+}
+
+}  // namespace uniperf::cli

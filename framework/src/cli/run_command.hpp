@@ -1,0 +1,46 @@
+// `uniperf run SUITE` and the connection every run shares with the one-off
+// forms: a local pair, --peer or --listen, then the session and the reports.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/report_command.hpp"
+#include "model/suite_spec.hpp"
+
+namespace uniperf::cli {
+
+struct ConnectionOptions {
+  std::vector<std::string> configs;
+  std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
+  std::string listen;        // --listen [HOST:]PORT: this side serves
+  std::string pair_connect;  // internal: the responder of a local pair
+  std::string output;
+  cli::ReportFiles report_files;           // --csv, --junit, --html
+  std::vector<CLI::Option*> listen_flags;  // one per subcommand
+  int size_timeout_s = 120;
+  std::optional<int> cpu;                 // --cpu N: pin this process
+  std::optional<int> peer_cpu;            // --peer-cpu N: pin a local pair's responder
+  std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
+  bool run_forever = false;               // --run-infinitely
+  std::optional<double> report_interval;  // --report-interval S: run-forever window
+
+  bool listening() const {
+    for (const auto* flag : listen_flags) {
+      if (flag->count() > 0) return true;
+    }
+    return false;
+  }
+  bool quiet = false;
+};
+
+/// Adds -c, --peer, --listen, -o, the run overrides and the report files.
+void add_connection_options(CLI::App* command, ConnectionOptions& options);
+
+/// Connects (or starts a local pair), handshakes, runs, reports; the exit
+/// code (cli/exit_codes.hpp).
+int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv);
+
+}  // namespace uniperf::cli

@@ -1,0 +1,66 @@
+#include "model/flow_fields.hpp"
+
+#include <charconv>
+
+namespace uniperf::model {
+
+std::string FlowField::text(const FlowSpec& flow) const {
+  switch (kind) {
+    case FieldKind::count:
+      return std::to_string(flow.*count);
+    case FieldKind::flag:
+      return flow.*flag ? "true" : "false";
+    case FieldKind::choice:
+      return std::string(choice_name(get_choice(flow)));
+  }
+  return {};
+}
+
+bool FlowField::set_text(FlowSpec& flow, std::string_view value) const {
+  switch (kind) {
+    case FieldKind::count: {
+      std::uint32_t number = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (ec != std::errc() || end != value.data() + value.size()) return false;
+      flow.*count = number;
+      return true;
+    }
+    case FieldKind::flag:
+      if (value != "true" && value != "false") return false;
+      flow.*flag = value == "true";
+      return true;
+    case FieldKind::choice:
+      for (std::size_t i = 0; i < choice_count; ++i) {
+        if (choice_name(i) == value) {
+          set_choice(flow, i);
+          return true;
+        }
+      }
+      return false;
+  }
+  return false;
+}
+
+std::vector<std::string_view> FlowField::choices() const {
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < choice_count; ++i) names.push_back(choice_name(i));
+  return names;
+}
+
+std::string FlowField::choice_list(std::string_view separator) const {
+  std::string list;
+  for (std::size_t i = 0; i < choice_count; ++i) {
+    if (i > 0) list += separator;
+    list += choice_name(i);
+  }
+  return list;
+}
+
+const FlowField* find_flow_field(std::string_view name) {
+  for (const FlowField& field : kFlowFields) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
+}  // namespace uniperf::model

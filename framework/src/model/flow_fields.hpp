@@ -1,0 +1,369 @@
+// The test knobs as data: one row per FlowSpec member (kFlowFields) and per
+// Duration member (kRunFields). The suite reader, the result record (to and
+// from JSON), the CSV view, the terminal table's title and the one-off
+// command line (`uniperf lat|bw|rate`) all walk these rows, so a knob is
+// named, typed, defaulted and documented once. Adding one is a row here plus
+// the code that gives it meaning (the engine, and any check in the suite's
+// build_flow); CONTRIBUTING.md walks through it.
+//
+// A row's `name` is its suite key, its record `params` key, its CSV column
+// and (for flows) what the one-off flags set; those spellings are part of the
+// record schema (results/record.cpp) and never change.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::model {
+
+enum class FieldKind : std::uint8_t {
+  count,  ///< std::uint32_t; a whole number >= the row's minimum
+  flag,   ///< bool; true / false
+  choice  ///< an enum; spelled by its to_string name
+};
+
+/// How the one-off command line sets a knob.
+struct CliFlag {
+  std::string_view names;  ///< CLI11 spelling ("-t,--tx-depth,--window"); "" = no flag
+  std::string_view sets;   ///< non-empty: a switch taking no value that sets this one
+  std::string_view help;   ///< a switch's own help ("" = the row's)
+};
+
+/// Where a knob's CSV column goes. CSV readers may go by position, so
+/// columns are only ever appended: a knob added after the CSV's first
+/// release goes after every column of that release (the default).
+enum class CsvColumn : std::uint8_t {
+  identity,  ///< beside the test's name (op, pattern, direction)
+  params,    ///< among the parameters of the first release
+  appended   ///< after the last column of the first release
+};
+
+/// How the terminal table's one-line title shows a knob: prefix, the value's
+/// text, suffix. Rows without a title part are left out of it.
+struct TitlePart {
+  std::string_view prefix, suffix;
+  bool shown = false;
+  bool unless_default = false;  ///< only when the value differs from FlowSpec{}'s
+};
+
+template <class Enum>
+inline constexpr std::size_t kChoiceCount = 0;
+template <>
+inline constexpr std::size_t kChoiceCount<Op> = kOpCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Pattern> = kPatternCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Direction> = kDirectionCount;
+template <>
+inline constexpr std::size_t kChoiceCount<WindowMode> = kWindowModeCount;
+template <>
+inline constexpr std::size_t kChoiceCount<CompletionMode> = kCompletionModeCount;
+template <>
+inline constexpr std::size_t kChoiceCount<BufferMode> = kBufferModeCount;
+
+/// One FlowSpec knob.
+struct FlowField {
+  std::string_view name;
+  FieldKind kind = FieldKind::count;
+  std::string_view help;  ///< one line: the suite reference and the flag's help
+  std::uint32_t FlowSpec::*count = nullptr;
+  bool FlowSpec::*flag = nullptr;
+  std::size_t (*get_choice)(const FlowSpec&) = nullptr;  ///< the enum's index
+  void (*set_choice)(FlowSpec&, std::size_t) = nullptr;
+  std::string_view (*choice_name)(std::size_t) = nullptr;
+  std::size_t choice_count = 0;
+  std::uint32_t minimum = 0;  ///< count: the least value a suite may give
+  /// No built-in default: a suite must give it (op).
+  bool required = false;
+  /// Its default follows from other knobs (build_flow computes it), so the
+  /// built-in layer holds none.
+  bool derived = false;
+  CsvColumn csv = CsvColumn::appended;
+  /// Added to the record after schema 1.0: a reader takes its absence as
+  /// the default.
+  bool optional_in_record = false;
+  CliFlag cli;
+  TitlePart title;
+
+  // Builders, so that a row of the table reads as a sentence.
+  constexpr FlowField at_least(std::uint32_t least) const {
+    FlowField f = *this;
+    f.minimum = least;
+    return f;
+  }
+  constexpr FlowField must_be_given() const {
+    FlowField f = *this;
+    f.required = true;
+    return f;
+  }
+  constexpr FlowField derived_default() const {
+    FlowField f = *this;
+    f.derived = true;
+    return f;
+  }
+  /// Says what is measured: the CSV puts it beside the test's name.
+  constexpr FlowField names_the_test() const {
+    FlowField f = *this;
+    f.csv = CsvColumn::identity;
+    return f;
+  }
+  /// A column of the CSV's first release, among its parameters.
+  constexpr FlowField csv_since_1_0() const {
+    FlowField f = *this;
+    f.csv = CsvColumn::params;
+    return f;
+  }
+  constexpr FlowField added_after_1_0() const {
+    FlowField f = *this;
+    f.optional_in_record = true;
+    return f;
+  }
+  constexpr FlowField flag_named(std::string_view names) const {
+    FlowField f = *this;
+    f.cli.names = names;
+    return f;
+  }
+  constexpr FlowField switch_named(std::string_view names, std::string_view sets,
+                                   std::string_view switch_help) const {
+    FlowField f = *this;
+    f.cli = {names, sets, switch_help};
+    return f;
+  }
+  constexpr FlowField in_title(std::string_view prefix, std::string_view suffix = "",
+                               bool unless_default = false) const {
+    FlowField f = *this;
+    f.title = {prefix, suffix, true, unless_default};
+    return f;
+  }
+
+  /// The value's canonical text: the decimal number, "true" / "false", or
+  /// the enum's name (the suite's, the record's and the CSV's spelling).
+  std::string text(const FlowSpec& flow) const;
+  /// Sets the value from its canonical text; false (and no change) when the
+  /// text is not one (the suite reader gives the friendlier message).
+  bool set_text(FlowSpec& flow, std::string_view text) const;
+  /// A choice's names, in enum order; empty for other kinds.
+  std::vector<std::string_view> choices() const;
+  /// The names joined: "poll | event" with " | ".
+  std::string choice_list(std::string_view separator) const;
+  /// The built-in default: the value in a default-constructed FlowSpec.
+  std::string default_text() const { return text(FlowSpec{}); }
+};
+
+namespace field_detail {
+template <auto Member>
+using MemberType = std::remove_cvref_t<decltype(std::declval<FlowSpec&>().*Member)>;
+
+template <auto Member>
+std::size_t get_choice(const FlowSpec& flow) {
+  return static_cast<std::size_t>(flow.*Member);
+}
+template <auto Member>
+void set_choice(FlowSpec& flow, std::size_t index) {
+  flow.*Member = static_cast<MemberType<Member>>(index);
+}
+template <class Enum>
+std::string_view choice_name(std::size_t index) {
+  return to_string(static_cast<Enum>(index));
+}
+}  // namespace field_detail
+
+constexpr FlowField count_field(std::string_view name, std::uint32_t FlowSpec::*member,
+                                std::string_view help) {
+  FlowField f;
+  f.name = name;
+  f.kind = FieldKind::count;
+  f.help = help;
+  f.count = member;
+  return f;
+}
+
+constexpr FlowField flag_field(std::string_view name, bool FlowSpec::*member,
+                               std::string_view help) {
+  FlowField f;
+  f.name = name;
+  f.kind = FieldKind::flag;
+  f.help = help;
+  f.flag = member;
+  return f;
+}
+
+template <auto Member>
+constexpr FlowField choice_field(std::string_view name, std::string_view help) {
+  using Enum = field_detail::MemberType<Member>;
+  static_assert(kChoiceCount<Enum> > 0, "name the enum's value count in kChoiceCount");
+  FlowField f;
+  f.name = name;
+  f.kind = FieldKind::choice;
+  f.help = help;
+  f.get_choice = &field_detail::get_choice<Member>;
+  f.set_choice = &field_detail::set_choice<Member>;
+  f.choice_name = &field_detail::choice_name<Enum>;
+  f.choice_count = kChoiceCount<Enum>;
+  return f;
+}
+
+/// Every flow knob, in FlowSpec order (the record's, the CSV's and the
+/// title's order). Semantics that tie knobs together (latency's window of 1,
+/// the derived defaults, post_list dividing the window) live in the suite's
+/// build_flow; what a knob does, in the engine.
+inline constexpr FlowField kFlowFields[] = {
+    choice_field<&FlowSpec::op>("op", "the operation")
+        .must_be_given()
+        .names_the_test()
+        .flag_named("--op")
+        .in_title(""),
+    choice_field<&FlowSpec::pattern>("pattern", "what is measured").names_the_test().in_title(" "),
+    choice_field<&FlowSpec::direction>("direction", "one way, or both at once (not for latency)")
+        .names_the_test()
+        .switch_named("-b,--bidirectional", "bi", "Both directions at once")
+        .in_title(" "),
+    count_field("window", &FlowSpec::window,
+                "Ops in flight per endpoint (latency: 1; built-in: latency 1, else 64)")
+        .csv_since_1_0()
+        .at_least(1)
+        .flag_named("-t,--tx-depth,--window")
+        .in_title(", window "),
+    choice_field<&FlowSpec::window_mode>(
+        "window_mode",
+        "streaming refills the window on every completion; window_ack waits for the whole "
+        "window and an ack (not for latency)")
+        .csv_since_1_0()
+        .flag_named("--window-mode")
+        .in_title(" (", ")"),
+    count_field("signal_every", &FlowSpec::signal_every,
+                "Request a completion every N posts (0 or absent: max(1, window/2); <= window, "
+                "except in latency)")
+        .csv_since_1_0()
+        .derived_default()
+        .flag_named("--signal-every")
+        .in_title(", signal every "),
+    count_field("cq_moderation", &FlowSpec::cq_moderation,
+                "Completions per poll / wake-up (absent: window/signal_every)")
+        .csv_since_1_0()
+        .at_least(1)
+        .derived_default()
+        .flag_named("-Q,--cq-mod")
+        .in_title(", cq moderation "),
+    choice_field<&FlowSpec::completion>("completion", "poll, or sleep on completion events")
+        .csv_since_1_0()
+        .switch_named("-e,--events", "event", "Sleep on completion events instead of polling")
+        .in_title(", ", " completion"),
+    count_field("rx_depth", &FlowSpec::rx_depth,
+                "Receives pre-posted (0 or absent: max(2 * window, 64))")
+        .csv_since_1_0()
+        .derived_default()
+        .flag_named("-r,--rx-depth"),
+    count_field("rx_replenish", &FlowSpec::rx_replenish,
+                "Re-post receives in batches of N (<= rx_depth)")
+        .csv_since_1_0()
+        .at_least(1)
+        .flag_named("--rx-replenish"),
+    count_field("post_list", &FlowSpec::post_list,
+                "Work requests chained per post (divides window and signal_every)")
+        .csv_since_1_0()
+        .at_least(1)
+        .flag_named("-l,--post-list"),
+    count_field("inline", &FlowSpec::inline_size, "Inline threshold in bytes")
+        .csv_since_1_0()
+        .flag_named("-I,--inline"),
+    count_field("endpoints", &FlowSpec::endpoints, "Endpoints (QPs) per flow")
+        .csv_since_1_0()
+        .at_least(1)
+        .flag_named("-q,--qps,--endpoints"),
+    choice_field<&FlowSpec::buffers>("buffers",
+                                     "cycle (a ring of window slots, perftest) | single (one "
+                                     "slot, ucx_perftest / OSU)")
+        .csv_since_1_0()
+        .added_after_1_0()
+        .flag_named("--buffers")
+        .in_title(", ", " buffer", true),
+    flag_field("validate", &FlowSpec::validate, "Fill and check payloads")
+        .csv_since_1_0()
+        .switch_named("--validate", "true", ""),
+};
+
+/// The row named `name`; nullptr when there is none.
+const FlowField* find_flow_field(std::string_view name);
+
+// ---------------------------------------------------------------- run length
+
+enum class RunKind : std::uint8_t {
+  count64,  ///< std::uint64_t
+  count32,  ///< std::uint32_t
+  seconds,  ///< double; the suite takes "2s", "500ms", "1m" or a number
+  flag      ///< bool
+};
+
+/// One Duration knob. Its suite key and record key differ where the record
+/// names the unit (duration -> duration_s). How the keys combine (iterations
+/// XOR duration, margin only with a duration) is the suite's
+/// resolve_run_length.
+struct RunField {
+  std::string_view suite_key;   ///< "" when a suite cannot set it directly
+  std::string_view record_key;  ///< in the record's `params`
+  RunKind kind = RunKind::count64;
+  std::string_view help;
+  std::uint64_t Duration::*count64 = nullptr;
+  std::uint32_t Duration::*count32 = nullptr;
+  double Duration::*seconds = nullptr;
+  bool Duration::*flag = nullptr;
+  bool in_csv = false;              ///< a CSV column named record_key
+  bool optional_in_record = false;  ///< added after schema 1.0
+  std::string_view cli_names;       ///< the one-off flag; "" = none
+};
+
+/// Every run-length knob, in the record's and the CSV's order.
+inline const RunField kRunFields[] = {
+    {.suite_key = "iterations",
+     .record_key = "iterations",
+     .kind = RunKind::count64,
+     .help = "Measured iterations (operations per endpoint), XOR duration",
+     .count64 = &Duration::iterations,
+     .in_csv = true,
+     .cli_names = "-n,--iters"},
+    {.suite_key = "duration",
+     .record_key = "duration_s",
+     .kind = RunKind::seconds,
+     .help = "Run for a time instead (e.g. 5s)",
+     .seconds = &Duration::seconds,
+     .in_csv = true,
+     .cli_names = "-D,--duration"},
+    {.suite_key = "margin",
+     .record_key = "margin_s",
+     .kind = RunKind::seconds,
+     .help = "Untimed lead-in in duration mode (e.g. 1s)",
+     .seconds = &Duration::margin,
+     .in_csv = true,
+     .cli_names = "-f,--margin"},
+    {.suite_key = "warmup",
+     .record_key = "warmup_iterations",
+     .kind = RunKind::count64,
+     .help = "Warm-up iterations",
+     .count64 = &Duration::warmup_iterations,
+     .in_csv = true,
+     .cli_names = "-w,--warmup"},
+    {.suite_key = "trials",
+     .record_key = "trials",
+     .kind = RunKind::count32,
+     .help = "Times each size is measured",
+     .count32 = &Duration::trials,
+     .optional_in_record = true,
+     .cli_names = ""},
+    {.suite_key = "",
+     .record_key = "forever",
+     .kind = RunKind::flag,
+     .help = "duration: forever / --run-infinitely",
+     .flag = &Duration::forever,
+     .optional_in_record = true,
+     .cli_names = ""},
+};
+
+}  // namespace uniperf::model

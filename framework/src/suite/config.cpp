@@ -1,0 +1,137 @@
+#include "suite/config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "suite/sha256.hpp"
+
+namespace uniperf::suite {
+namespace {
+
+/// "${config_dir}" in a config value names the directory of the config file
+/// (absolute), so a config can point at files next to it (a dat.conf) from
+/// whatever directory uniperf runs in.
+std::string expand_config_dir(std::string value, const std::string& file) {
+  static constexpr std::string_view kToken = "${config_dir}";
+  std::size_t at = value.find(kToken);
+  if (at == std::string::npos) return value;
+  std::filesystem::path dir = std::filesystem::path(file).parent_path();
+  if (dir.empty()) dir = ".";
+  std::filesystem::path absolute = std::filesystem::absolute(dir).lexically_normal();
+  if (!absolute.has_filename() && absolute.has_parent_path()) absolute = absolute.parent_path();
+  const std::string replacement = absolute.string();
+  for (; at != std::string::npos; at = value.find(kToken, at + replacement.size())) {
+    value.replace(at, kToken.size(), replacement);
+  }
+  return value;
+}
+
+}  // namespace
+
+model::ConfigSpec parse_config(const std::string& text, const std::string& file) {
+  const YAML::Node root = load_yaml(text, file);
+  if (!root || !root.IsMap()) {
+    throw SpecError(file, 1, "plugin", "a config file is a mapping with plugin:");
+  }
+  check_keys(root, {"name", "plugin", "description", "options", "env"}, file, "a config");
+  model::ConfigSpec config;
+  config.file = file;
+  config.content_hash = sha256_hex(text);
+  config.name = root["name"] ? scalar(root["name"], file, "name")
+                             : std::filesystem::path(file).stem().string();
+  if (!root["plugin"]) throw SpecError(file, 1, "plugin", "missing: name the plugin (plugin: ucx)");
+  config.plugin = scalar(root["plugin"], file, "plugin");
+  if (config.plugin.empty()) throw SpecError(file, line_of(root["plugin"]), "plugin", "empty");
+  if (root["description"] && !root["description"].IsNull()) {
+    scalar(root["description"], file, "description");  // not kept, but must be text
+  }
+
+  for (const std::string section : {"options", "env"}) {
+    const YAML::Node map = root[section];
+    if (!map || map.IsNull()) continue;
+    require_map(map, file, section);
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string key = key_text(it->first, file);
+      const std::string qualified = section + "." + key;
+      if (!seen.insert(key).second) {
+        throw SpecError(file, line_of(it->first), qualified, "given twice");
+      }
+      const std::string value = expand_config_dir(scalar(it->second, file, qualified), file);
+      if (section == "options") {
+        config.options[key] = value;
+        config.option_lines[key] = static_cast<std::uint32_t>(line_of(it->first));
+      } else {
+        config.environment[key] = value;
+      }
+    }
+  }
+  return config;
+}
+
+model::ConfigSpec load_config(const std::string& path) {
+  return parse_config(read_whole_file(path), path);
+}
+
+Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs) {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> names;
+  for (const auto& spec : specs) {
+    values[spec.name] = spec.default_value;
+    names.push_back(spec.name);
+  }
+  for (const auto& [key, text] : config.options) {
+    const auto line_it = config.option_lines.find(key);
+    const int line = line_it == config.option_lines.end() ? 0 : static_cast<int>(line_it->second);
+    const auto spec = std::find_if(specs.begin(), specs.end(),
+                                   [&key = key](const OptionSpec& s) { return s.name == key; });
+    if (spec == specs.end()) {
+      throw SpecError(config.file, line, "options." + key,
+                      "plugin '" + config.plugin + "' has no such option" + suggestion(key, names) +
+                          "; its options: " + (names.empty() ? "none" : join(names)));
+    }
+    std::string value = text;
+    bool ok = true;
+    switch (spec->type) {
+      case OptionType::string:
+        break;
+      case OptionType::integer: {
+        std::int64_t number = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+        ok = ec == std::errc() && end == text.data() + text.size();
+        break;
+      }
+      case OptionType::boolean: {
+        // Normalised, because Options::boolean() knows only the lower-case words.
+        std::string lower = text;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (lower == "true" || lower == "yes" || lower == "on" || lower == "1") {
+          value = "true";
+        } else if (lower == "false" || lower == "no" || lower == "off" || lower == "0") {
+          value = "false";
+        } else {
+          ok = false;
+        }
+        break;
+      }
+      case OptionType::size:
+        ok = parse_size(text).has_value();
+        break;
+    }
+    if (!ok) {
+      static constexpr const char* kExpected[] = {"text", "a whole number", "true or false",
+                                                  "a size such as 4096, 64K or 1M"};
+      throw SpecError(config.file, line, "options." + key,
+                      "expected " + std::string(kExpected[static_cast<int>(spec->type)]) +
+                          ", got '" + text + "'");
+    }
+    values[key] = value;
+  }
+  return Options(std::move(values));
+}
+
+}  // namespace uniperf::suite
