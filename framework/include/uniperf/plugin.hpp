@@ -114,6 +114,22 @@ inline constexpr std::string_view to_string(Op op) {
   return names[static_cast<std::size_t>(op)];
 }
 
+/// fetch_add and cswap: 8 bytes, at an 8-byte aligned target.
+/// is_atomic and is_two_sided are constexpr function objects, not functions:
+/// argument-dependent lookup never finds an object, so code that still has a
+/// helper of the same name of its own keeps compiling (a function here would
+/// make every such call ambiguous).
+struct IsAtomic {
+  constexpr bool operator()(Op op) const { return op == Op::fetch_add || op == Op::cswap; }
+};
+inline constexpr IsAtomic is_atomic{};
+
+/// send and write_imm: the target consumes a posted receive (RecvRequest).
+struct IsTwoSided {
+  constexpr bool operator()(Op op) const { return op == Op::send || op == Op::write_imm; }
+};
+inline constexpr IsTwoSided is_two_sided{};
+
 inline std::optional<Op> parse_op(std::string_view name) {
   for (std::size_t i = 0; i < kOpCount; ++i) {
     if (to_string(static_cast<Op>(i)) == name) return static_cast<Op>(i);
