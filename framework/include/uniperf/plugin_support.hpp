@@ -380,6 +380,7 @@ class Handle {
   T get() const { return value_; }
   explicit operator bool() const { return value_ != kNull; }
   auto operator->() const requires std::is_pointer_v<T> { return value_; }
+  auto& operator*() const requires std::is_pointer_v<T> { return *value_; }
   /// Gives up ownership and returns the handle.
   T release() { return std::exchange(value_, kNull); }
   /// Releases the current handle (if any) and owns `value`.
