@@ -14,27 +14,6 @@
 namespace uniperf::tcp {
 namespace {
 
-int checked_int(const Options& options, const std::string& name, std::int64_t low,
-                std::int64_t high) {
-  const std::int64_t value = options.integer(name);
-  if (value < low || value > high) {
-    throw OptionError("tcp: option '" + name + "' must be between " + std::to_string(low) +
-                      " and " + std::to_string(high) + ", got " + std::to_string(value));
-  }
-  return static_cast<int>(value);
-}
-
-int checked_buffer_size(const Options& options, const std::string& name) {
-  if (!options.has(name)) return 0;
-  const std::uint64_t value = options.size(name);
-  // The kernel doubles the value it is given, in an int.
-  if (value == 0 || value > INT_MAX / 2) {
-    throw OptionError("tcp: option '" + name + "' must be between 1 and " +
-                      std::to_string(INT_MAX / 2) + " bytes, got " + std::to_string(value));
-  }
-  return static_cast<int>(value);
-}
-
 void check_numeric_address(const std::string& address) {
   addrinfo hints{};
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
@@ -66,16 +45,39 @@ class TcpPlugin final : public Plugin {
     return {
         {"address", OptionType::string, "0.0.0.0",
          "numeric IP address the responder listens on for data connections"},
-        {"port", OptionType::integer, "0",
-         "port the responder listens on; 0 = any free port (sent to the initiator)"},
+        {"port",
+         OptionType::integer,
+         "0",
+         "port the responder listens on; 0 = any free port (sent to the initiator)",
+         {},
+         0,
+         65535},
         {"peer_address", OptionType::string, "",
          "address the initiator connects to; unset = the responder's address on the control "
          "connection (set it to run data over another network)"},
         {"nodelay", OptionType::boolean, "true", "TCP_NODELAY: send small messages at once"},
-        {"sndbuf", OptionType::size, "", "SO_SNDBUF in bytes; unset = kernel default"},
-        {"rcvbuf", OptionType::size, "", "SO_RCVBUF in bytes; unset = kernel default"},
-        {"busy_poll", OptionType::integer, "0",
-         "SO_BUSY_POLL in microseconds; 0 = off (refused without CAP_NET_ADMIN: noted in device)"},
+        // The kernel doubles a buffer size it is given, in an int.
+        {"sndbuf",
+         OptionType::size,
+         "",
+         "SO_SNDBUF in bytes; unset = kernel default",
+         {},
+         1,
+         INT_MAX / 2},
+        {"rcvbuf",
+         OptionType::size,
+         "",
+         "SO_RCVBUF in bytes; unset = kernel default",
+         {},
+         1,
+         INT_MAX / 2},
+        {"busy_poll",
+         OptionType::integer,
+         "0",
+         "SO_BUSY_POLL in microseconds; 0 = off (refused without CAP_NET_ADMIN: noted in device)",
+         {},
+         0,
+         INT_MAX},
     };
   }
 
@@ -84,13 +86,14 @@ class TcpPlugin final : public Plugin {
   std::unique_ptr<Context> open(const Options& options) override {
     Settings settings;
     settings.listen_address = options.string("address");
-    settings.listen_port = checked_int(options, "port", 0, 65535);
+    // Ranges were checked by the loader against options().
+    settings.listen_port = static_cast<int>(options.integer("port"));
     settings.peer_address = options.string("peer_address");
     check_numeric_address(settings.listen_address);
     settings.nodelay = options.boolean("nodelay");
-    settings.sndbuf = checked_buffer_size(options, "sndbuf");
-    settings.rcvbuf = checked_buffer_size(options, "rcvbuf");
-    settings.busy_poll_us = checked_int(options, "busy_poll", 0, INT_MAX);
+    settings.sndbuf = options.has("sndbuf") ? static_cast<int>(options.size("sndbuf")) : 0;
+    settings.rcvbuf = options.has("rcvbuf") ? static_cast<int>(options.size("rcvbuf")) : 0;
+    settings.busy_poll_us = static_cast<int>(options.integer("busy_poll"));
     probe_socket_options(settings);
     return make_context(std::move(settings));
   }

@@ -15,6 +15,7 @@
 //                         same way (Unsupported on one side SKIPs both)
 //   to_blob / from_blob   POD <-> peer-channel blob with a size check
 //   Handle<T, Destroy>    RAII owner of a C handle (pointer or descriptor)
+//   Choice, choice()      one table declares an enum option and parses it
 //   errno_text            "what: strerror(errno)"
 #pragma once
 
@@ -398,6 +399,43 @@ inline void close_descriptor(int fd) noexcept {
 }
 /// A file descriptor (socket, eventfd, ...) closed when the owner goes.
 using Descriptor = Handle<int, &close_descriptor, -1>;
+
+// ---------------------------------------------------------------------------
+// Enum options
+// ---------------------------------------------------------------------------
+
+/// One value of an enum option, under the name configs use.
+template <class Enum>
+struct Choice {
+  std::string_view name;
+  Enum value;
+};
+
+/// The names of a Choice table, for OptionSpec::choices: one table declares
+/// the option (the loader then rejects any other value with file:line) and
+/// parses it (choice()), so the two can never disagree.
+template <class Enum, std::size_t N>
+std::vector<std::string> choice_names(const Choice<Enum> (&table)[N]) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.name);
+  return names;
+}
+
+/// The value of string option `name`, looked up in `table`. The loader has
+/// already checked it against choice_names(table); a value outside it
+/// (Options built by hand) throws OptionError naming `plugin`.
+template <class Enum, std::size_t N>
+Enum choice(const Options& options, const std::string& name, const Choice<Enum> (&table)[N],
+            std::string_view plugin) {
+  const std::string& value = options.string(name);
+  for (const auto& entry : table) {
+    if (entry.name == value) return entry.value;
+  }
+  std::string names;
+  for (const auto& entry : table) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  throw OptionError(std::string(plugin) + ": option '" + name + "' must be one of " + names +
+                    ", got '" + value + "'");
+}
 
 // ---------------------------------------------------------------------------
 // Error text

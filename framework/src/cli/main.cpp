@@ -22,6 +22,7 @@
 #include "results/jsonl_writer.hpp"
 #include "session/provenance.hpp"
 #include "session/session.hpp"
+#include "suite/option_values.hpp"
 #include "suite/suite.hpp"
 
 namespace {
@@ -427,8 +428,9 @@ int plugin_info(const std::string& name, const std::string& config_path) {
   std::cout << fmt::format("{} {} — {}\nlibrary: {}\n\noptions:\n", plugin->name(),
                            plugin->version(), plugin->description(), plugin->library_version());
   for (const auto& o : plugin->options()) {
-    std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}\n", o.name, type_name(o.type),
-                             o.default_value.empty() ? "(unset)" : o.default_value, o.help);
+    std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}{}\n", o.name, type_name(o.type),
+                             o.default_value.empty() ? "(unset)" : o.default_value, o.help,
+                             suite::describe_option_values(o));
   }
   model::ConfigSpec config;
   config.plugin = name;

@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "suite/option_values.hpp"
+
 namespace uniperf::suite {
 namespace {
 
@@ -855,6 +857,7 @@ Options validate_options(const model::ConfigSpec& config, const std::vector<Opti
                       "expected " + std::string(kExpected[static_cast<int>(spec->type)]) +
                           ", got '" + text + "'");
     }
+    check_option_value(config, line, *spec, value);
     values[key] = value;
   }
   return Options(std::move(values));
