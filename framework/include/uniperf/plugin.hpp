@@ -61,18 +61,21 @@
 //     an array or by value (WorkRequest, RecvRequest, Completion,
 //     EndpointParams, Capabilities, OptionSpec, PluginEntry; appending a
 //     member changes the stride or the copy, so "at the end" is no
-//     exception), to the error types, or to any virtual function of any
-//     class here (its signature, its position, or a new one, even at the
-//     end: the engine would call a slot an older plugin's vtable lacks).
+//     exception), to the error types, or to any virtual function of a class
+//     plugins implement (Plugin, Context, Endpoint, MemoryRegion,
+//     RemoteRegion: its signature, its position, or a new one, even at the
+//     end, since the engine would call a slot an older plugin's vtable lacks).
 //   - kAbiMinor changes only for additions an older plugin cannot notice: a
 //     new inline helper or constant, or a new virtual function *with a
-//     default body* at the end of PeerChannel, a class the engine implements
-//     and plugins only call (1.1 added peer_host() that way).
+//     default body* at the end of PeerChannel, the one class the engine
+//     implements and plugins only call (1.1 added peer_host() that way).
 // The loader refuses a plugin of another major, one of a newer minor (it may
 // call what this engine lacks), one whose sizeof fingerprint of the crossing
-// types (AbiFingerprint, filled by UNIPERF_PLUGIN) differs from the engine's,
-// which catches an edit made without the bump and a plugin built with
-// another standard library, and one whose name() is not its file's stem.
+// types (AbiFingerprint, filled by UNIPERF_PLUGIN) differs from the engine's
+// (that catches a size-changing edit made without the bump, and a plugin
+// built with another standard library; a same-size edit such as reordering
+// members it cannot see, so the rule above still binds), and one whose
+// name() is not its file's stem.
 #pragma once
 
 #include <chrono>
