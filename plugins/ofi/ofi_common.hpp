@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <uniperf/plugin.hpp>
+#include <uniperf/plugin_support.hpp>
 
 namespace uniperf::ofi {
 
@@ -24,18 +25,12 @@ inline constexpr std::uint32_t kApiVersion = FI_VERSION(1, 17);
 
 /// Closes any fid-derived object (fid_fabric, fid_domain, fid_ep, ...).
 template <class T>
-struct FiClose {
-  void operator()(T* object) const noexcept {
-    if (object != nullptr) fi_close(&object->fid);
-  }
-};
+void close_fid(T* object) noexcept {
+  fi_close(&object->fid);
+}
 template <class T>
-using FiPtr = std::unique_ptr<T, FiClose<T>>;
-
-struct InfoFree {
-  void operator()(fi_info* info) const noexcept { fi_freeinfo(info); }
-};
-using InfoPtr = std::unique_ptr<fi_info, InfoFree>;
+using FiPtr = support::Handle<T*, &close_fid<T>>;
+using InfoPtr = support::Handle<fi_info*, &fi_freeinfo>;
 
 /// "what: libfabric's text for rc" (rc as returned: negative errno).
 inline std::string fi_error(const std::string& what, long rc) {

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,15 +20,6 @@ constexpr auto kConnectTimeout = 20s;
 // beyond the queue sizes it asked for, so this only trips on a stuck peer.
 constexpr auto kAgainTimeout = 10s;
 constexpr std::size_t kCqBatch = 32;
-
-std::string to_text(const Bytes& bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
-Bytes to_bytes(const std::string& text) {
-  Bytes out(text.size());
-  std::memcpy(out.data(), text.data(), text.size());
-  return out;
-}
 
 /// An IPv4 socket address from a numeric host and a port.
 sockaddr_in ipv4(const std::string& host, int port) {
@@ -62,13 +52,12 @@ InfoPtr with_address(const fi_info& base, const sockaddr_in& address, bool desti
 
 OfiEndpoint::OfiEndpoint(OfiContext& context, const EndpointParams& params, PeerChannel& channel)
     : context_(context), settings_(context.settings()) {
-  open_common(params);
   if (settings_.kind == EndpointKind::rdm) {
-    connect_rdm(channel);
+    connect_rdm(params, channel);
   } else if (channel.rank() == 1) {
-    accept_msg(channel);
+    accept_msg(params, channel);
   } else {
-    connect_msg(channel);
+    connect_msg(params, channel);
   }
 }
 
@@ -80,18 +69,16 @@ void OfiEndpoint::open_common(const EndpointParams& params) {
 
   // Ring sizes: powers of two with room for every request the engine may
   // have outstanding, and the completions of all of them at once.
-  const std::size_t send_slots = std::bit_ceil<std::size_t>(std::max(params.send_depth, 2u));
-  send_slots_.resize(send_slots);
-  send_mask_ = send_slots - 1;
+  send_slots_.reset(std::max(params.send_depth, 2u));
+  const std::size_t send_slots = send_slots_.capacity();
   recv_slots_.resize(std::max(params.recv_depth, 1u));
   free_recv_.resize(recv_slots_.size());
   for (std::uint32_t i = 0; i < recv_slots_.size(); ++i) {
     recv_slots_[i].index = i;
     free_recv_[i] = static_cast<std::uint32_t>(recv_slots_.size() - 1 - i);
   }
-  const std::size_t ready = std::bit_ceil(send_slots + recv_slots_.size());
-  ready_.resize(ready);
-  ready_mask_ = ready - 1;
+  ready_.reset(send_slots + recv_slots_.size());
+  const std::size_t ready = ready_.capacity();
 
   if (info.tx_attr->size != 0 && params.send_depth > info.tx_attr->size) {
     throw Unsupported("ofi: send_depth " + std::to_string(params.send_depth) +
@@ -120,7 +107,8 @@ void OfiEndpoint::open_common(const EndpointParams& params) {
 
   // The atomics' operands live in the slots; providers with FI_MR_LOCAL
   // need them registered.
-  operands_mr_ = context_.register_raw(send_slots_.data(), send_slots_.size() * sizeof(SendSlot));
+  const std::span<SendSlot> slots = send_slots_.storage();
+  operands_mr_ = context_.register_raw(slots.data(), slots.size_bytes());
   operands_desc_ = fi_mr_desc(operands_mr_.get());
 
   fi_eq_attr eq_attr{};
@@ -151,7 +139,26 @@ void OfiEndpoint::enable() {
   }
 }
 
-void OfiEndpoint::connect_rdm(PeerChannel& channel) {
+void OfiEndpoint::connect_rdm(const EndpointParams& params, PeerChannel& channel) {
+  const Bytes peer = support::exchange_step(channel, "ofi", [&] {
+    open_common(params);
+    return open_rdm();
+  });
+  std::exception_ptr failure;
+  try {
+    if (peer.empty()) throw TransportError("ofi: the peer sent no endpoint address");
+    const int inserted = fi_av_insert(av_.get(), peer.data(), 1, &peer_, 0, nullptr);
+    if (inserted != 1) {
+      throw TransportError("ofi: cannot insert the peer's address into the address vector");
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  support::exchange_outcome(channel, "ofi", failure);
+}
+
+/// Opens the rdm endpoint and returns its address for the peer.
+Bytes OfiEndpoint::open_rdm() {
   fi_av_attr av_attr{};
   av_attr.type = context_.info().domain_attr->av_type != FI_AV_UNSPEC
                      ? context_.info().domain_attr->av_type
@@ -170,21 +177,16 @@ void OfiEndpoint::connect_rdm(PeerChannel& channel) {
   Bytes name(length);
   check(fi_getname(&ep_->fid, name.data(), &length), "cannot read the endpoint's address");
   name.resize(length);
-  const Bytes peer = channel.exchange(name);
-  if (peer.empty()) throw TransportError("ofi: the peer sent no endpoint address");
-  const int inserted = fi_av_insert(av_.get(), peer.data(), 1, &peer_, 0, nullptr);
-  if (inserted != 1) {
-    throw TransportError("ofi: cannot insert the peer's address into the address vector");
-  }
+  return name;
 }
 
 /// Responder: listen on a passive endpoint, tell the initiator the port,
-/// accept its connection request. Both sides then exchange their outcome,
-/// so a failure on either side ends both at once with its reason.
-void OfiEndpoint::accept_msg(PeerChannel& channel) {
-  std::string failure;
-  int port = 0;
-  try {
+/// accept its connection request. Each step ends with both sides' outcome
+/// (plugin_support), so a failure on either side ends both at once, with its
+/// reason and its kind: an Unsupported here SKIPs the initiator too.
+void OfiEndpoint::accept_msg(const EndpointParams& params, PeerChannel& channel) {
+  support::exchange_step(channel, "ofi", [&] {
+    open_common(params);
     const auto info = with_address(
         context_.info(),
         ipv4(settings_.address.empty() ? "0.0.0.0" : settings_.address, settings_.port), false);
@@ -197,81 +199,64 @@ void OfiEndpoint::accept_msg(PeerChannel& channel) {
     sockaddr_in bound{};
     std::size_t length = sizeof bound;
     check(fi_getname(&listener_->fid, &bound, &length), "cannot read the listening address");
-    port = ntohs(bound.sin_port);
-  } catch (const TransportError& e) {
-    failure = e.what();
-  }
-  channel.exchange(to_bytes(failure.empty() ? std::to_string(port) : "!" + failure));
-  if (failure.empty()) {
-    try {
-      fi_eq_cm_entry entry{};
-      std::uint32_t event = 0;
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
-      const ssize_t rc =
-          fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
-      if (rc < 0 || event != FI_CONNREQ) {
-        throw TransportError(rc == -FI_EAGAIN ? "ofi: no connection request within " +
-                                                    std::to_string(ms.count()) + " ms"
-                                              : fi_error("waiting for a connection request", rc));
-      }
-      InfoPtr request(entry.info);
-      fid_ep* ep = nullptr;
-      check(fi_endpoint(context_.domain(), request.get(), &ep, nullptr),
-            "cannot create the endpoint for the connection request");
-      ep_.reset(ep);
-      enable();
-      check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
-      wait_connected("responder");
-    } catch (const TransportError& e) {
-      failure = e.what();
+    return support::to_blob(std::uint16_t{ntohs(bound.sin_port)});
+  });
+  std::exception_ptr failure;
+  try {
+    fi_eq_cm_entry entry{};
+    std::uint32_t event = 0;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
+    const ssize_t rc =
+        fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
+    if (rc < 0 || event != FI_CONNREQ) {
+      throw TransportError(rc == -FI_EAGAIN ? "ofi: no connection request within " +
+                                                  std::to_string(ms.count()) + " ms"
+                                            : fi_error("waiting for a connection request", rc));
     }
+    InfoPtr request(entry.info);
+    fid_ep* ep = nullptr;
+    check(fi_endpoint(context_.domain(), request.get(), &ep, nullptr),
+          "cannot create the endpoint for the connection request");
+    ep_.reset(ep);
+    enable();
+    check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
+    wait_connected("responder");
+  } catch (...) {
+    failure = std::current_exception();
   }
   listener_.reset();
-  const std::string theirs = to_text(channel.exchange(to_bytes(failure)));
-  if (!failure.empty() && failure.front() != '!') throw TransportError(failure);
-  if (!failure.empty()) throw TransportError(failure.substr(1));
-  if (!theirs.empty()) throw TransportError("ofi: the initiator could not connect: " + theirs);
+  support::exchange_outcome(channel, "ofi", failure);
 }
 
 /// Initiator: connect to the responder's port on its host.
-void OfiEndpoint::connect_msg(PeerChannel& channel) {
-  const std::string answer = to_text(channel.exchange({}));
-  std::string failure;
-  if (!answer.empty() && answer.front() == '!') {
-    std::string why = answer.substr(1);
-    if (why.starts_with("ofi: ")) why.erase(0, 5);
-    failure = "ofi: the responder failed: " + why;
-  }
-  const int port = std::atoi(answer.c_str());
+void OfiEndpoint::connect_msg(const EndpointParams& params, PeerChannel& channel) {
+  const Bytes answer = support::exchange_step(channel, "ofi", [&] {
+    open_common(params);
+    return Bytes{};
+  });
+  const auto port = support::from_blob<std::uint16_t>(answer, "ofi", "listening port");
   const std::string host =
       settings_.peer_address.empty() ? channel.peer_host() : settings_.peer_address;
-  if (failure.empty()) {
-    try {
-      if (host.empty()) {
-        throw TransportError(
-            "ofi: the control connection does not tell the responder's address; set "
-            "peer_address in the initiator's config");
-      }
-      const sockaddr_in target = ipv4(host, port);
-      const auto info = with_address(context_.info(), target, true);
-      fid_ep* ep = nullptr;
-      check(fi_endpoint(context_.domain(), info.get(), &ep, nullptr), "cannot create the endpoint");
-      ep_.reset(ep);
-      enable();
-      check(fi_connect(ep_.get(), &target, nullptr, 0),
-            "cannot connect to " + host + ":" + std::to_string(port));
-      wait_connected("initiator");
-    } catch (const TransportError& e) {
-      failure = e.what();
+  std::exception_ptr failure;
+  try {
+    if (host.empty()) {
+      throw TransportError(
+          "ofi: the control connection does not tell the responder's address; set "
+          "peer_address in the initiator's config");
     }
+    const sockaddr_in target = ipv4(host, port);
+    const auto info = with_address(context_.info(), target, true);
+    fid_ep* ep = nullptr;
+    check(fi_endpoint(context_.domain(), info.get(), &ep, nullptr), "cannot create the endpoint");
+    ep_.reset(ep);
+    enable();
+    check(fi_connect(ep_.get(), &target, nullptr, 0),
+          "cannot connect to " + host + ":" + std::to_string(port));
+    wait_connected("initiator");
+  } catch (...) {
+    failure = std::current_exception();
   }
-  const std::string theirs = to_text(channel.exchange(to_bytes(failure)));
-  if (!failure.empty()) throw TransportError(failure);
-  if (!theirs.empty()) {
-    std::string why = theirs.front() == '!' ? theirs.substr(1) : theirs;
-    if (why.starts_with("ofi: ")) why.erase(0, 5);
-    throw TransportError("ofi: the responder failed: " + why);
-  }
+  support::exchange_outcome(channel, "ofi", failure);
 }
 
 void OfiEndpoint::wait_connected(const char* side) {
@@ -297,9 +282,7 @@ void OfiEndpoint::wait_connected(const char* side) {
 std::unique_ptr<RemoteRegion> OfiEndpoint::import_region(std::uint64_t address,
                                                          std::uint64_t length,
                                                          std::span<const std::byte> key) {
-  std::uint64_t value = 0;
-  if (key.size() != sizeof value) throw TransportError("ofi: the peer's memory key is malformed");
-  std::memcpy(&value, key.data(), sizeof value);
+  const auto value = support::from_blob<std::uint64_t>(key, "ofi", "memory key");
   return std::make_unique<OfiRemote>(address, length, value, context_.virtual_addressing());
 }
 
@@ -310,24 +293,19 @@ std::unique_ptr<RemoteRegion> OfiEndpoint::import_region(std::uint64_t address,
 void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const WorkRequest& wr = requests[i];
-    if (send_posted_ - send_retired_ > send_mask_) [[unlikely]] {
+    if (send_slots_.full()) [[unlikely]] {
       drain();
       collect();
-      if (send_posted_ - send_retired_ > send_mask_) {
+      if (send_slots_.full()) {
         throw TransportError("ofi: more requests outstanding than send_depth allows");
       }
     }
-    SendSlot& slot = send_slots_[send_posted_ & send_mask_];
-    slot.id = wr.id;
-    slot.status = 0;
-    slot.signaled = (wr.flags & WorkRequest::kSignaled) != 0;
-    slot.done = false;
+    SendSlot& slot = send_slots_.post(wr.id, (wr.flags & WorkRequest::kSignaled) != 0);
     std::uint64_t flags = i + 1 < count ? FI_MORE : 0;
     if (wr.flags & WorkRequest::kFence) flags |= FI_FENCE;
     if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
     if (wr.flags & WorkRequest::kInline) flags |= FI_INJECT;
     submit(wr, flags, slot);
-    ++send_posted_;
   }
 }
 
@@ -464,10 +442,7 @@ void OfiEndpoint::on_entry(const fi_cq_data_entry& entry) {
   slot->done = true;
   if (selective_native_) {
     // In-order transmit completions: everything posted before it is done.
-    const std::size_t index = static_cast<std::size_t>(slot - send_slots_.data());
-    for (std::uint64_t k = send_retired_; (k & send_mask_) != index; ++k) {
-      send_slots_[k & send_mask_].done = true;
-    }
+    send_slots_.done_through(*slot);
   }
 }
 
@@ -492,28 +467,24 @@ void OfiEndpoint::on_error(const fi_cq_err_entry& error) {
 }
 
 void OfiEndpoint::collect() {
-  while (send_retired_ != send_posted_) {
-    SendSlot& slot = send_slots_[send_retired_ & send_mask_];
-    if (!slot.done) break;
-    if (slot.signaled || slot.status != 0) {
-      push(Completion{slot.id, CompletionType::send, slot.status, 0, 0});
-    }
-    ++send_retired_;
-  }
+  // Signaled or failed sends, in posting order (plugin.hpp "Unsignaled
+  // posts"); ready_ has room for all of them.
+  send_slots_.retire([this](const SendSlot& slot) {
+    push(Completion{slot.id, CompletionType::send, slot.status, 0, 0});
+    return true;
+  });
 }
 
 std::size_t OfiEndpoint::poll(Completion* out, std::size_t max) {
   drain();
   collect();
-  std::size_t n = 0;
-  while (n < max && ready_head_ != ready_tail_) out[n++] = ready_[ready_head_++ & ready_mask_];
-  return n;
+  return ready_.pop_into(out, max);
 }
 
 bool OfiEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*threshold*/) {
   if (wait_fd_ < 0) [[unlikely]]
     throw TransportError("ofi: wait() on an endpoint opened without completion events");
-  if (ready_head_ != ready_tail_) return true;
+  if (!ready_.empty()) return true;
   // fi_trywait says whether sleeping on the descriptor is safe now, i.e.
   // no completion is already queued where the descriptor would not signal.
   fid* fids[] = {&cq_->fid};

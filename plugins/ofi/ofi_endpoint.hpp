@@ -64,9 +64,12 @@ class OfiEndpoint final : public Endpoint {
   };
 
   void open_common(const EndpointParams& params);
-  void connect_rdm(PeerChannel& channel);
-  void accept_msg(PeerChannel& channel);
-  void connect_msg(PeerChannel& channel);
+  // Each connects in steps that end with both sides' outcome (see
+  // plugin_support.hpp), open_common() included: both sides fail alike.
+  void connect_rdm(const EndpointParams& params, PeerChannel& channel);
+  void accept_msg(const EndpointParams& params, PeerChannel& channel);
+  void connect_msg(const EndpointParams& params, PeerChannel& channel);
+  Bytes open_rdm();
   void wait_connected(const char* side);
   void enable();
 
@@ -78,7 +81,9 @@ class OfiEndpoint final : public Endpoint {
   void on_error(const fi_cq_err_entry& error);
   /// Retires done send slots in posting order into the completion ring.
   void collect();
-  void push(const Completion& c) { ready_[ready_tail_++ & ready_mask_] = c; }
+  /// The ring holds every request's completion at once (open_common), so
+  /// it cannot be full here.
+  void push(const Completion& c) { static_cast<void>(ready_.push(c)); }
 
   OfiContext& context_;
   const Settings& settings_;
@@ -90,21 +95,18 @@ class OfiEndpoint final : public Endpoint {
   FiPtr<fid_av> av_;
   FiPtr<fid_cq> cq_;
   FiPtr<fid_pep> listener_;
-  std::vector<SendSlot> send_slots_;
+  // Slots stay put for the endpoint's life: libfabric hands their
+  // fi_context2 back, and the NIC reads their atomic operands.
+  support::Retirement<SendSlot> send_slots_;
   FiPtr<fid_mr> operands_mr_;  // the slots' atomic operands, for FI_MR_LOCAL providers
   void* operands_desc_ = nullptr;
   FiPtr<fid_ep> ep_;
   int wait_fd_ = -1;
 
-  std::size_t send_mask_ = 0;
-  std::uint64_t send_posted_ = 0, send_retired_ = 0;
-
   std::vector<RecvSlot> recv_slots_;
   std::vector<std::uint32_t> free_recv_;  // a stack of free recv slot indices
 
-  std::vector<Completion> ready_;  // completions waiting for poll()
-  std::size_t ready_mask_ = 0;
-  std::uint64_t ready_head_ = 0, ready_tail_ = 0;
+  support::CompletionRing<Completion> ready_;  // completions waiting for poll()
   std::int32_t last_error_ = 0;  // prov_errno of the last failed operation, for describe()
   std::string last_error_text_;
 };

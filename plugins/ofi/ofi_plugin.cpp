@@ -17,6 +17,10 @@ extern char** environ;
 namespace uniperf::ofi {
 namespace {
 
+/// The `endpoint` option: declared (choices) and parsed from one table.
+constexpr support::Choice<EndpointKind> kEndpointKinds[] = {{"msg", EndpointKind::msg},
+                                                            {"rdm", EndpointKind::rdm}};
+
 using Environment = std::map<std::string, std::string>;
 
 /// The FI_* variables of the process environment now.
@@ -82,15 +86,25 @@ class OfiPlugin final : public Plugin {
          "verbs;ofi_rxm, tcp;ofi_rxm"},
         {"endpoint", OptionType::string, "rdm",
          "endpoint type: msg (connected, fi_connect/fi_accept) or rdm (reliable datagram, "
-         "address vector)"},
+         "address vector)",
+         support::choice_names(kEndpointKinds)},
         {"fabric", OptionType::string, "", "fabric name to select (default: the first offered)"},
         {"domain", OptionType::string, "",
          "domain name to select, e.g. lo, eth0, rxe0 (default: the first offered)"},
-        {"progress", OptionType::string, "",
-         "data progress to request: auto | manual (default: the provider's)"},
+        {"progress",
+         OptionType::string,
+         "",
+         "data progress to request: auto | manual (default: the provider's)",
+         {"auto", "manual"}},
         {"address", OptionType::string, "0.0.0.0",
          "msg: numeric IPv4 address the responder listens on"},
-        {"port", OptionType::integer, "0", "msg: port the responder listens on; 0 = any"},
+        {"port",
+         OptionType::integer,
+         "0",
+         "msg: port the responder listens on; 0 = any",
+         {},
+         0,
+         65535},
         {"peer_address", OptionType::string, "",
          "msg: numeric IPv4 address the initiator connects to; unset = the responder's address "
          "on the control connection"},
@@ -120,24 +134,12 @@ class OfiPlugin final : public Plugin {
     Settings s;
     s.provider = options.string("provider");
     if (s.provider.empty()) throw OptionError("ofi: option 'provider' is empty");
-    const std::string endpoint = options.string("endpoint");
-    if (endpoint == "msg") {
-      s.kind = EndpointKind::msg;
-    } else if (endpoint == "rdm") {
-      s.kind = EndpointKind::rdm;
-    } else {
-      throw OptionError("ofi: option 'endpoint' must be msg or rdm, got '" + endpoint + "'");
-    }
+    s.kind = support::choice(options, "endpoint", kEndpointKinds, "ofi");
     s.fabric = options.string("fabric");
     s.domain = options.string("domain");
-    s.progress = options.string("progress");
-    if (!s.progress.empty() && s.progress != "auto" && s.progress != "manual") {
-      throw OptionError("ofi: option 'progress' must be auto or manual, got '" + s.progress + "'");
-    }
+    s.progress = options.string("progress");  // "", or a choice the loader checked
     s.address = options.string("address");
-    const auto port = options.integer("port");
-    if (port < 0 || port > 65535) throw OptionError("ofi: option 'port' must be 0..65535");
-    s.port = static_cast<int>(port);
+    s.port = static_cast<int>(options.integer("port"));  // 0..65535, checked by the loader
     s.peer_address = options.string("peer_address");
     return std::make_unique<OfiContext>(std::move(s));
   }

@@ -39,10 +39,6 @@ TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params)
       completions_(std::size_t{std::max<std::uint32_t>(params.send_depth, 1)} +
                    std::max<std::uint32_t>(params.recv_depth, 1)) {}
 
-TcpEndpoint::~TcpEndpoint() {
-  ::close(fd_);
-}
-
 std::unique_ptr<RemoteRegion> TcpEndpoint::import_region(std::uint64_t address,
                                                          std::uint64_t length,
                                                          std::span<const std::byte>) {
@@ -56,7 +52,7 @@ void TcpEndpoint::post(const WorkRequest* requests, std::size_t count) {
     if (request.op != Op::send) [[unlikely]]
       throw TransportError("tcp: only send is supported, got " +
                            std::string(to_string(request.op)));
-    PendingSend& send = sends_.push();
+    PendingSend& send = append(sends_);
     store_be32(send.header, request.length);
     store_be32(send.header + 4, request.immediate);
     send.payload = static_cast<const std::byte*>(request.local->address()) + request.local_offset;
@@ -68,7 +64,7 @@ void TcpEndpoint::post(const WorkRequest* requests, std::size_t count) {
 }
 
 void TcpEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) receives_.push() = requests[i];
+  for (std::size_t i = 0; i < count; ++i) append(receives_) = requests[i];
 }
 
 std::size_t TcpEndpoint::poll(Completion* out, std::size_t max) {
@@ -76,12 +72,7 @@ std::size_t TcpEndpoint::poll(Completion* out, std::size_t max) {
   // Without a posted receive the bytes stay in the kernel: its window then
   // throttles the sender, the way a receiver-not-ready does on RDMA.
   if (!receives_.empty() && completions_.size() < max) receive_messages();
-  std::size_t n = 0;
-  while (n < max && !completions_.empty()) {
-    out[n++] = completions_.front();
-    completions_.pop();
-  }
-  return n;
+  return completions_.pop_into(out, max);
 }
 
 bool TcpEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t) {
@@ -91,7 +82,7 @@ bool TcpEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t) {
   short events = 0;
   if (!receives_.empty()) events |= POLLIN;
   if (!sends_.empty()) events |= POLLOUT;
-  pollfd watched{fd_, events, 0};
+  pollfd watched{fd_.get(), events, 0};
   const auto milliseconds = std::clamp<std::chrono::milliseconds::rep>(timeout.count(), 0, INT_MAX);
   return ::poll(&watched, 1, static_cast<int>(milliseconds)) > 0;
 }
@@ -139,7 +130,7 @@ void TcpEndpoint::flush_sends() {
     msghdr message{};
     message.msg_iov = parts;
     message.msg_iovlen = part_count;
-    const ssize_t written = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t written = ::sendmsg(fd_.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (!moved(written, "send")) return;
 
     // Retire every message whose last byte the kernel accepted, in order, so
@@ -155,7 +146,7 @@ void TcpEndpoint::flush_sends() {
       left -= rest;
       front_sent_ = 0;
       if (send.signaled) {
-        completions_.push() = Completion{send.id, CompletionType::send, 0, send.length, 0};
+        append(completions_) = Completion{send.id, CompletionType::send, 0, send.length, 0};
       }
       sends_.pop();
     }
@@ -167,7 +158,7 @@ void TcpEndpoint::receive_messages() {
   while (!receives_.empty()) {
     if (header_received_ < kHeaderSize) {
       const std::size_t wanted = kHeaderSize - header_received_;
-      const ssize_t got = ::recv(fd_, header_ + header_received_, wanted, MSG_DONTWAIT);
+      const ssize_t got = ::recv(fd_.get(), header_ + header_received_, wanted, MSG_DONTWAIT);
       if (!moved(got, "receive")) return;
       header_received_ += static_cast<std::size_t>(got);
       if (static_cast<std::size_t>(got) < wanted) return;  // the rest is not here yet
@@ -187,7 +178,7 @@ void TcpEndpoint::receive_messages() {
       // not when the excess of a truncated message must be discarded first.
       const bool chain_next_header = fits == length;
       message.msg_iovlen = chain_next_header ? 2 : 1;
-      const ssize_t got = ::recvmsg(fd_, &message, MSG_DONTWAIT);
+      const ssize_t got = ::recvmsg(fd_.get(), &message, MSG_DONTWAIT);
       if (!moved(got, "receive")) return;
       if (static_cast<std::size_t>(got) < wanted) {
         payload_stored_ += static_cast<std::uint32_t>(got);
@@ -201,13 +192,13 @@ void TcpEndpoint::receive_messages() {
     if (payload_stored_ + payload_discarded_ < length) {
       // MSG_TRUNC on a TCP socket drops the bytes in the kernel: no buffer needed.
       const std::size_t wanted = length - payload_stored_ - payload_discarded_;
-      const ssize_t got = ::recv(fd_, nullptr, wanted, MSG_DONTWAIT | MSG_TRUNC);
+      const ssize_t got = ::recv(fd_.get(), nullptr, wanted, MSG_DONTWAIT | MSG_TRUNC);
       if (!moved(got, "receive")) return;
       payload_discarded_ += static_cast<std::uint32_t>(got);
       if (static_cast<std::size_t>(got) < wanted) return;
     }
 
-    completions_.push() =
+    append(completions_) =
         Completion{receive.id, CompletionType::recv, fits < length ? kStatusTruncated : 0, fits,
                    load_be32(header_ + 4)};
     receives_.pop();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <uniperf/plugin.hpp>
+#include <uniperf/plugin_support.hpp>
 #include <vector>
 
 namespace uniperf::tcp {
@@ -22,48 +23,20 @@ inline constexpr std::int32_t kStatusTruncated = 1;
 
 inline constexpr std::size_t kHeaderSize = 8;
 
-/// A fixed-capacity FIFO sized at connect time, so the hot path never allocates.
+/// The next slot of a ring sized from EndpointParams at connect time (so
+/// the hot path never allocates). Full means the engine posted more than
+/// the depth it declared: a broken promise, not back-pressure.
 template <class T>
-class Ring {
- public:
-  explicit Ring(std::size_t capacity) : slots_(capacity + 1) {}
-
-  bool empty() const { return head_ == tail_; }
-  std::size_t size() const {
-    return tail_ >= head_ ? tail_ - head_ : tail_ + slots_.size() - head_;
-  }
-  std::size_t capacity() const { return slots_.size() - 1; }
-  T& front() { return slots_[head_]; }
-  /// The i-th oldest element; i < size().
-  T& at(std::size_t i) {
-    const std::size_t index = head_ + i;
-    return slots_[index < slots_.size() ? index : index - slots_.size()];
-  }
-  void pop() { head_ = next(head_); }
-  /// Appends a slot and returns it. Throws only when the engine posted more
-  /// than the depth it declared in EndpointParams.
-  T& push() {
-    const std::size_t after = next(tail_);
-    if (after == head_) [[unlikely]]
-      throw TransportError("tcp: more requests posted than the endpoint's depth allows");
-    T& slot = slots_[tail_];
-    tail_ = after;
-    return slot;
-  }
-
- private:
-  std::size_t next(std::size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
-
-  std::vector<T> slots_;
-  std::size_t head_ = 0;
-  std::size_t tail_ = 0;
-};
+T& append(support::CompletionRing<T>& ring) {
+  if (ring.full()) [[unlikely]]
+    throw TransportError("tcp: more requests posted than the endpoint's depth allows");
+  return ring.push_slot();
+}
 
 class TcpEndpoint final : public Endpoint {
  public:
   /// Takes ownership of `fd`, a connected socket in non-blocking mode.
   TcpEndpoint(int fd, const EndpointParams& params);
-  ~TcpEndpoint() override;
   TcpEndpoint(const TcpEndpoint&) = delete;
   TcpEndpoint& operator=(const TcpEndpoint&) = delete;
 
@@ -91,10 +64,10 @@ class TcpEndpoint final : public Endpoint {
   /// socket has nothing (more) for now; throws when the connection is gone.
   bool moved(ssize_t result, const char* what) const;
 
-  int fd_;
-  Ring<PendingSend> sends_;
-  Ring<RecvRequest> receives_;
-  Ring<Completion> completions_;
+  support::Descriptor fd_;
+  support::CompletionRing<PendingSend> sends_;
+  support::CompletionRing<RecvRequest> receives_;
+  support::CompletionRing<Completion> completions_;
 
   /// Bytes of sends_.front() (header + payload) the kernel already accepted.
   std::size_t front_sent_ = 0;

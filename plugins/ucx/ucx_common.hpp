@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <uniperf/plugin.hpp>
+#include <uniperf/plugin_support.hpp>
 #include <vector>
 
 namespace uniperf::ucx {

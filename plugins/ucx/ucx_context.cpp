@@ -230,9 +230,10 @@ std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, Peer
     std::size_t address_length = 0;
     check(ucp_worker_get_address(state_.worker, &address, &address_length),
           "cannot get the worker address");
-    Bytes blob(sizeof(Hello) + address_length);
-    std::memcpy(blob.data(), &mine, sizeof mine);
-    std::memcpy(blob.data() + sizeof mine, address, address_length);
+    // The fixed hello, then the worker address (its length is UCX's).
+    Bytes blob = support::to_blob(mine);
+    const auto* first = reinterpret_cast<const std::byte*>(address);
+    blob.insert(blob.end(), first, first + address_length);
     ucp_worker_release_address(state_.worker, address);
     theirs = channel.exchange(blob);
   } catch (...) {
@@ -241,7 +242,9 @@ std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, Peer
   }
 
   Hello peer;
-  if (theirs.size() > sizeof peer) std::memcpy(&peer, theirs.data(), sizeof peer);
+  if (theirs.size() > sizeof peer) {
+    peer = support::from_blob<Hello>(std::span(theirs).first(sizeof peer), "ucx", "hello");
+  }
   std::string problem;
   if (theirs.size() <= sizeof peer || peer.magic != Hello::kMagic) {
     problem = "the peer's connection data is not from this ucx plugin version";

@@ -3,7 +3,6 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 namespace uniperf::ucx {
@@ -24,10 +23,6 @@ constexpr std::uint64_t kHandshakeWord = 0x7563782d68656c6fULL;  // "ucx-helo"
 
 constexpr std::size_t kRequestAlignment = 64;
 
-std::size_t ring_size(std::size_t at_least) {
-  return std::bit_ceil(std::max<std::size_t>(at_least, 1));
-}
-
 }  // namespace
 
 UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
@@ -41,12 +36,13 @@ UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
       recv_tag_(kDataTag | local.tag_channel),
       rings_(std::make_unique<Rings>()) {
   rings_->state = &state;
-  const std::size_t sends = ring_size(params.send_depth);
-  const std::size_t receives = ring_size(params.recv_depth);
-  send_mask_ = sends - 1;
-  recv_mask_ = receives - 1;
-  completions_.resize(ring_size(sends + receives));
-  completion_mask_ = completions_.size() - 1;
+  rings_->sends.reset(params.send_depth);
+  rings_->receives.reset(params.recv_depth);
+  const std::size_t sends = rings_->sends.capacity();
+  const std::size_t receives = rings_->receives.capacity();
+  // Room for every request to finish at once: collect() never stalls on a
+  // full completion ring in the steady state.
+  completions_.reset(sends + receives);
 
   // UCP writes its request header into the state_.request_size bytes in
   // front of each handle; every header starts on its own cache line.
@@ -58,20 +54,16 @@ UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
   auto* base = reinterpret_cast<std::byte*>((raw + kRequestAlignment - 1) / kRequestAlignment *
                                             kRequestAlignment);
   std::size_t next = 0;
-  auto make_slots = [&](std::vector<Slot>& slots, std::size_t count) {
-    slots.resize(count);
-    for (Slot& slot : slots) {
+  for (auto* slots : {&rings_->sends, &rings_->receives}) {
+    for (Slot& slot : slots->storage()) {
       slot.state = &state;
       slot.handle = base + next++ * stride + state.request_size;
     }
-  };
-  make_slots(rings_->sends, sends);
-  make_slots(rings_->receives, receives);
+  }
 
   if (api_ == TwoSidedApi::active_message) {
     rings_->am_header = peer.tag_channel;
-    backlog_.resize(ring_size(sends + receives));
-    backlog_mask_ = backlog_.size() - 1;
+    backlog_.reset(sends + receives);
   }
 
   ucp_ep_params_t ep_params{};
@@ -108,8 +100,8 @@ UcxEndpoint::~UcxEndpoint() {
     register_am_handler(nullptr);
     release_backlog();
     // Receives no message was matched to are ours alone: UCP never saw them.
-    while (recv_matched_ != recv_posted_) {
-      Slot& slot = rings_->receives[recv_matched_++ & recv_mask_];
+    while (recv_matched_ != rings_->receives.posted()) {
+      Slot& slot = rings_->receives.at_sequence(recv_matched_++);
       slot.status = UCS_ERR_CANCELED;
       slot.done = true;
     }
@@ -117,7 +109,7 @@ UcxEndpoint::~UcxEndpoint() {
   } else {
     // Tagged receives belong to the worker: closing the endpoint would not
     // end them, and they point into memory that goes away with us.
-    for (Slot& slot : rings_->receives) {
+    for (Slot& slot : rings_->receives.storage()) {
       if (!slot.done && slot.in_flight != nullptr) ucp_request_cancel(worker_, slot.in_flight);
     }
     discard_unexpected(deadline);
@@ -183,11 +175,10 @@ void UcxEndpoint::discard_unexpected(Clock::time_point deadline) {
 }
 
 bool UcxEndpoint::all_requests_done() const {
-  for (const Slot& slot : rings_->sends) {
-    if (!slot.done) return false;
-  }
-  for (const Slot& slot : rings_->receives) {
-    if (!slot.done) return false;
+  for (auto* slots : {&rings_->sends, &rings_->receives}) {
+    for (const Slot& slot : slots->storage()) {
+      if (!slot.done) return false;
+    }
   }
   return true;
 }
@@ -250,23 +241,20 @@ std::unique_ptr<RemoteRegion> UcxEndpoint::import_region(std::uint64_t address,
 
 void UcxEndpoint::post(const WorkRequest* requests, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
-    if (send_posted_ - send_retired_ > send_mask_) [[unlikely]] {
+    if (rings_->sends.full()) [[unlikely]] {
       collected_all_ = collect();
-      if (send_posted_ - send_retired_ > send_mask_) {
+      if (rings_->sends.full()) {
         throw TransportError("ucx: more requests outstanding than send_depth allows");
       }
     }
-    start(requests[i], rings_->sends[send_posted_++ & send_mask_]);
+    const WorkRequest& wr = requests[i];
+    start(wr, rings_->sends.post(wr.id, (wr.flags & WorkRequest::kSignaled) != 0));
   }
   collected_all_ = collect();
 }
 
 void UcxEndpoint::start(const WorkRequest& wr, Slot& slot) {
-  slot.id = wr.id;
   slot.length = wr.length;
-  slot.signaled = (wr.flags & WorkRequest::kSignaled) != 0;
-  slot.status = UCS_OK;
-  slot.done = false;
   slot.in_flight = nullptr;
 
   // kInline needs nothing: UCP copies short messages itself when it can and
@@ -335,25 +323,24 @@ void UcxEndpoint::finish_start(Slot& slot, ucs_status_ptr_t result) {
 
 void UcxEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
-    if (recv_posted_ - recv_retired_ > recv_mask_) [[unlikely]] {
+    if (rings_->receives.full()) [[unlikely]] {
       collected_all_ = collect();
-      if (recv_posted_ - recv_retired_ > recv_mask_) {
+      if (rings_->receives.full()) {
         throw TransportError("ucx: more receives posted than recv_depth allows");
       }
     }
     const RecvRequest& r = requests[i];
-    Slot& slot = rings_->receives[recv_posted_++ & recv_mask_];
-    slot.id = r.id;
+    // Every receive is reported: it is "signaled".
+    Slot& slot = rings_->receives.post(r.id, true);
     slot.buffer = static_cast<std::byte*>(r.local->address()) + r.offset;
     slot.capacity = r.length;
     slot.length = 0;
-    slot.status = UCS_OK;
-    slot.done = false;
     slot.in_flight = nullptr;
     if (api_ == TwoSidedApi::tag) {
       post_tag_recv(slot);
-    } else if (backlog_head_ != backlog_tail_) {
-      const HeldMessage held = backlog_[backlog_head_++ & backlog_mask_];
+    } else if (!backlog_.empty()) {
+      const HeldMessage held = backlog_.front();
+      backlog_.pop();
       deliver(held.data, held.length, held.rendezvous, true);
     }
   }
@@ -376,7 +363,7 @@ void UcxEndpoint::post_tag_recv(Slot& slot) {
 }
 
 ucs_status_t UcxEndpoint::deliver(void* data, std::size_t length, bool rendezvous, bool held) {
-  Slot& slot = rings_->receives[recv_matched_++ & recv_mask_];
+  Slot& slot = rings_->receives.at_sequence(recv_matched_++);
   if (length > slot.capacity) [[unlikely]] {
     slot.status = UCS_ERR_MESSAGE_TRUNCATED;
     slot.done = true;
@@ -405,8 +392,9 @@ ucs_status_t UcxEndpoint::deliver(void* data, std::size_t length, bool rendezvou
 }
 
 void UcxEndpoint::release_backlog() {
-  while (backlog_head_ != backlog_tail_) {
-    ucp_am_data_release(worker_, backlog_[backlog_head_++ & backlog_mask_].data);
+  while (!backlog_.empty()) {
+    ucp_am_data_release(worker_, backlog_.front().data);
+    backlog_.pop();
   }
 }
 
@@ -425,47 +413,30 @@ void UcxEndpoint::register_am_handler(UcxEndpoint* receiver) {
 }
 
 void UcxEndpoint::hold(const HeldMessage& message) {
-  if (backlog_tail_ - backlog_head_ == backlog_.size()) [[unlikely]] {
+  if (backlog_.full()) [[unlikely]] {
     // The peer is this far ahead of the posted receives: eager sends
     // complete at the sender before delivery, so nothing bounds that. Grow
     // rather than drop, as UCX's own unexpected queue does for tagged
     // messages (the only allocation on this path, and a rare one).
-    std::vector<HeldMessage> larger(backlog_.size() * 2);
-    std::size_t count = 0;
-    while (backlog_head_ != backlog_tail_) {
-      larger[count++] = backlog_[backlog_head_++ & backlog_mask_];
-    }
+    support::CompletionRing<HeldMessage> larger(backlog_.capacity() * 2);
+    for (; !backlog_.empty(); backlog_.pop()) larger.push_slot() = backlog_.front();
     backlog_ = std::move(larger);
-    backlog_mask_ = backlog_.size() - 1;
-    backlog_head_ = 0;
-    backlog_tail_ = count;
   }
-  backlog_[backlog_tail_++ & backlog_mask_] = message;
+  backlog_.push_slot() = message;
 }
 
 bool UcxEndpoint::collect() {
-  auto push = [this](const Completion& completion) {
-    if (completion_tail_ - completion_head_ > completion_mask_) return false;
-    completions_[completion_tail_++ & completion_mask_] = completion;
-    return true;
-  };
-  while (send_retired_ != send_posted_) {
-    const Slot& slot = rings_->sends[send_retired_ & send_mask_];
-    if (!slot.done) break;
-    if (slot.signaled || slot.status != UCS_OK) {
-      if (!push(Completion{slot.id, CompletionType::send, slot.status, slot.length, 0})) {
-        return false;
-      }
-    }
-    ++send_retired_;
-  }
-  while (recv_retired_ != recv_posted_) {
-    const Slot& slot = rings_->receives[recv_retired_ & recv_mask_];
-    if (!slot.done) break;
-    if (!push(Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0})) return false;
-    ++recv_retired_;
-  }
-  return true;
+  // Emulated selective completion (plugin.hpp "Unsignaled posts"): the
+  // retirement hands over signaled or failed requests in posting order, and
+  // stops where the completion ring is full, to resume at the next call.
+  const bool sends_all = rings_->sends.retire([this](const Slot& slot) {
+    return completions_.push(
+        Completion{slot.id, CompletionType::send, slot.status, slot.length, 0});
+  });
+  return sends_all && rings_->receives.retire([this](const Slot& slot) {
+    return completions_.push(
+        Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0});
+  });
 }
 
 std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
@@ -485,11 +456,7 @@ std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
     callbacks_collected_ = state_.callbacks;
     collected_all_ = collect();
   }
-  std::size_t n = 0;
-  while (n < max && completion_head_ != completion_tail_) {
-    out[n++] = completions_[completion_head_++ & completion_mask_];
-  }
-  return n;
+  return completions_.pop_into(out, max);
 }
 
 bool UcxEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*threshold*/) {
@@ -498,7 +465,7 @@ bool UcxEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*thresh
     throw TransportError("ucx: wait() needs the `wakeup` option");
   }
   collected_all_ = collect();
-  if (completion_head_ != completion_tail_) return true;
+  if (!completions_.empty()) return true;
   if (state_.callbacks != state_.callbacks_seen_by_wait) {
     // Requests finished since the last wait, maybe another endpoint's: the
     // descriptor will not signal them, so let the engine poll first.
@@ -584,7 +551,7 @@ ucs_status_t UcxEndpoint::on_active_message(void* arg, const void* header,
   }
   ++self->state_.callbacks;
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (self->recv_matched_ != self->recv_posted_) {
+  if (self->recv_matched_ != self->rings_->receives.posted()) {
     return self->deliver(data, length, rendezvous, false);
   }
   // No receive posted yet: hold the message until one is.

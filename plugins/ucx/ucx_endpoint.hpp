@@ -101,8 +101,11 @@ class UcxEndpoint final : public Endpoint {
   struct Rings {
     WorkerState* state = nullptr;
     std::unique_ptr<std::byte[]> request_memory;
-    std::vector<Slot> sends;
-    std::vector<Slot> receives;
+    // Retired in posting order (plugin_support's Retirement): a signaled
+    // send's Completion then covers every earlier send, and a late
+    // rendezvous receive cannot overtake an earlier one.
+    support::Retirement<Slot> sends;
+    support::Retirement<Slot> receives;
     std::uint64_t am_header = 0;    // the peer's channel, sent as every AM's header
     ucs_status_t failure = UCS_OK;  // set by UCP's error handler (peer_errors)
   };
@@ -147,22 +150,17 @@ class UcxEndpoint final : public Endpoint {
   ucp_tag_t recv_tag_;
 
   std::unique_ptr<Rings> rings_;
-  std::size_t send_mask_ = 0;
-  std::size_t recv_mask_ = 0;
-  std::uint64_t send_posted_ = 0, send_retired_ = 0;
-  std::uint64_t recv_posted_ = 0, recv_matched_ = 0, recv_retired_ = 0;
+  // Active messages: receives below this sequence have a message matched
+  // to them (rings_->receives.posted() and .retired() bound it).
+  std::uint64_t recv_matched_ = 0;
 
-  std::vector<Completion> completions_;
-  std::size_t completion_mask_ = 0;
-  std::uint64_t completion_head_ = 0, completion_tail_ = 0;
+  support::CompletionRing<Completion> completions_;
   // poll() collects only when a callback ran since it last did, or when the
   // last collect left finished requests behind (see poll()).
   std::uint64_t callbacks_collected_ = 0;
   bool collected_all_ = true;
 
-  std::vector<HeldMessage> backlog_;
-  std::size_t backlog_mask_ = 0;
-  std::uint64_t backlog_head_ = 0, backlog_tail_ = 0;
+  support::CompletionRing<HeldMessage> backlog_;
   bool message_lost_ = false;
 };
 

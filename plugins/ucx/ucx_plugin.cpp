@@ -11,6 +11,10 @@
 namespace uniperf::ucx {
 namespace {
 
+/// The `api` option: declared (choices) and parsed from one table.
+constexpr support::Choice<TwoSidedApi> kApis[] = {{"tag", TwoSidedApi::tag},
+                                                  {"am", TwoSidedApi::active_message}};
+
 class UcxPlugin final : public Plugin {
  public:
   std::string name() const override { return "ucx"; }
@@ -29,7 +33,8 @@ class UcxPlugin final : public Plugin {
         {"devices", OptionType::string, "",
          "UCX_NET_DEVICES, e.g. lo | eth0 | mlx5_0:1 (default: UCX's)"},
         {"api", OptionType::string, "tag",
-         "UCP API that carries op send: tag (ucp_tag_send) or am (ucp_am_send)"},
+         "UCP API that carries op send: tag (ucp_tag_send) or am (ucp_am_send)",
+         support::choice_names(kApis)},
         {"rndv_threshold", OptionType::size, "",
          "UCX_RNDV_THRESH: messages from this size on use rendezvous (default: UCX's)"},
         {"wakeup", OptionType::boolean, "true",
@@ -63,14 +68,7 @@ class UcxPlugin final : public Plugin {
     Settings settings;
     settings.transports = options.string("transports");
     settings.devices = options.string("devices");
-    const std::string& api = options.string("api");
-    if (api == "tag") {
-      settings.api = TwoSidedApi::tag;
-    } else if (api == "am") {
-      settings.api = TwoSidedApi::active_message;
-    } else {
-      throw OptionError("ucx: option 'api' must be tag or am, not '" + api + "'");
-    }
+    settings.api = support::choice(options, "api", kApis, "ucx");
     if (options.has("rndv_threshold")) settings.rndv_threshold = options.size("rndv_threshold");
     settings.wakeup = options.boolean("wakeup");
     settings.allocate = options.boolean("allocate");

@@ -44,14 +44,24 @@ class UdaplPlugin final : public Plugin {
         {"dat_conf", OptionType::string, "",
          "dat.conf to use (set as DAT_OVERRIDE before libdat2 loads); unset = /etc/dat.conf or "
          "the environment's DAT_OVERRIDE. ${config_dir} names the config file's directory"},
-        {"port", OptionType::integer, "0",
+        {"port",
+         OptionType::integer,
+         "0",
          "conn_qual of the responder's PSP (plus the endpoint index); 0 = any free one "
-         "(dat_psp_create_any), sent to the initiator over the control channel"},
+         "(dat_psp_create_any), sent to the initiator over the control channel",
+         {},
+         0,
+         65535},
         {"peer_address", OptionType::string, "",
          "numeric IP the initiator connects to; unset = the address the responder's IA reports "
          "(dat_ia_query), else the control connection's peer"},
-        {"evd_qlen", OptionType::integer, "0",
-         "DTO EVD length (sends and receives share it); 0 = send depth + receive depth + 16"},
+        {"evd_qlen",
+         OptionType::integer,
+         "0",
+         "DTO EVD length (sends and receives share it); 0 = send depth + receive depth + 16",
+         {},
+         0,
+         1 << 24},
     };
   }
 
@@ -76,13 +86,10 @@ class UdaplPlugin final : public Plugin {
     s.provider = options.string("provider");
     if (s.provider.empty()) throw OptionError("udapl: option 'provider' is empty");
     s.dat_conf = options.string("dat_conf");
-    const auto port = options.integer("port");
-    if (port < 0 || port > 65535) throw OptionError("udapl: option 'port' must be 0..65535");
-    s.port = static_cast<int>(port);
+    // Ranges were checked by the loader against options().
+    s.port = static_cast<int>(options.integer("port"));
     s.peer_address = options.string("peer_address");
-    const auto qlen = options.integer("evd_qlen");
-    if (qlen < 0 || qlen > (1 << 24)) throw OptionError("udapl: option 'evd_qlen' out of range");
-    s.evd_qlen = static_cast<int>(qlen);
+    s.evd_qlen = static_cast<int>(options.integer("evd_qlen"));
 
     if (!s.dat_conf.empty()) apply_dat_conf(s.dat_conf);
 

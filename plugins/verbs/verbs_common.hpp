@@ -11,35 +11,28 @@
 #include <memory>
 #include <string>
 #include <uniperf/plugin.hpp>
+#include <uniperf/plugin_support.hpp>
 
 namespace uniperf::verbs {
 
 /// Setup-path waits (the rdma_cm handshake) give up after this.
 inline constexpr std::chrono::seconds kConnectTimeout{20};
 
-/// Releases a libibverbs object with its destroy function (ibv_dealloc_pd,
-/// ibv_destroy_cq, ...). The return code is ignored: nothing can be done
-/// about a failed destroy in a destructor, and rdma-core logs none.
-template <auto Destroy>
-struct Release {
-  template <class T>
-  void operator()(T* object) const noexcept {
-    if (object != nullptr) Destroy(object);
-  }
-};
-using DevicePtr = std::unique_ptr<ibv_context, Release<ibv_close_device>>;
-using PdPtr = std::unique_ptr<ibv_pd, Release<ibv_dealloc_pd>>;
-using MrPtr = std::unique_ptr<ibv_mr, Release<ibv_dereg_mr>>;
-using CqPtr = std::unique_ptr<ibv_cq, Release<ibv_destroy_cq>>;
-using QpPtr = std::unique_ptr<ibv_qp, Release<ibv_destroy_qp>>;
-using SrqPtr = std::unique_ptr<ibv_srq, Release<ibv_destroy_srq>>;
-using AhPtr = std::unique_ptr<ibv_ah, Release<ibv_destroy_ah>>;
-using ChannelPtr = std::unique_ptr<ibv_comp_channel, Release<ibv_destroy_comp_channel>>;
+// Owning handles for libibverbs objects, released with their destroy
+// function (ibv_dealloc_pd, ibv_destroy_cq, ...; see support::Handle).
+using DevicePtr = support::Handle<ibv_context*, &ibv_close_device>;
+using PdPtr = support::Handle<ibv_pd*, &ibv_dealloc_pd>;
+using MrPtr = support::Handle<ibv_mr*, &ibv_dereg_mr>;
+using CqPtr = support::Handle<ibv_cq*, &ibv_destroy_cq>;
+using QpPtr = support::Handle<ibv_qp*, &ibv_destroy_qp>;
+using SrqPtr = support::Handle<ibv_srq*, &ibv_destroy_srq>;
+using AhPtr = support::Handle<ibv_ah*, &ibv_destroy_ah>;
+using ChannelPtr = support::Handle<ibv_comp_channel*, &ibv_destroy_comp_channel>;
 
-/// "verbs: what: strerror(errno)". libibverbs reports errors through errno
+/// "verbs: what: strerror(error)". libibverbs reports errors through errno
 /// (or returns it); `error` is that value.
-inline std::string errno_text(const std::string& what, int error) {
-  return "verbs: " + what + ": " + std::strerror(error);
+inline std::string verbs_error(const std::string& what, int error) {
+  return "verbs: " + what + ": " + support::errno_text(error);
 }
 
 /// Why ibv_get_device_list found nothing to open ("no RDMA device (...)").

@@ -11,7 +11,7 @@
 namespace uniperf::verbs {
 namespace {
 
-using DeviceList = std::unique_ptr<ibv_device*, Release<ibv_free_device_list>>;
+using DeviceList = support::Handle<ibv_device**, &ibv_free_device_list>;
 
 bool ipv4_mapped(const ibv_gid& gid) {
   static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -78,13 +78,13 @@ void VerbsContext::open_device() {
   }
   name_ = ibv_get_device_name(chosen);
   device_.reset(ibv_open_device(chosen));
-  if (!device_) throw Unavailable(errno_text("cannot open " + name_, errno));
+  if (!device_) throw Unavailable(verbs_error("cannot open " + name_, errno));
 
   if (ibv_query_device_ex(device_.get(), nullptr, &device_attr_) != 0) {
     // Providers without the extended query still answer the basic one.
     device_attr_ = ibv_device_attr_ex{};
     if (const int rc = ibv_query_device(device_.get(), &device_attr_.orig_attr); rc != 0) {
-      throw Unavailable(errno_text("cannot query " + name_, rc));
+      throw Unavailable(verbs_error("cannot query " + name_, rc));
     }
   }
   const int ports = device_attr_.orig_attr.phys_port_cnt;
@@ -96,14 +96,15 @@ void VerbsContext::open_device() {
           ibv_query_port(device_.get(), static_cast<std::uint8_t>(settings_.port), &port_attr_);
       rc != 0) {
     throw Unavailable(
-        errno_text("cannot query " + name_ + " port " + std::to_string(settings_.port), rc));
+        verbs_error("cannot query " + name_ + " port " + std::to_string(settings_.port), rc));
   }
   if (port_attr_.state != IBV_PORT_ACTIVE) {
     throw Unavailable(name_ + " port " + std::to_string(settings_.port) + " is not active (" +
                       ibv_port_state_str(port_attr_.state) + ")");
   }
   pd_.reset(ibv_alloc_pd(device_.get()));
-  if (!pd_) throw Unavailable(errno_text("cannot allocate a protection domain on " + name_, errno));
+  if (!pd_)
+    throw Unavailable(verbs_error("cannot allocate a protection domain on " + name_, errno));
 }
 
 void VerbsContext::choose_gid() {
@@ -166,7 +167,7 @@ std::string VerbsContext::gid_ipv4() const {
 /// which providers round), and whether it can make the type at all.
 void VerbsContext::probe_queue_pair() {
   CqPtr cq(ibv_create_cq(device_.get(), 4, nullptr, nullptr, 0));
-  if (!cq) throw Unavailable(errno_text("cannot create a completion queue on " + name_, errno));
+  if (!cq) throw Unavailable(verbs_error("cannot create a completion queue on " + name_, errno));
   const ibv_qp_type type = settings_.kind == QpKind::rc   ? IBV_QPT_RC
                            : settings_.kind == QpKind::uc ? IBV_QPT_UC
                                                           : IBV_QPT_UD;
@@ -198,7 +199,7 @@ void VerbsContext::probe_queue_pair() {
     if (request == 0) break;
     request /= 2;
   }
-  throw Unsupported(errno_text(
+  throw Unsupported(verbs_error(
       name_ + " cannot create " + std::string(to_string(settings_.kind)) + " queue pairs",
       last_error));
 }
@@ -293,7 +294,7 @@ std::unique_ptr<MemoryRegion> VerbsContext::register_memory(void* address, std::
   if (!mr) {
     const int error = errno;
     throw TransportError(
-        errno_text("cannot register " + std::to_string(length) + " bytes on " + name_, error) +
+        verbs_error("cannot register " + std::to_string(length) + " bytes on " + name_, error) +
         (error == ENOMEM || error == EPERM ? " (locked-memory limit? try ulimit -l unlimited)"
                                            : ""));
   }

@@ -9,8 +9,6 @@
 #include <bit>
 #include <random>
 
-#include "verbs_outcome.hpp"
-
 namespace uniperf::verbs {
 namespace {
 
@@ -65,7 +63,7 @@ VerbsEndpoint::VerbsEndpoint(VerbsContext& context, const EndpointParams& params
   if (failure) {
     // The peer is about to wait for our address: tell it why none comes,
     // so both sides end with the same reason (and the same skip or error).
-    channel.exchange(encode_failure(failure));
+    channel.exchange(support::encode_failure(failure));
     std::rethrow_exception(failure);
   }
   if (settings_.connect == ConnectMethod::rdma_cm) {
@@ -101,17 +99,17 @@ void VerbsEndpoint::create_queues(const EndpointParams& params) {
 
   if (params.completion_events) {
     channel_.reset(ibv_create_comp_channel(context_.verbs()));
-    if (!channel_) throw TransportError(errno_text("cannot create a completion channel", errno));
+    if (!channel_) throw TransportError(verbs_error("cannot create a completion channel", errno));
     // wait() polls the descriptor itself and then reads every event there
     // is without blocking.
     const int flags = fcntl(channel_->fd, F_GETFL);
     if (flags < 0 || fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-      throw TransportError(errno_text("cannot make the completion channel non-blocking", errno));
+      throw TransportError(verbs_error("cannot make the completion channel non-blocking", errno));
     }
   }
   cq_.reset(
       ibv_create_cq(context_.verbs(), static_cast<int>(cq_entries), nullptr, channel_.get(), 0));
-  if (!cq_) throw TransportError(errno_text("cannot create a completion queue", errno));
+  if (!cq_) throw TransportError(verbs_error("cannot create a completion queue", errno));
   moderation_works_ = context_.max_cq_moderation() > 0;
 
   recv_sge_count_ = ud ? 2 : 1;
@@ -120,12 +118,12 @@ void VerbsEndpoint::create_queues(const EndpointParams& params) {
     attr.attr.max_wr = recv_depth;
     attr.attr.max_sge = recv_sge_count_;
     srq_.reset(ibv_create_srq(context_.pd(), &attr));
-    if (!srq_) throw TransportError(errno_text("cannot create a shared receive queue", errno));
+    if (!srq_) throw TransportError(verbs_error("cannot create a shared receive queue", errno));
   }
   if (ud) {
     grh_.resize(kGrhBytes);
     grh_mr_.reset(ibv_reg_mr(context_.pd(), grh_.data(), grh_.size(), IBV_ACCESS_LOCAL_WRITE));
-    if (!grh_mr_) throw TransportError(errno_text("cannot register the GRH buffer", errno));
+    if (!grh_mr_) throw TransportError(verbs_error("cannot register the GRH buffer", errno));
     grh_bytes_ = kGrhBytes;
   }
 
@@ -141,10 +139,10 @@ void VerbsEndpoint::create_queues(const EndpointParams& params) {
   attr.cap.max_inline_data = context_.inline_request();
   qp_.reset(ibv_create_qp(context_.pd(), &attr));
   if (!qp_) {
-    throw TransportError(errno_text("cannot create a " + std::string(to_string(settings_.kind)) +
-                                        " queue pair (send " + std::to_string(send_depth) +
-                                        ", receive " + std::to_string(recv_depth) + ")",
-                                    errno));
+    throw TransportError(verbs_error("cannot create a " + std::string(to_string(settings_.kind)) +
+                                         " queue pair (send " + std::to_string(send_depth) +
+                                         ", receive " + std::to_string(recv_depth) + ")",
+                                     errno));
   }
   if (attr.cap.max_inline_data < params.max_inline) {
     throw Unsupported("verbs: the queue pair offers " + std::to_string(attr.cap.max_inline_data) +
@@ -196,9 +194,12 @@ void VerbsEndpoint::connect_bootstrap(PeerChannel& channel) {
   } catch (...) {
     failure = std::current_exception();
   }
-  const Bytes answer = channel.exchange(failure ? encode_failure(failure) : encode_address(mine));
+  const Bytes answer = channel.exchange(
+      failure ? support::encode_failure(failure)
+              : support::encode_outcome(support::Outcome::ok, support::to_blob(mine)));
   if (failure) std::rethrow_exception(failure);
-  const QpAddress peer = decode_address(answer);
+  const auto peer = support::from_blob<QpAddress>(support::payload_or_throw(answer, "verbs"),
+                                                  "verbs", "queue pair address");
   if (peer.kind != mine.kind) {
     failure = std::make_exception_ptr(
         TransportError(std::string("verbs: this side uses ") + to_string(settings_.kind) +
@@ -215,12 +216,12 @@ void VerbsEndpoint::connect_bootstrap(PeerChannel& channel) {
   }
   // Both sides learn whether the other got its QP ready, so a failure ends
   // both with its reason instead of leaving one to time out.
-  exchange_outcome(channel, failure);
+  support::exchange_outcome(channel, "verbs", failure);
 }
 
 void VerbsEndpoint::modify(ibv_qp_attr& attr, int mask, const char* state) {
   if (const int rc = ibv_modify_qp(qp_.get(), &attr, mask); rc != 0) {
-    throw TransportError(errno_text(
+    throw TransportError(verbs_error(
         "cannot move the " + std::string(to_string(settings_.kind)) + " queue pair to " + state,
         rc));
   }
@@ -319,7 +320,8 @@ void VerbsEndpoint::create_address_handle(const ibv_ah_attr& route, std::uint32_
                                           std::uint32_t qkey) {
   ibv_ah_attr copy = route;
   ah_.reset(ibv_create_ah(context_.pd(), &copy));
-  if (!ah_) throw TransportError(errno_text("cannot create an address handle for the peer", errno));
+  if (!ah_)
+    throw TransportError(verbs_error("cannot create an address handle for the peer", errno));
   ud_route_.ud.ah = ah_.get();
   ud_route_.ud.remote_qpn = qpn;
   ud_route_.ud.remote_qkey = qkey;
@@ -387,7 +389,7 @@ void VerbsEndpoint::post(const WorkRequest* requests, std::size_t count) {
 void VerbsEndpoint::post_failed(int error, const ibv_send_wr* bad) {
   const char* op =
       bad != nullptr ? to_string(sent_ops_[bad->wr_id & sent_mask_]).data() : "a request";
-  throw TransportError(errno_text(std::string("ibv_post_send of ") + op + " failed", error) +
+  throw TransportError(verbs_error(std::string("ibv_post_send of ") + op + " failed", error) +
                        (error == ENOMEM ? " (send queue full)" : ""));
 }
 
@@ -408,7 +410,7 @@ void VerbsEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
                         : ibv_post_recv(qp_.get(), recv_wrs_.data(), &bad);
     if (rc != 0) [[unlikely]] {
       throw TransportError(
-          errno_text(srq_ ? "ibv_post_srq_recv failed" : "ibv_post_recv failed", rc) +
+          verbs_error(srq_ ? "ibv_post_srq_recv failed" : "ibv_post_recv failed", rc) +
           (rc == ENOMEM ? " (receive queue full)" : ""));
     }
     requests += n;
@@ -435,9 +437,8 @@ Completion VerbsEndpoint::convert(const ibv_wc& wc) {
 
 std::size_t VerbsEndpoint::poll(Completion* out, std::size_t max) {
   std::size_t n = 0;
-  if (pending_head_ != pending_count_) [[unlikely]] {
-    while (n < max && pending_head_ != pending_count_)
-      out[n++] = convert(pending_[pending_head_++]);
+  if (!pending_.empty()) [[unlikely]] {
+    for (; n < max && !pending_.empty(); pending_.pop()) out[n++] = convert(pending_.front());
     if (n == max) return n;
   }
   const int got = ibv_poll_cq(cq_.get(), static_cast<int>(std::min(max - n, kMaxPoll)), polled_);
@@ -452,22 +453,20 @@ bool VerbsEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t thresh
   if (!channel_) [[unlikely]] {
     throw TransportError("verbs: wait() on an endpoint opened without completion events");
   }
-  if (pending_head_ != pending_count_) return true;
+  if (!pending_.empty()) return true;
   if (moderation_works_ && threshold != moderation_) set_moderation(threshold);
   if (!armed_) {
     if (const int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) {
-      throw TransportError(errno_text("ibv_req_notify_cq failed", rc));
+      throw TransportError(verbs_error("ibv_req_notify_cq failed", rc));
     }
     armed_ = true;
     // A completion that arrived before the CQ was armed raises no event:
     // look once more, or we could sleep with it waiting in the queue.
-    const int got = ibv_poll_cq(cq_.get(), static_cast<int>(kMaxPoll), pending_);
+    const int got = ibv_poll_cq(cq_.get(), static_cast<int>(kMaxPoll), polled_);
     if (got < 0) throw TransportError("verbs: ibv_poll_cq failed: the completion queue is broken");
-    if (got > 0) {
-      pending_head_ = 0;
-      pending_count_ = static_cast<std::uint32_t>(got);
-      return true;
-    }
+    // pending_ is empty here and holds kMaxPoll: every push fits.
+    for (int i = 0; i < got; ++i) static_cast<void>(pending_.push(polled_[i]));
+    if (got > 0) return true;
   }
   pollfd descriptor{channel_->fd, POLLIN, 0};
   if (::poll(&descriptor, 1, static_cast<int>(timeout.count())) <= 0) return false;

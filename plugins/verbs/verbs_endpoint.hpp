@@ -122,8 +122,8 @@ class VerbsEndpoint final : public Endpoint {
   std::uint64_t sent_mask_ = 0;
 
   ibv_wc polled_[kMaxPoll];
-  ibv_wc pending_[kMaxPoll];  // found by wait()'s re-poll after arming
-  std::uint32_t pending_head_ = 0, pending_count_ = 0;
+  // Found by wait()'s re-poll after arming, handed out by the next poll().
+  support::CompletionRing<ibv_wc> pending_{kMaxPoll};
 
   // Event mode.
   bool armed_ = false;

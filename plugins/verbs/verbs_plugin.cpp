@@ -9,13 +9,15 @@
 namespace uniperf::verbs {
 namespace {
 
-int integer_in(const Options& options, const std::string& name, int low, int high) {
-  const std::int64_t value = options.integer(name);
-  if (value < low || value > high) {
-    throw OptionError("verbs: option '" + name + "' must be " + std::to_string(low) + ".." +
-                      std::to_string(high) + ", got " + std::to_string(value));
-  }
-  return static_cast<int>(value);
+/// The enum options: declared (choices) and parsed from one table each.
+constexpr support::Choice<QpKind> kTransports[] = {
+    {"rc", QpKind::rc}, {"uc", QpKind::uc}, {"ud", QpKind::ud}};
+constexpr support::Choice<ConnectMethod> kConnectMethods[] = {
+    {"bootstrap", ConnectMethod::bootstrap}, {"rdma_cm", ConnectMethod::rdma_cm}};
+
+/// An integer option whose range the loader checked against options().
+int integer(const Options& options, const std::string& name) {
+  return static_cast<int>(options.integer(name));
 }
 
 class VerbsPlugin final : public Plugin {
@@ -36,31 +38,72 @@ class VerbsPlugin final : public Plugin {
   std::vector<OptionSpec> options() const override {
     return {
         {"device", OptionType::string, "", "RDMA device, e.g. rxe0 or mlx5_0 (default: the first)"},
-        {"port", OptionType::integer, "1", "device port"},
-        {"gid_index", OptionType::integer, "",
+        {"port", OptionType::integer, "1", "device port", {}, 1, 255},
+        {"gid_index",
+         OptionType::integer,
+         "",
          "GID table index (default: the RoCE v2 GID of an IPv4 address on Ethernet ports; LID "
-         "routing without a GRH on InfiniBand)"},
+         "routing without a GRH on InfiniBand)",
+         {},
+         0,
+         65535},
         {"transport", OptionType::string, "rc",
          "queue pair type: rc (every op) | uc (send, write, write_imm) | ud (send, one MTU per "
-         "message)"},
+         "message)",
+         support::choice_names(kTransports)},
         {"connect", OptionType::string, "bootstrap",
          "how the queue pairs connect: bootstrap (QPN/PSN/GID through the control connection) | "
-         "rdma_cm (rc only: listen/accept on the responder, resolve/connect on the initiator)"},
+         "rdma_cm (rc only: listen/accept on the responder, resolve/connect on the initiator)",
+         support::choice_names(kConnectMethods)},
         {"mtu", OptionType::integer, "",
          "path MTU in bytes: 256, 512, 1024, 2048 or 4096 (default: the port's active MTU)"},
-        {"timeout", OptionType::integer, "14", "rc: local ACK timeout exponent (4.096 us * 2^n)"},
-        {"retry_cnt", OptionType::integer, "7", "rc: transport retries"},
-        {"rnr_retry", OptionType::integer, "7", "rc: receiver-not-ready retries (7 = forever)"},
-        {"min_rnr_timer", OptionType::integer, "12", "rc: receiver-not-ready NAK timer code"},
-        {"max_rd_atomic", OptionType::integer, "",
-         "rc: reads and atomics in flight per QP (default: the device's maximum)"},
+        {"timeout",
+         OptionType::integer,
+         "14",
+         "rc: local ACK timeout exponent (4.096 us * 2^n)",
+         {},
+         0,
+         31},
+        {"retry_cnt", OptionType::integer, "7", "rc: transport retries", {}, 0, 7},
+        {"rnr_retry",
+         OptionType::integer,
+         "7",
+         "rc: receiver-not-ready retries (7 = forever)",
+         {},
+         0,
+         7},
+        {"min_rnr_timer",
+         OptionType::integer,
+         "12",
+         "rc: receiver-not-ready NAK timer code",
+         {},
+         0,
+         31},
+        {"max_rd_atomic",
+         OptionType::integer,
+         "",
+         "rc: reads and atomics in flight per QP (default: the device's maximum)",
+         {},
+         1,
+         255},
         {"srq", OptionType::boolean, "false",
          "receives through a shared receive queue (one per endpoint)"},
-        {"max_inline", OptionType::size, "256",
-         "inline size asked of each queue pair; what the device grants is advertised"},
+        {"max_inline",
+         OptionType::size,
+         "256",
+         "inline size asked of each queue pair; what the device grants is advertised",
+         {},
+         0,
+         65536},
         {"cm_address", OptionType::string, "",
          "rdma_cm: IPv4 address the responder listens on (default: the IPv4 address of its GID)"},
-        {"cm_port", OptionType::integer, "0", "rdma_cm: port the responder listens on; 0 = any"},
+        {"cm_port",
+         OptionType::integer,
+         "0",
+         "rdma_cm: port the responder listens on; 0 = any",
+         {},
+         0,
+         65535},
     };
   }
 
@@ -77,32 +120,16 @@ class VerbsPlugin final : public Plugin {
   std::unique_ptr<Context> open(const Options& options) override {
     Settings s;
     s.device = options.string("device");
-    s.port = integer_in(options, "port", 1, 255);
-    s.gid_index = options.has("gid_index") ? integer_in(options, "gid_index", 0, 65535) : -1;
-    const std::string& transport = options.string("transport");
-    if (transport == "rc") {
-      s.kind = QpKind::rc;
-    } else if (transport == "uc") {
-      s.kind = QpKind::uc;
-    } else if (transport == "ud") {
-      s.kind = QpKind::ud;
-    } else {
-      throw OptionError("verbs: option 'transport' must be rc, uc or ud, got '" + transport + "'");
-    }
-    const std::string& connect = options.string("connect");
-    if (connect == "bootstrap") {
-      s.connect = ConnectMethod::bootstrap;
-    } else if (connect == "rdma_cm") {
-      s.connect = ConnectMethod::rdma_cm;
-    } else {
-      throw OptionError("verbs: option 'connect' must be bootstrap or rdma_cm, got '" + connect +
-                        "'");
-    }
+    // Ranges and choices were checked by the loader against options().
+    s.port = integer(options, "port");
+    s.gid_index = options.has("gid_index") ? integer(options, "gid_index") : -1;
+    s.kind = support::choice(options, "transport", kTransports, "verbs");
+    s.connect = support::choice(options, "connect", kConnectMethods, "verbs");
     if (s.connect == ConnectMethod::rdma_cm && s.kind != QpKind::rc) {
       // librdmacm makes RC identifiers (RDMA_PS_TCP) or UD ones whose peer
       // QPN the handshake does not carry back to the responder.
       throw OptionError("verbs: connect: rdma_cm serves transport: rc only; use bootstrap for " +
-                        transport);
+                        options.string("transport"));
     }
     if (options.has("mtu")) {
       s.mtu = static_cast<int>(options.integer("mtu"));
@@ -111,18 +138,15 @@ class VerbsPlugin final : public Plugin {
                           std::to_string(s.mtu));
       }
     }
-    s.timeout = integer_in(options, "timeout", 0, 31);
-    s.retry_cnt = integer_in(options, "retry_cnt", 0, 7);
-    s.rnr_retry = integer_in(options, "rnr_retry", 0, 7);
-    s.min_rnr_timer = integer_in(options, "min_rnr_timer", 0, 31);
-    s.max_rd_atomic =
-        options.has("max_rd_atomic") ? integer_in(options, "max_rd_atomic", 1, 255) : 0;
+    s.timeout = integer(options, "timeout");
+    s.retry_cnt = integer(options, "retry_cnt");
+    s.rnr_retry = integer(options, "rnr_retry");
+    s.min_rnr_timer = integer(options, "min_rnr_timer");
+    s.max_rd_atomic = options.has("max_rd_atomic") ? integer(options, "max_rd_atomic") : 0;
     s.srq = options.boolean("srq");
-    const std::uint64_t inline_request = options.size("max_inline");
-    if (inline_request > 65536) throw OptionError("verbs: option 'max_inline' is above 64K");
-    s.inline_request = static_cast<std::uint32_t>(inline_request);
+    s.inline_request = static_cast<std::uint32_t>(options.size("max_inline"));
     s.cm_address = options.string("cm_address");
-    s.cm_port = integer_in(options, "cm_port", 0, 65535);
+    s.cm_port = integer(options, "cm_port");
     return std::make_unique<VerbsContext>(std::move(s));
   }
 };

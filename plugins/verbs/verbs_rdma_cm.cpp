@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "verbs_outcome.hpp"
+#include "verbs_endpoint.hpp"
 
 namespace uniperf::verbs {
 
@@ -23,12 +23,12 @@ class CmConnection {
   CmConnection() {
     channel = rdma_create_event_channel();
     if (channel == nullptr) {
-      throw TransportError(errno_text("cannot create an rdma_cm event channel", errno));
+      throw TransportError(verbs_error("cannot create an rdma_cm event channel", errno));
     }
     // next_event() polls the descriptor with a deadline, then reads.
     const int flags = fcntl(channel->fd, F_GETFL);
     if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-      throw TransportError(errno_text("cannot make the rdma_cm channel non-blocking", errno));
+      throw TransportError(verbs_error("cannot make the rdma_cm channel non-blocking", errno));
     }
   }
   ~CmConnection() {
@@ -67,7 +67,7 @@ void expect(CmConnection& cm, rdma_cm_event_type wanted, Event& out, Clock::time
   for (;;) {
     if (rdma_get_cm_event(cm.channel, &out.event) == 0) break;
     if (errno != EAGAIN) {
-      throw TransportError(errno_text("rdma_get_cm_event failed", errno));
+      throw TransportError(verbs_error("rdma_get_cm_event failed", errno));
     }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -118,7 +118,7 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
     int mask = 0;
     if (rdma_init_qp_attr(cm_->id, &attr, &mask) != 0) {
       throw TransportError(
-          errno_text(std::string("rdma_init_qp_attr for ") + state_name(state), errno));
+          verbs_error(std::string("rdma_init_qp_attr for ") + state_name(state), errno));
     }
     apply_settings(attr, mask);
     if (state == IBV_QPS_RTS) {
@@ -149,25 +149,27 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
           settings_.cm_port > 0 ? settings_.cm_port + static_cast<int>(index_) : 0;
       sockaddr_in address = ipv4(host.empty() ? "0.0.0.0" : host, wanted_port);
       if (rdma_create_id(cm_->channel, &cm_->listener, nullptr, RDMA_PS_TCP) != 0) {
-        throw TransportError(errno_text("rdma_create_id failed", errno));
+        throw TransportError(verbs_error("rdma_create_id failed", errno));
       }
       if (rdma_bind_addr(cm_->listener, reinterpret_cast<sockaddr*>(&address)) != 0) {
-        throw TransportError(errno_text("rdma_bind_addr " + (host.empty() ? "0.0.0.0" : host) +
-                                            ":" + std::to_string(wanted_port),
-                                        errno));
+        throw TransportError(verbs_error("rdma_bind_addr " + (host.empty() ? "0.0.0.0" : host) +
+                                             ":" + std::to_string(wanted_port),
+                                         errno));
       }
       check_device(cm_->listener, device, "address " + host);
       if (rdma_listen(cm_->listener, 1) != 0) {
-        throw TransportError(errno_text("rdma_listen failed", errno));
+        throw TransportError(verbs_error("rdma_listen failed", errno));
       }
       port = ntohs(rdma_get_src_port(cm_->listener));
     } catch (...) {
       failure = std::current_exception();
     }
-    const Bytes reply = channel.exchange(failure ? encode_failure(failure)
-                                                 : encode_text(host + " " + std::to_string(port)));
+    const Bytes reply = channel.exchange(
+        failure ? support::encode_failure(failure)
+                : support::encode_outcome(support::Outcome::ok,
+                                          support::to_bytes(host + " " + std::to_string(port))));
     if (failure) std::rethrow_exception(failure);
-    payload_or_throw(reply);
+    support::payload_or_throw(reply, "verbs");
     try {
       std::uint32_t peer_responder_resources = 0;
       {
@@ -185,7 +187,7 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
         transition(IBV_QPS_RTR, peer_responder_resources);
         transition(IBV_QPS_RTS, peer_responder_resources);
         if (rdma_accept(cm_->id, &param) != 0) {
-          throw TransportError(errno_text("rdma_accept failed", errno));
+          throw TransportError(verbs_error("rdma_accept failed", errno));
         }
       } catch (...) {
         rdma_reject(cm_->id, nullptr, 0);  // the initiator hears it at once
@@ -197,8 +199,8 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
       failure = std::current_exception();
     }
   } else {
-    const Bytes reply = channel.exchange(encode_text(""));
-    const std::string where = payload_or_throw(reply);
+    const Bytes reply = channel.exchange(support::encode_outcome(support::Outcome::ok, {}));
+    const std::string where = support::to_text(support::payload_or_throw(reply, "verbs"));
     try {
       cm_.reset(new CmConnection);
       const auto space = where.find(' ');
@@ -213,12 +215,12 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
       }
       sockaddr_in target = ipv4(host, port);
       if (rdma_create_id(cm_->channel, &cm_->id, nullptr, RDMA_PS_TCP) != 0) {
-        throw TransportError(errno_text("rdma_create_id failed", errno));
+        throw TransportError(verbs_error("rdma_create_id failed", errno));
       }
       const int resolve_ms = 5000;
       if (rdma_resolve_addr(cm_->id, nullptr, reinterpret_cast<sockaddr*>(&target), resolve_ms) !=
           0) {
-        throw TransportError(errno_text("rdma_resolve_addr " + host, errno));
+        throw TransportError(verbs_error("rdma_resolve_addr " + host, errno));
       }
       {
         Event resolved;
@@ -226,7 +228,7 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
       }
       check_device(cm_->id, device, "the route to " + host);
       if (rdma_resolve_route(cm_->id, resolve_ms) != 0) {
-        throw TransportError(errno_text("rdma_resolve_route to " + host, errno));
+        throw TransportError(verbs_error("rdma_resolve_route to " + host, errno));
       }
       {
         Event routed;
@@ -235,7 +237,7 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
       transition(IBV_QPS_INIT, 0);
       if (rdma_connect(cm_->id, &param) != 0) {
         throw TransportError(
-            errno_text("rdma_connect to " + host + ":" + std::to_string(port), errno));
+            verbs_error("rdma_connect to " + host + ":" + std::to_string(port), errno));
       }
       std::uint32_t peer_responder_resources = 0;
       {
@@ -248,13 +250,13 @@ void VerbsEndpoint::connect_rdma_cm(PeerChannel& channel) {
       transition(IBV_QPS_RTR, peer_responder_resources);
       transition(IBV_QPS_RTS, peer_responder_resources);
       if (rdma_establish(cm_->id) != 0) {
-        throw TransportError(errno_text("rdma_establish failed", errno));
+        throw TransportError(verbs_error("rdma_establish failed", errno));
       }
     } catch (...) {
       failure = std::current_exception();
     }
   }
-  exchange_outcome(channel, failure);
+  support::exchange_outcome(channel, "verbs", failure);
 }
 
 }  // namespace uniperf::verbs

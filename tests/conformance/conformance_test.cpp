@@ -63,10 +63,6 @@ std::string test_name(const testing::TestParamInfo<std::string>& info) {
 constexpr std::uint64_t kMiB = 1 << 20;
 const Op kAllOps[] = {Op::send, Op::write, Op::write_imm, Op::read, Op::fetch_add, Op::cswap};
 
-bool is_atomic(Op op) {
-  return op == Op::fetch_add || op == Op::cswap;
-}
-
 class Conformance : public testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {

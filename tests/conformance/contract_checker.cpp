@@ -14,9 +14,6 @@ constexpr std::size_t kMaxViolationsKept = 64;
 bool carries_payload(Op op) {
   return op == Op::send || op == Op::write || op == Op::write_imm;
 }
-bool is_atomic(Op op) {
-  return op == Op::fetch_add || op == Op::cswap;
-}
 
 class CheckedRegion : public MemoryRegion {
  public:

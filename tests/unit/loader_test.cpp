@@ -22,7 +22,7 @@ class LoaderTest : public ::testing::Test {
 TEST_F(LoaderTest, LoadsTheGoodPluginDespiteBrokenNeighbours) {
   ASSERT_NE(registry.find("good"), nullptr);
   EXPECT_EQ(registry.find("good")->version(), "1.0");
-  EXPECT_EQ(registry.plugins().size(), 6u);
+  EXPECT_EQ(registry.plugins().size(), 8u);
 }
 
 TEST_F(LoaderTest, ReportsAMissingEntrySymbol) {
@@ -45,6 +45,33 @@ TEST_F(LoaderTest, RefusesANewerMinorAbi) {
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(p->ok());
   EXPECT_NE(p->load_error.find("rebuild"), std::string::npos) << p->load_error;
+}
+
+TEST_F(LoaderTest, RefusesAPluginBuiltWithOtherTypeLayouts) {
+  const auto* p = by_file(registry, "libuniperf-wrong_fingerprint.so");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->ok());
+  const std::string expected =
+      "libuniperf-wrong_fingerprint.so was built with other type "
+      "layouts than this uniperf (WorkRequest " +
+      std::to_string(sizeof(WorkRequest) + 8) + " bytes, here " +
+      std::to_string(sizeof(WorkRequest)) + "): rebuild";
+  EXPECT_NE(p->load_error.find(expected), std::string::npos) << p->load_error;
+}
+
+TEST_F(LoaderTest, RefusesAPluginWhoseNameIsNotItsFileStem) {
+  const auto* p = by_file(registry, "libuniperf-misnamed.so");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->ok());
+  EXPECT_NE(p->load_error.find("libuniperf-misnamed.so calls itself 'impostor' (name())"),
+            std::string::npos)
+      << p->load_error;
+  EXPECT_NE(p->load_error.find("rename it libuniperf-impostor.so"), std::string::npos)
+      << p->load_error;
+  // Neither name finds it: a config naming either gets a reason, not this code.
+  EXPECT_EQ(registry.find("impostor"), nullptr);
+  EXPECT_EQ(registry.find("misnamed"), nullptr);
+  EXPECT_NE(registry.why_missing("misnamed").find("calls itself"), std::string::npos);
 }
 
 TEST_F(LoaderTest, SurvivesAThrowingFactory) {

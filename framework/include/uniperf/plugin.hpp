@@ -51,10 +51,31 @@
 //   - TransportError: anything else that went wrong; the test is an error.
 //   - OptionError: an option value the plugin cannot accept.
 //
-// ABI: the loader refuses a plugin whose kAbiMajor differs from the engine's,
-// and one whose kAbiMinor is newer than the engine's. Adding members at the
-// end of a struct or new virtual functions at the end of a class bumps minor;
-// anything else bumps major.
+// ABI. Plugins are C++ modules built with the same compiler and the same
+// standard library as the uniperf binary that loads them (in practice: in the
+// same tree, by the same CMake run). std::string, std::vector, std::unique_ptr
+// and exceptions cross the boundary in both directions, and so do the
+// layouts of the structs below and the order of every class's virtual
+// functions; there is no C shim. The version numbers say which promises hold:
+//   - kAbiMajor changes with any edit to a type that crosses the boundary as
+//     an array or by value (WorkRequest, RecvRequest, Completion,
+//     EndpointParams, Capabilities, OptionSpec, PluginEntry; appending a
+//     member changes the stride or the copy, so "at the end" is no
+//     exception), to the error types, or to any virtual function of a class
+//     plugins implement (Plugin, Context, Endpoint, MemoryRegion,
+//     RemoteRegion: its signature, its position, or a new one, even at the
+//     end, since the engine would call a slot an older plugin's vtable lacks).
+//   - kAbiMinor changes only for additions an older plugin cannot notice: a
+//     new inline helper or constant, or a new virtual function *with a
+//     default body* at the end of PeerChannel, the one class the engine
+//     implements and plugins only call (1.1 added peer_host() that way).
+// The loader refuses a plugin of another major, one of a newer minor (it may
+// call what this engine lacks), one whose sizeof fingerprint of the crossing
+// types (AbiFingerprint, filled by UNIPERF_PLUGIN) differs from the engine's
+// (that catches a size-changing edit made without the bump, and a plugin
+// built with another standard library; a same-size edit such as reordering
+// members it cannot see, so the rule above still binds), and one whose
+// name() is not its file's stem.
 #pragma once
 
 #include <chrono>
@@ -71,8 +92,9 @@
 
 namespace uniperf {
 
-inline constexpr std::uint32_t kAbiMajor = 1;
-inline constexpr std::uint32_t kAbiMinor = 1;  // 1: PeerChannel::peer_host()
+// 2.0: OptionSpec choices/min/max, PluginEntry fingerprint.
+inline constexpr std::uint32_t kAbiMajor = 2;
+inline constexpr std::uint32_t kAbiMinor = 0;
 
 using Bytes = std::vector<std::byte>;
 
@@ -113,6 +135,22 @@ inline constexpr std::string_view to_string(Op op) {
                                                 "read", "fetch_add", "cswap"};
   return names[static_cast<std::size_t>(op)];
 }
+
+/// fetch_add and cswap: 8 bytes, at an 8-byte aligned target.
+/// is_atomic and is_two_sided are constexpr function objects, not functions:
+/// argument-dependent lookup never finds an object, so code that still has a
+/// helper of the same name of its own keeps compiling (a function here would
+/// make every such call ambiguous).
+struct IsAtomic {
+  constexpr bool operator()(Op op) const { return op == Op::fetch_add || op == Op::cswap; }
+};
+inline constexpr IsAtomic is_atomic{};
+
+/// send and write_imm: the target consumes a posted receive (RecvRequest).
+struct IsTwoSided {
+  constexpr bool operator()(Op op) const { return op == Op::send || op == Op::write_imm; }
+};
+inline constexpr IsTwoSided is_two_sided{};
 
 inline std::optional<Op> parse_op(std::string_view name) {
   for (std::size_t i = 0; i < kOpCount; ++i) {
@@ -174,13 +212,22 @@ struct Capabilities {
 enum class OptionType : std::uint8_t { string, integer, boolean, size };
 
 /// One option a plugin accepts in a config's `options:` map. The loader
-/// rejects unknown keys and values that do not parse as `type`, naming the
-/// file, line and key, before the plugin sees them.
+/// rejects unknown keys, values that do not parse as `type`, a string not
+/// among `choices` and a number outside [min, max], naming the file, line
+/// and key, before the plugin sees them; `uniperf info` prints the choices
+/// and the range. So a plugin declares its enums and ranges here and never
+/// re-checks them by hand.
 struct OptionSpec {
   std::string name;
   OptionType type = OptionType::string;
   std::string default_value;  ///< "" means "not set" (the plugin decides)
   std::string help;
+  /// string: the accepted values (empty: any string). An unset value ("")
+  /// is always accepted, so a default of "" still means "not set".
+  std::vector<std::string> choices = {};
+  /// integer and size (in bytes): the inclusive range (nullopt: unbounded).
+  std::optional<std::int64_t> min = std::nullopt;
+  std::optional<std::int64_t> max = std::nullopt;
 };
 
 /// Validated option values: every declared option is present (explicit value
@@ -472,10 +519,32 @@ class Plugin {
   virtual std::unique_ptr<Context> open(const Options& options) = 0;
 };
 
+/// The sizes of the types that cross the boundary as arrays or by value, as
+/// the plugin was compiled. The loader compares them with its own before it
+/// calls anything in the plugin: a layout edit made without bumping
+/// kAbiMajor, or a plugin built with another standard library (std::string
+/// differs between libstdc++'s two ABIs and libc++), is refused with a
+/// message instead of corrupting memory.
+struct AbiFingerprint {
+  std::uint32_t work_request = sizeof(WorkRequest);
+  std::uint32_t recv_request = sizeof(RecvRequest);
+  std::uint32_t completion = sizeof(Completion);
+  std::uint32_t endpoint_params = sizeof(EndpointParams);
+  std::uint32_t capabilities = sizeof(Capabilities);
+  std::uint32_t option_spec = sizeof(OptionSpec);
+  std::uint32_t string = sizeof(std::string);
+
+  friend bool operator==(const AbiFingerprint&, const AbiFingerprint&) = default;
+};
+
 /// What a plugin library exports, under the symbol name kPluginEntrySymbol.
+/// abi_major and abi_minor stay the first two members in every version: the
+/// loader reads them before anything else, so an entry of another major is
+/// refused before its other members are looked at.
 struct PluginEntry {
   std::uint32_t abi_major;
   std::uint32_t abi_minor;
+  AbiFingerprint fingerprint;
   std::unique_ptr<Plugin> (*create)();
 };
 
@@ -486,9 +555,10 @@ inline constexpr const char* kPluginEntrySymbol = "uniperf_plugin_entry";
 /// Exports a plugin. Put once in one source file of the plugin:
 ///   UNIPERF_PLUGIN(MyPlugin)
 /// where MyPlugin is default-constructible and derives from uniperf::Plugin.
-/// The entry carries the ABI version this plugin was compiled against.
-#define UNIPERF_PLUGIN(PluginClass)                     \
-  extern "C" __attribute__((visibility("default")))     \
-  const ::uniperf::PluginEntry uniperf_plugin_entry = { \
-      ::uniperf::kAbiMajor, ::uniperf::kAbiMinor,       \
+/// The entry carries the ABI version and the type sizes this plugin was
+/// compiled against.
+#define UNIPERF_PLUGIN(PluginClass)                                            \
+  extern "C" __attribute__((visibility("default")))                            \
+  const ::uniperf::PluginEntry uniperf_plugin_entry = {                        \
+      ::uniperf::kAbiMajor, ::uniperf::kAbiMinor, ::uniperf::AbiFingerprint{}, \
       []() -> std::unique_ptr<::uniperf::Plugin> { return std::make_unique<PluginClass>(); }};

@@ -7,6 +7,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "loader/plugin_registry.hpp"
+#include "suite/option_values.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
@@ -85,8 +86,9 @@ int plugin_info(const std::string& name, const std::string& config_path) {
   std::cout << fmt::format("{} {} — {}\nlibrary: {}\n\noptions:\n", plugin->name(),
                            plugin->version(), plugin->description(), plugin->library_version());
   for (const auto& o : plugin->options()) {
-    std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}\n", o.name, type_name(o.type),
-                             o.default_value.empty() ? "(unset)" : o.default_value, o.help);
+    std::cout << fmt::format("  {:<16} {:<8} default {:<10} {}{}\n", o.name, type_name(o.type),
+                             o.default_value.empty() ? "(unset)" : o.default_value, o.help,
+                             suite::describe_option_values(o));
   }
   model::ConfigSpec config;
   config.plugin = name;

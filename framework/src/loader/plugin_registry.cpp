@@ -23,6 +23,27 @@ std::string stem_name(const std::filesystem::path& path) {
   return file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size());
 }
 
+/// "WorkRequest 56 bytes, here 48; ..." for every size that differs.
+std::string fingerprint_difference(const AbiFingerprint& theirs, const AbiFingerprint& ours) {
+  const std::pair<const char*, std::uint32_t AbiFingerprint::*> fields[] = {
+      {"WorkRequest", &AbiFingerprint::work_request},
+      {"RecvRequest", &AbiFingerprint::recv_request},
+      {"Completion", &AbiFingerprint::completion},
+      {"EndpointParams", &AbiFingerprint::endpoint_params},
+      {"Capabilities", &AbiFingerprint::capabilities},
+      {"OptionSpec", &AbiFingerprint::option_spec},
+      {"std::string", &AbiFingerprint::string},
+  };
+  std::string text;
+  for (const auto& [name, field] : fields) {
+    if (theirs.*field == ours.*field) continue;
+    if (!text.empty()) text += "; ";
+    text += std::string(name) + " " + std::to_string(theirs.*field) + " bytes, here " +
+            std::to_string(ours.*field);
+  }
+  return text;
+}
+
 }  // namespace
 
 PluginRegistry::PluginRegistry(const std::vector<std::filesystem::path>& search_dirs)
@@ -75,10 +96,27 @@ LoadedPlugin PluginRegistry::load(const std::filesystem::path& library) {
     result.load_error = message.str();
     return result;
   }
+  if (const AbiFingerprint expected; !(entry.fingerprint == expected)) {
+    result.load_error = library.filename().string() +
+                        " was built with other type layouts than this uniperf (" +
+                        fingerprint_difference(entry.fingerprint, expected) +
+                        "): rebuild the plugin against this uniperf, with the same compiler and "
+                        "standard library";
+    return result;
+  }
   try {
     result.plugin = entry.create();
     if (!result.plugin) throw std::runtime_error("factory returned no plugin");
-    result.name = result.plugin->name();
+    // Configs name a plugin by what name() says, the scan finds it by file
+    // name: the two must agree, or a config could get another plugin's code.
+    if (const std::string named = result.plugin->name(); named != result.name) {
+      result.plugin.reset();
+      result.load_error = library.filename().string() + " calls itself '" + named +
+                          "' (name()), but a plugin's file must be libuniperf-<name>.so: rename "
+                          "it libuniperf-" +
+                          named + ".so or fix its name()";
+      return result;
+    }
   } catch (const std::exception& e) {
     result.plugin.reset();
     result.load_error = std::string("plugin factory failed: ") + e.what();

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "suite/option_values.hpp"
 #include "suite/sha256.hpp"
 
 namespace uniperf::suite {
@@ -129,6 +130,7 @@ Options validate_options(const model::ConfigSpec& config, const std::vector<Opti
                       "expected " + std::string(kExpected[static_cast<int>(spec->type)]) +
                           ", got '" + text + "'");
     }
+    check_option_value(config, line, *spec, value);
     values[key] = value;
   }
   return Options(std::move(values));

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <uniperf/plugin_support.hpp>
 
 #include "udapl_settings.hpp"
 

@@ -12,7 +12,7 @@
 // covers every earlier one, as the engine requires.
 #pragma once
 
-#include "dat_common.hpp"
+#include "udapl_common.hpp"
 
 namespace uniperf::udapl {
 
@@ -31,8 +31,12 @@ class DatEndpoint final : public Endpoint {
   std::string describe(std::int32_t status) const override;
 
  private:
-  void accept(PeerChannel& channel);
-  void connect_to(PeerChannel& channel);
+  /// Responder: creates the PSP; returns where it listens, for the initiator.
+  Bytes listen();
+  /// Responder: accepts the one connection request.
+  void accept();
+  /// Initiator: connects to the PSP `blob` (listen()'s answer) names.
+  void connect_to(PeerChannel& channel, const Bytes& blob);
   /// Waits (with kConnectTimeout) for one event on `evd`; throws unless it is `wanted`.
   DAT_EVENT expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted, const char* what);
   void post_one(const WorkRequest& wr);

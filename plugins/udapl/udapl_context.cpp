@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dat_common.hpp"
-#include "dat_endpoint.hpp"
+#include "udapl_common.hpp"
+#include "udapl_endpoint.hpp"
 
 namespace uniperf::udapl {
 
@@ -19,9 +19,7 @@ std::string dat_error(const std::string& what, DAT_RETURN rc) {
 }
 
 Bytes DatMemory::remote_key() const {
-  Bytes key(sizeof(rmr_context_));
-  std::memcpy(key.data(), &rmr_context_, sizeof(rmr_context_));
-  return key;
+  return support::to_blob(rmr_context_);
 }
 
 DatContext::DatContext(Settings settings) : settings_(std::move(settings)) {

@@ -1,4 +1,4 @@
-#include "dat_endpoint.hpp"
+#include "udapl_endpoint.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -116,35 +116,41 @@ DatEndpoint::DatEndpoint(DatContext& context, const EndpointParams& params, Peer
                   : static_cast<DAT_COUNT>(params.send_depth + params.recv_depth + 16);
   if (ia.max_evd_qlen > 0) dto_qlen_ = std::min(dto_qlen_, ia.max_evd_qlen);
   try {
-    check(dat_evd_create(context.ia(), dto_qlen_, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto_evd_),
-          "dat_evd_create(DTO, " + std::to_string(dto_qlen_) + ")");
-    check(dat_evd_create(context.ia(), 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn_evd_),
-          "dat_evd_create(connection)");
+    // Both sides learn whether the other could create its endpoint (and the
+    // responder its PSP) before either waits for a connection: a failure
+    // ends both at once, with its reason and its kind (plugin_support).
+    const Bytes peer = support::exchange_step(channel, "udapl", [&] {
+      check(dat_evd_create(context.ia(), dto_qlen_, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto_evd_),
+            "dat_evd_create(DTO, " + std::to_string(dto_qlen_) + ")");
+      check(dat_evd_create(context.ia(), 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn_evd_),
+            "dat_evd_create(connection)");
 
-    DAT_EP_ATTR attr{};
-    attr.service_type = DAT_SERVICE_TYPE_RC;
-    attr.max_message_size = ia.max_message_size;
-    attr.max_rdma_size = ia.max_rdma_size;
-    attr.qos = DAT_QOS_BEST_EFFORT;
-    attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-    attr.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-    attr.max_recv_dtos = static_cast<DAT_COUNT>(std::max<std::uint32_t>(params.recv_depth, 1));
-    attr.max_request_dtos = static_cast<DAT_COUNT>(std::max<std::uint32_t>(params.send_depth, 1));
-    attr.max_recv_iov = 1;
-    attr.max_request_iov = 1;
-    // Reads and atomics in flight: the engine's window, within what the IA allows.
-    const DAT_COUNT reads = static_cast<DAT_COUNT>(std::min<std::uint32_t>(params.send_depth, 16));
-    attr.max_rdma_read_in = std::max(1, std::min(reads, ia.max_rdma_read_per_ep_in));
-    attr.max_rdma_read_out = std::max(1, std::min(reads, ia.max_rdma_read_per_ep_out));
-    attr.max_rdma_read_iov = 1;
-    attr.max_rdma_write_iov = 1;
-    check(dat_ep_create(context.ia(), context.pz(), dto_evd_, dto_evd_, conn_evd_, &attr, &ep_),
-          "dat_ep_create");
-
+      DAT_EP_ATTR attr{};
+      attr.service_type = DAT_SERVICE_TYPE_RC;
+      attr.max_message_size = ia.max_message_size;
+      attr.max_rdma_size = ia.max_rdma_size;
+      attr.qos = DAT_QOS_BEST_EFFORT;
+      attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+      attr.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+      attr.max_recv_dtos = static_cast<DAT_COUNT>(std::max<std::uint32_t>(params.recv_depth, 1));
+      attr.max_request_dtos = static_cast<DAT_COUNT>(std::max<std::uint32_t>(params.send_depth, 1));
+      attr.max_recv_iov = 1;
+      attr.max_request_iov = 1;
+      // Reads and atomics in flight: the engine's window, within what the IA allows.
+      const DAT_COUNT reads =
+          static_cast<DAT_COUNT>(std::min<std::uint32_t>(params.send_depth, 16));
+      attr.max_rdma_read_in = std::max(1, std::min(reads, ia.max_rdma_read_per_ep_in));
+      attr.max_rdma_read_out = std::max(1, std::min(reads, ia.max_rdma_read_per_ep_out));
+      attr.max_rdma_read_iov = 1;
+      attr.max_rdma_write_iov = 1;
+      check(dat_ep_create(context.ia(), context.pz(), dto_evd_, dto_evd_, conn_evd_, &attr, &ep_),
+            "dat_ep_create");
+      return channel.rank() == 1 ? listen() : Bytes{};
+    });
     if (channel.rank() == 1) {
-      accept(channel);
+      accept();
     } else {
-      connect_to(channel);
+      connect_to(channel, peer);
     }
     connected_ = true;
   } catch (...) {
@@ -187,7 +193,7 @@ DAT_EVENT DatEndpoint::expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted,
   return event;
 }
 
-void DatEndpoint::accept(PeerChannel& channel) {
+Bytes DatEndpoint::listen() {
   const auto& settings = context_.settings();
   check(dat_evd_create(context_.ia(), 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd_),
         "dat_evd_create(CR)");
@@ -207,8 +213,10 @@ void DatEndpoint::accept(PeerChannel& channel) {
     std::memcpy(&mine.address, ia_address, n);
   }
   // The PSP exists before the initiator learns its conn_qual.
-  channel.exchange(std::as_bytes(std::span(&mine, 1)));
+  return support::to_blob(mine);
+}
 
+void DatEndpoint::accept() {
   const DAT_EVENT request =
       expect_event(cr_evd_, DAT_CONNECTION_REQUEST_EVENT, "connection request");
   const DAT_CR_HANDLE cr = request.event_data.cr_arrival_event_data.cr_handle;
@@ -218,15 +226,9 @@ void DatEndpoint::accept(PeerChannel& channel) {
   psp_ = DAT_HANDLE_NULL;
 }
 
-void DatEndpoint::connect_to(PeerChannel& channel) {
+void DatEndpoint::connect_to(PeerChannel& channel, const Bytes& blob) {
   const auto& settings = context_.settings();
-  const Bytes blob = channel.exchange({});
-  ServicePoint peer;
-  if (blob.size() != sizeof(peer)) {
-    throw TransportError("udapl: the responder's service point has " + std::to_string(blob.size()) +
-                         " bytes, expected " + std::to_string(sizeof(peer)));
-  }
-  std::memcpy(&peer, blob.data(), sizeof(peer));
+  const auto peer = support::from_blob<ServicePoint>(blob, "udapl", "service point");
 
   sockaddr_storage target{};
   std::string source;
@@ -261,12 +263,7 @@ void DatEndpoint::connect_to(PeerChannel& channel) {
 std::unique_ptr<RemoteRegion> DatEndpoint::import_region(std::uint64_t address,
                                                          std::uint64_t length,
                                                          std::span<const std::byte> key) {
-  DAT_RMR_CONTEXT context = 0;
-  if (key.size() != sizeof(context)) {
-    throw TransportError("udapl: a remote key is " + std::to_string(sizeof(context)) +
-                         " bytes (an RMR context), got " + std::to_string(key.size()));
-  }
-  std::memcpy(&context, key.data(), sizeof(context));
+  const auto context = support::from_blob<DAT_RMR_CONTEXT>(key, "udapl", "remote key");
   return std::make_unique<DatRemote>(address, length, context);
 }
 
