@@ -137,20 +137,14 @@ inline constexpr std::string_view to_string(Op op) {
 }
 
 /// fetch_add and cswap: 8 bytes, at an 8-byte aligned target.
-/// is_atomic and is_two_sided are constexpr function objects, not functions:
-/// argument-dependent lookup never finds an object, so code that still has a
-/// helper of the same name of its own keeps compiling (a function here would
-/// make every such call ambiguous).
-struct IsAtomic {
-  constexpr bool operator()(Op op) const { return op == Op::fetch_add || op == Op::cswap; }
-};
-inline constexpr IsAtomic is_atomic{};
+constexpr bool is_atomic(Op op) {
+  return op == Op::fetch_add || op == Op::cswap;
+}
 
 /// send and write_imm: the target consumes a posted receive (RecvRequest).
-struct IsTwoSided {
-  constexpr bool operator()(Op op) const { return op == Op::send || op == Op::write_imm; }
-};
-inline constexpr IsTwoSided is_two_sided{};
+constexpr bool is_two_sided(Op op) {
+  return op == Op::send || op == Op::write_imm;
+}
 
 inline std::optional<Op> parse_op(std::string_view name) {
   for (std::size_t i = 0; i < kOpCount; ++i) {

@@ -25,14 +25,6 @@ using model::Pattern;
 using model::TestSpec;
 using model::WindowMode;
 
-// Until plugin.hpp carries them next to Op.
-constexpr bool is_two_sided(Op op) {
-  return op == Op::send || op == Op::write_imm;
-}
-constexpr bool is_atomic(Op op) {
-  return op == Op::fetch_add || op == Op::cswap;
-}
-
 /// How each endpoint's registered memory is laid out: a tx half and an rx
 /// half of `slots` slots each, every slot holding the test's largest message.
 struct BufferGeometry {

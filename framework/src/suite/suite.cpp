@@ -45,10 +45,6 @@ std::vector<std::string> defaults_keys() {
   return keys;
 }
 
-bool is_atomic(Op op) {
-  return op == Op::fetch_add || op == Op::cswap;
-}
-
 /// The value a flow key resolves to on its own (pattern and op pick the
 /// built-in and preset values before the rest of the flow is read).
 FlowSpec probe(const Reader& r, std::string_view key) {
