@@ -13,7 +13,11 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context
   for (std::size_t k = 0; k < count; ++k) {
     Context* flow_context = &context;
     if (k > 0 && !share_context) {
-      extra_contexts_.push_back(plugin.open(options));
+      try {
+        extra_contexts_.push_back(plugin.open(options));
+      } catch (const Unsupported& e) {
+        throw Unsupported(std::string("concurrent flows need one Context each: ") + e.what());
+      }
       flow_context = extra_contexts_.back().get();
     }
     bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;

@@ -145,11 +145,13 @@ class SuiteRun {
         flows.set_up(plans, *context_, *plugin_, options_);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
-        // A second Context for a further flow (see plugin.hpp, "Threads"):
-        // both sides hit it at the same point, nothing is out of step.
+        // A plugin that cannot set a flow up (a connect-time limit, or a
+        // second Context for a further flow: see plugin.hpp, "Threads")
+        // says so on both sides at the same point (the connect outcome is
+        // exchanged), so nothing is out of step: its sizes are SKIPPED.
         watchdog_.disarm();
         for (auto& r : reasons) {
-          if (r.empty()) r = std::string("concurrent flows need one Context each: ") + e.what();
+          if (r.empty()) r = e.what();
         }
       } catch (const std::exception& e) {
         stop(test, e.what());
