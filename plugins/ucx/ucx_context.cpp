@@ -224,18 +224,23 @@ std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, Peer
     if (state_.api == TwoSidedApi::active_message) state_.am_ids_in_use[mine.am_id] = false;
   };
 
+  // Both steps end with the typed outcome exchange, so a side that fails
+  // (no worker address, an endpoint UCX refuses, a mismatched peer) fails the
+  // other one the same way instead of leaving it waiting for a wire-up.
   Bytes theirs;
   try {
-    ucp_address_t* address = nullptr;
-    std::size_t address_length = 0;
-    check(ucp_worker_get_address(state_.worker, &address, &address_length),
-          "cannot get the worker address");
-    // The fixed hello, then the worker address (its length is UCX's).
-    Bytes blob = support::to_blob(mine);
-    const auto* first = reinterpret_cast<const std::byte*>(address);
-    blob.insert(blob.end(), first, first + address_length);
-    ucp_worker_release_address(state_.worker, address);
-    theirs = channel.exchange(blob);
+    theirs = support::exchange_step(channel, "ucx", [&] {
+      ucp_address_t* address = nullptr;
+      std::size_t address_length = 0;
+      check(ucp_worker_get_address(state_.worker, &address, &address_length),
+            "cannot get the worker address");
+      // The fixed hello, then the worker address (its length is UCX's).
+      Bytes blob = support::to_blob(mine);
+      const auto* first = reinterpret_cast<const std::byte*>(address);
+      blob.insert(blob.end(), first, first + address_length);
+      ucp_worker_release_address(state_.worker, address);
+      return blob;
+    });
   } catch (...) {
     release_am_id();
     throw;
@@ -256,13 +261,19 @@ std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, Peer
               ", the peer api=" + api_name(static_cast<TwoSidedApi>(peer.api));
   }
   std::unique_ptr<UcxEndpoint> endpoint;
+  std::exception_ptr failure;
   try {
     if (!problem.empty()) throw TransportError("ucx: " + problem);
     endpoint = std::make_unique<UcxEndpoint>(
         state_, reinterpret_cast<const ucp_address_t*>(theirs.data() + sizeof peer), params,
         ChannelIds{mine.tag_channel, mine.am_id}, ChannelIds{peer.tag_channel, peer.am_id});
   } catch (...) {
-    release_am_id();
+    failure = std::current_exception();
+  }
+  try {
+    support::exchange_outcome(channel, "ucx", failure);
+  } catch (...) {
+    if (!endpoint) release_am_id();  // an endpoint gives its id back itself
     throw;
   }
   endpoint->complete_wireup(kWireupLimit);
