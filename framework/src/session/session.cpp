@@ -40,6 +40,20 @@ class RecordSink {
     records_.push_back(std::move(record));
   }
 
+  /// Every size of `test` recorded with one status and reason (a test that
+  /// is skipped or not run as a whole).
+  void record_all(const RecordBuilder& builder, const std::vector<engine::FlowPlan>& plans,
+                  const model::ConfigSpec& config, const model::TestSpec& test,
+                  results::Status status, const std::string& reason) {
+    for (const auto size : test.sizes) {
+      notify_start(config, test, size);
+      results::Record record = builder.make(config, test, plans, size);
+      record.status = status;
+      record.reason = reason;
+      emit(std::move(record));
+    }
+  }
+
   std::vector<results::Record> take() { return std::move(records_); }
 
  private:
@@ -272,14 +286,8 @@ class SuiteRun {
 
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
                   results::Status status, const std::string& reason) {
-    const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
-    for (const auto size : test.sizes) {
-      sink_.notify_start(config, test, size);
-      results::Record record = record_builder_.make(config, test, plans, size);
-      record.status = status;
-      record.reason = reason;
-      sink_.emit(std::move(record));
-    }
+    sink_.record_all(record_builder_, engine::plan_flows(test, caps_), config, test, status,
+                     reason);
   }
 
   bootstrap::Bootstrap& control_;
