@@ -15,6 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "model/flow_fields.hpp"
+#include "model/metrics.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -556,6 +559,21 @@ TEST(Cli, ListAndInfoDescribeThePlugins) {
   const Outcome missing = uniperf("info nosuchplugin", 60);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no plugin named 'nosuchplugin'"), std::string::npos) << missing.err;
+}
+
+TEST(Cli, InfoWithoutAPluginListsEveryKnobAndMetric) {
+  const Outcome info = uniperf("info", 60);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  // From the same tables the suite reader walks: a knob added there shows.
+  for (const auto& field : uniperf::model::kFlowFields) {
+    EXPECT_NE(info.out.find("  " + std::string(field.name) + " "), std::string::npos) << field.name;
+  }
+  for (const auto& metric : uniperf::model::kMetrics) {
+    EXPECT_NE(info.out.find("  " + std::string(metric.name) + " "), std::string::npos)
+        << metric.name;
+  }
+  EXPECT_NE(info.out.find("send | write | write_imm | read | fetch_add | cswap"), std::string::npos)
+      << info.out;
 }
 
 }  // namespace

@@ -44,8 +44,9 @@ int main(int argc, char** argv) {
   auto* list =
       app.add_subcommand("list", "List the plugins found, their versions and availability");
   std::string info_plugin, info_config;
-  auto* info = app.add_subcommand("info", "Show a plugin's options and capabilities");
-  info->add_option("plugin", info_plugin)->required();
+  auto* info = app.add_subcommand(
+      "info", "Show a plugin's options and capabilities, or with no plugin every test knob");
+  info->add_option("plugin", info_plugin, "A plugin (omit it for the test knobs and metrics)");
   info->add_option("-c,--config", info_config, "Open with this config's options")
       ->check(CLI::ExistingFile);
   std::vector<std::string> validate_paths;

@@ -7,6 +7,8 @@
 
 #include "cli/exit_codes.hpp"
 #include "loader/plugin_registry.hpp"
+#include "model/flow_fields.hpp"
+#include "model/metrics.hpp"
 #include "suite/option_values.hpp"
 #include "suite/suite.hpp"
 
@@ -76,7 +78,38 @@ int list_plugins() {
   return kExitOk;
 }
 
+int suite_vocabulary() {
+  std::cout << "test knobs (a suite's flow keys; every record echoes them in params):\n";
+  for (const model::FlowField& field : model::kFlowFields) {
+    std::string values = field.kind == model::FieldKind::choice ? field.choice_list(" | ")
+                         : field.kind == model::FieldKind::flag
+                             ? "true | false"
+                             : ">= " + std::to_string(field.minimum);
+    const std::string preset = field.required  ? "(required)"
+                               : field.derived ? "(derived)"
+                                               : field.default_text();
+    std::cout << fmt::format("  {:<14} {:<51} default {:<10} {}\n", field.name, values, preset,
+                             field.help);
+  }
+  std::cout << "\nrun length (a test's keys):\n";
+  for (const model::RunField& field : model::kRunFields) {
+    if (field.suite_key.empty()) continue;
+    std::cout << fmt::format("  {:<14} {}\n", field.suite_key, field.help);
+  }
+  std::cout << "\nmetrics (tolerances: and uniperf compare --tolerance):\n";
+  for (const model::MetricInfo& metric : model::kMetrics) {
+    std::cout << fmt::format("  {:<14} {} is better, {} tests{}\n", metric.name,
+                             metric.lower_is_better ? "lower" : "higher",
+                             model::to_string(metric.pattern),
+                             metric.default_tolerance > 0
+                                 ? fmt::format(", default tolerance {}%", metric.default_tolerance)
+                                 : std::string());
+  }
+  return kExitOk;
+}
+
 int plugin_info(const std::string& name, const std::string& config_path) {
+  if (name.empty()) return suite_vocabulary();
   loader::PluginRegistry plugins(loader::default_search_path());
   Plugin* plugin = plugins.find(name);
   if (plugin == nullptr) {
