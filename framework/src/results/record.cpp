@@ -9,12 +9,9 @@
 //   suite, config, test, preset    names; preset is "" or perftest / osu / itperf
 //   size             message size in bytes
 //   plugin           {name, version, library_version, device}
-//   params           every effective parameter (defaults resolved):
-//                    {op, pattern, direction, window, window_mode, signal_every,
-//                     cq_moderation, completion, rx_depth, rx_replenish, post_list,
-//                     inline (bytes), endpoints, validate, buffers (cycle | single;
-//                     optional, added in 1: absent reads as cycle), iterations,
-//                     duration_s, margin_s, warmup_iterations}
+//   params           every effective parameter (defaults resolved): one key
+//                    per row of model/flow_fields.hpp (kFlowFields, then
+//                    kRunFields), named and typed there
 //   emulated         [features the plugin emulated for this test]
 //   iterations_run   measured iterations completed
 //   latency_us       only when measured, all in microseconds except the first two:
