@@ -49,6 +49,7 @@ class Scratch {
   }
   ~Scratch() { fs::remove_all(dir_); }
   fs::path operator/(const std::string& name) const { return dir_ / name; }
+  const fs::path& path() const { return dir_; }
 
  private:
   fs::path dir_;
@@ -373,6 +374,30 @@ TEST(BadInput, ASuiteErrorNamesFileLineAndKey) {
   EXPECT_NE(o.err.find(suite.string() + ":5"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("windw"), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(results));
+}
+
+TEST(BadInput, AddressesTimeoutsAndOutputsAreCheckedBeforeAnythingRuns) {
+  Scratch scratch;
+  const std::string one_off = "lat -s 8 -n 10 -c configs/tcp.yaml --quiet ";
+  const struct {
+    std::string flags, message;
+  } cases[] = {
+      {"--listen 99999", "--listen 99999: '99999' is not a port number (0-65535)"},
+      {"--listen abc:xyz", "--listen abc:xyz: 'xyz' is not a port number"},
+      {"--peer host:notaport", "--peer host:notaport: 'notaport' is not a port number"},
+      {"--peer [::1", "--peer [::1: expected [ADDRESS] or [ADDRESS]:PORT"},
+      {"--timeout 0", "--timeout: Value 0 not in range 1"},
+      {"--timeout -1", "--timeout: Value -1 not in range 1"},
+      // A directory as the results file: refused up front, not after the run.
+      {"-o " + scratch.path().string(), "cannot write to " + scratch.path().string()},
+  };
+  for (const auto& c : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const Outcome o = uniperf(one_off + c.flags, 30);
+    EXPECT_NE(o.exit_code, 0) << c.flags;
+    EXPECT_NE(o.err.find(c.message), std::string::npos) << c.flags << ": " << o.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << c.flags;
+  }
 }
 
 TEST(BadInput, ValidateAcceptsEveryShippedFile) {

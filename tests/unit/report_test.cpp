@@ -467,9 +467,24 @@ TEST_F(JsonlWriterTest, UnwritableDirectoryNamesThePathAndTheCause) {
   }
 }
 
+TEST_F(JsonlWriterTest, ADirectoryAsTheTargetIsRefusedBeforeAnythingIsWritten) {
+  fs::create_directories(target_);
+  try {
+    JsonlWriter writer(target_);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("cannot write to " + target_.string() + ": Is a directory"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(JsonlWriterTest, RenameFailureNamesTheTarget) {
-  fs::create_directories(target_ / "occupied");  // a non-empty directory cannot be replaced
   JsonlWriter writer(target_);
+  // A directory that appears while the run goes on: a non-empty one cannot
+  // be replaced by the rename.
+  fs::create_directories(target_ / "occupied");
   writer.add(latency_record("ucx", "send_lat", 2, 1.5));
   try {
     writer.commit();

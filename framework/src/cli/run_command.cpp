@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <iostream>
 
@@ -24,17 +26,46 @@ using namespace std::chrono_literals;
 
 constexpr std::uint16_t kDefaultPort = 18521;
 
-std::pair<std::string, std::uint16_t> split_host_port(const std::string& text,
-                                                      const std::string& default_host) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    // A bare number is a port for --listen, a host name for --peer.
-    if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
-      return {default_host, static_cast<std::uint16_t>(std::stoi(text))};
-    }
-    return {text.empty() ? default_host : text, kDefaultPort};
+/// A port number in full, or a clear error naming the flag (a port of
+/// 99999 must not wrap to 34463, "xyz" must not surface as `stoi`).
+std::uint16_t parse_port(std::string_view flag, const std::string& text, std::string_view port) {
+  unsigned value = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || error != std::errc() || end != port.data() + port.size() || value > 65535) {
+    throw std::invalid_argument(std::string(flag) + " " + text + ": '" + std::string(port) +
+                                "' is not a port number (0-65535)");
   }
-  return {text.substr(0, colon), static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1)))};
+  return static_cast<std::uint16_t>(value);
+}
+
+/// HOST[:PORT], [IPV6-ADDRESS][:PORT], a bare IPv6 address, or a bare PORT
+/// (a number alone is a port, on `default_host`).
+std::pair<std::string, std::uint16_t> split_host_port(std::string_view flag,
+                                                      const std::string& text,
+                                                      const std::string& default_host) {
+  if (text.starts_with('[')) {
+    const auto close = text.find(']');
+    const std::string rest = close == std::string::npos ? "" : text.substr(close + 1);
+    if (close == std::string::npos || (!rest.empty() && !rest.starts_with(':'))) {
+      throw std::invalid_argument(std::string(flag) + " " + text +
+                                  ": expected [ADDRESS] or [ADDRESS]:PORT");
+    }
+    const std::string host = text.substr(1, close - 1);
+    return {host,
+            rest.empty() ? kDefaultPort : parse_port(flag, text, std::string_view(rest).substr(1))};
+  }
+  const auto colons = std::count(text.begin(), text.end(), ':');
+  if (colons > 1) return {text, kDefaultPort};  // an IPv6 address without a port
+  if (colons == 1) {
+    const auto colon = text.find(':');
+    const std::string host = text.substr(0, colon);
+    return {host.empty() ? default_host : host,
+            parse_port(flag, text, std::string_view(text).substr(colon + 1))};
+  }
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    return {default_host, parse_port(flag, text, text)};
+  }
+  return {text.empty() ? default_host : text, kDefaultPort};
 }
 
 std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
@@ -110,7 +141,8 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
   command
       ->add_option("--timeout", options.size_timeout_s,
                    "Seconds one size may run past its duration before it counts as hung")
-      ->default_val(120);
+      ->default_val(120)
+      ->check(CLI::Range(1, 7 * 24 * 3600));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
   command
       ->add_option("--trials", options.trials,
@@ -136,10 +168,21 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   loader::PluginRegistry plugins(loader::default_search_path());
   const auto configs = load_configs(options.configs, plugins);
 
+  // Addresses are read before anything starts: a bad one is bad input.
+  const auto peer_address = options.peer.empty()
+                                ? std::pair<std::string, std::uint16_t>{}
+                                : split_host_port("--peer", options.peer, "127.0.0.1");
+  const auto listen_address = options.listening()
+                                  ? split_host_port("--listen", options.listen, "0.0.0.0")
+                                  : std::pair<std::string, std::uint16_t>{};
+
   // The measuring side (a local pair's first process, or --peer) writes the
-  // report files; they are opened now, so a bad path fails before a peer waits.
+  // results file and the report files; they are opened now, so a bad path
+  // (a directory, a folder that does not exist) fails before anything runs.
   std::optional<cli::PendingReports> report_files;
+  std::optional<results::JsonlWriter> jsonl;
   if (options.pair_connect.empty() && !options.listening()) {
+    if (!options.output.empty()) jsonl.emplace(options.output);
     report_files.emplace(options.report_files);
   }
 
@@ -154,13 +197,14 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   std::optional<cli::LocalPair> pair;
   try {
     if (!options.pair_connect.empty()) {
-      const auto [host, port] = split_host_port(options.pair_connect, "127.0.0.1");
+      const auto [host, port] =
+          split_host_port("--pair-connect", options.pair_connect, "127.0.0.1");
       control = bootstrap::tcp_connect(host, port, 1, 10s);
     } else if (!options.peer.empty()) {
-      const auto [host, port] = split_host_port(options.peer, "127.0.0.1");
+      const auto [host, port] = peer_address;
       control = bootstrap::tcp_connect(host, port, 0, 30s);
     } else if (options.listening()) {
-      const auto [host, port] = split_host_port(options.listen, "0.0.0.0");
+      const auto [host, port] = listen_address;
       bootstrap::TcpListener listener(host, port);
       std::cerr << fmt::format("uniperf: waiting for a peer on {}:{}\n", host, listener.port());
       control = listener.accept(1, 3600s);
@@ -175,8 +219,6 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   }
 
   const bool initiator = control->rank() == 0;
-  std::optional<results::JsonlWriter> jsonl;
-  if (initiator && !options.output.empty()) jsonl.emplace(options.output);
 
   report::LiveReporter live(std::cout);
   report::Progress progress;

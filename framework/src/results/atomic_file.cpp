@@ -18,6 +18,9 @@ namespace {
 }  // namespace
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  // rename() cannot replace a directory: say so now, not after a whole run.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(target_, ignored)) fail("cannot write to", target_, EISDIR);
   temporary_ = target_;
   temporary_ += ".tmp." + std::to_string(::getpid());
   // "e": O_CLOEXEC, so the responder process of a local pair never holds it.
