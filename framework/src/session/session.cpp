@@ -269,7 +269,7 @@ class SuiteRun {
   }
 
   std::string describe_failure(const std::string& what) const {
-    if (watchdog_.fired()) return "peer gone or deadline passed: " + what;
+    if (watchdog_.fired()) return watchdog_.why() + ": " + what;
     return what;
   }
 
