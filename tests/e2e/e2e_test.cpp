@@ -432,6 +432,27 @@ TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
   EXPECT_FALSE(fs::exists(results));
 }
 
+TEST(Peers, ATrialsMismatchIsNamedAsSuch) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const int port = free_port();
+  const pid_t server =
+      spawn_uniperf({"lat", "--op", "send", "-s", "64", "-n", "100", "--config", "configs/tcp.yaml",
+                     "--trials", "3", "--listen", "127.0.0.1:" + std::to_string(port)},
+                    scratch / "server.log");
+  const Outcome o =
+      uniperf("lat --op send -s 64 -n 100 --config configs/tcp.yaml --peer 127.0.0.1:" +
+                  std::to_string(port),
+              60);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.err.find("the same suite but measures its tests another number of times"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("here [1], there [3]"), std::string::npos) << o.err;
+}
+
 TEST(Peers, ListenAndPeerRunAcrossTwoProcesses) {
   if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
   Scratch scratch;

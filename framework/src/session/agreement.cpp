@@ -85,6 +85,16 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
         std::to_string(kProtocolVersion) +
         " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
   }
+  const json& their_suite = theirs["suite"];
+  if (their_suite.is_object() && their_suite.value("name", "") == suite.name &&
+      their_suite.value("hash", "") == suite.content_hash &&
+      their_suite.value("trials", json()) != mine["suite"]["trials"]) {
+    throw HandshakeError(
+        "the peer runs the same suite but measures its tests another number of times (trials "
+        "per test: here " +
+        mine["suite"]["trials"].dump() + ", there " + their_suite.value("trials", json()).dump() +
+        "; 0 = run-forever): give both sides the same --trials and --run-infinitely");
+  }
   if (theirs["suite"] != mine["suite"]) {
     throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
                          suite.content_hash.substr(0, 12) + "), there '" +
