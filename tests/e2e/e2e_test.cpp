@@ -594,6 +594,39 @@ TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
       << records[0].dump();
 }
 
+TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const int port = free_port() + 3;
+  const std::vector<std::string> test = {
+      "bw", "--op", "send", "-s", "64K", "-D", "60s", "--config", "configs/tcp.yaml"};
+  auto server_args = test;
+  server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
+  auto client_args = test;
+  client_args.insert(client_args.end(), {"--peer", "127.0.0.1:" + std::to_string(port)});
+  const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
+
+  std::this_thread::sleep_for(3s);  // well inside the 60 s test
+  ::kill(client, SIGKILL);
+  ::waitpid(client, nullptr, 0);
+  int status = 0;
+  pid_t done = 0;
+  const auto killed = std::chrono::steady_clock::now();
+  while ((done = ::waitpid(server, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - killed < 30s) {
+    std::this_thread::sleep_for(100ms);
+  }
+  if (done == 0) {
+    ::kill(server, SIGKILL);
+    ::waitpid(server, nullptr, 0);
+    FAIL() << "the server still ran 30 s after its client died";
+  }
+  // It failed, and says so: a script on the server's host can tell.
+  ASSERT_TRUE(WIFEXITED(status)) << slurp(scratch / "server.log");
+  EXPECT_NE(WEXITSTATUS(status), 0) << slurp(scratch / "server.log");
+}
+
 TEST(Cli, ListAndInfoDescribeThePlugins) {
   const Outcome list = uniperf("list", 60);
   EXPECT_EQ(list.exit_code, 0);

@@ -280,10 +280,16 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     ::sigaction(SIGINT, &action, nullptr);
     ::sigaction(SIGTERM, &action, nullptr);
   }
+  // The responder keeps no records: how its run ended decides its exit
+  // status, so a script on the server's host can tell that it failed.
+  int responder_exit = kExitOk;
+  observer.on_stop = [&](const std::string&, bool peer_lost) {
+    if (responder_exit != kExitNoPeer) responder_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
+  };
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
   control.reset();  // closes the control connection: the peer ends now
   if (pair) pair->wait();
-  if (!initiator) return kExitOk;
+  if (!initiator) return responder_exit;
 
   if (configs.size() > 1 || options.quiet) {
     std::cout << "\n";

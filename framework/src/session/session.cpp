@@ -266,6 +266,7 @@ class SuiteRun {
       std::cerr << "uniperf: test '" << test.name << "' failed here: " << what << "\n";
     stopped_ = true;
     stop_reason_ = "not run: the run stopped after test '" + test.name + "' failed (" + what + ")";
+    if (observer_.on_stop) observer_.on_stop(what, false);
   }
 
   std::string describe_failure(const std::string& what) const {
@@ -280,6 +281,7 @@ class SuiteRun {
     } catch (const std::exception& e) {
       stopped_ = true;
       stop_reason_ = std::string("not run: lost the peer: ") + e.what();
+      if (observer_.on_stop) observer_.on_stop(e.what(), true);
       return {};
     }
   }

@@ -47,6 +47,10 @@ struct Observer {
   /// Called on the initiator after each trial / run-forever window with that
   /// window's own record (`number` from 1), before the final record.
   std::function<void(const results::Record& window, std::size_t number)> on_interim;
+  /// Called on both sides when the run stops early: a test failed
+  /// (`peer_lost` false) or the control connection was lost (true). The
+  /// responder keeps no records, so this is how it learns its run failed.
+  std::function<void(const std::string& reason, bool peer_lost)> on_stop;
 };
 
 struct RunSettings {
