@@ -553,6 +553,19 @@ TEST(Peers, TwoHostsRunTheQuickSuiteOverTheirOwnNetwork) {
   EXPECT_GE(ok, 4 * static_cast<int>(configs.size()));  // at least the send tests of each
 }
 
+/// Waits up to `limit` for `pid` to exit (its status in `status`); kills it
+/// and returns false when it is still running then.
+bool exits_within(pid_t pid, std::chrono::seconds limit, int& status) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < limit) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return false;
+}
+
 TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
   if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
   Scratch scratch;
@@ -573,16 +586,8 @@ TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
   ::waitpid(server, nullptr, 0);
   const auto killed = std::chrono::steady_clock::now();
   int status = 0;
-  pid_t done = 0;
-  while ((done = ::waitpid(client, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() - killed < 30s) {
-    std::this_thread::sleep_for(100ms);
-  }
-  if (done == 0) {
-    ::kill(client, SIGKILL);
-    ::waitpid(client, nullptr, 0);
+  if (!exits_within(client, 30s, status))
     FAIL() << "the initiator still ran 30 s after its peer died";
-  }
   const auto seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   EXPECT_LT(seconds, 10.0);
@@ -611,17 +616,8 @@ TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
   ::kill(client, SIGKILL);
   ::waitpid(client, nullptr, 0);
   int status = 0;
-  pid_t done = 0;
-  const auto killed = std::chrono::steady_clock::now();
-  while ((done = ::waitpid(server, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() - killed < 30s) {
-    std::this_thread::sleep_for(100ms);
-  }
-  if (done == 0) {
-    ::kill(server, SIGKILL);
-    ::waitpid(server, nullptr, 0);
+  if (!exits_within(server, 30s, status))
     FAIL() << "the server still ran 30 s after its client died";
-  }
   // It failed, and says so: a script on the server's host can tell.
   ASSERT_TRUE(WIFEXITED(status)) << slurp(scratch / "server.log");
   EXPECT_NE(WEXITSTATUS(status), 0) << slurp(scratch / "server.log");
