@@ -153,6 +153,11 @@ TEST(PeerProtocol, UnexpectedMessagesAreProtocolErrors) {
   std::vector<std::byte> cut = encode(PhaseDone{{1, 2}, 0, 0});
   cut.pop_back();
   expect_error(done, cut, "cut short");
+  // A count the message does not hold is refused before anything is
+  // allocated for it (here 2^32 - 1 endpoints: 32 GiB).
+  std::vector<std::byte> huge = encode(PhaseDone{});
+  for (std::size_t i = huge.size() - 4; i < huge.size(); ++i) huge[i] = std::byte{0xff};
+  expect_error(done, huge, "cut short");
   std::vector<std::byte> longer = encode(PhaseDone{});
   longer.push_back(std::byte{0});
   expect_error(done, longer, "1 bytes too many");

@@ -71,6 +71,13 @@ class Reader {
     at_ += 4;
     return value;
   }
+  /// A count of `element_bytes`-sized items that must all be in the message:
+  /// checked before the caller allocates for them.
+  std::size_t count_of(std::size_t element_bytes) {
+    const std::size_t n = count();
+    need(n * element_bytes);
+    return n;
+  }
   Bytes blob() {
     const std::size_t n = count();
     need(n);
@@ -129,7 +136,7 @@ PhaseDone decode_done(std::span<const std::byte> bytes) {
   PhaseDone message;
   message.seconds = reader.f64();
   message.bytes = reader.u64();
-  message.posted.resize(reader.count());
+  message.posted.resize(reader.count_of(8));
   for (auto& posted : message.posted) posted = reader.u64();
   reader.finish();
   return message;
