@@ -7,7 +7,6 @@ namespace uniperf::engine {
 namespace {
 
 constexpr std::size_t kCacheLine = 64;
-constexpr std::size_t kPageSize = 4096;
 /// Buffer slots per direction and endpoint: consecutive ops touch different
 /// bytes (as perftest's cyclic buffer does) without unbounded memory.
 constexpr std::uint32_t kMaxSlots = 16;

@@ -25,6 +25,9 @@ using model::Pattern;
 using model::TestSpec;
 using model::WindowMode;
 
+/// Buffers are whole pages, page-aligned.
+inline constexpr std::size_t kPageSize = 4096;
+
 /// How each endpoint's registered memory is laid out: a tx half and an rx
 /// half of `slots` slots each, every slot holding the test's largest message.
 struct BufferGeometry {

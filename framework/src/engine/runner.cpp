@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "engine/lane.hpp"
 #include "engine/loops.hpp"
@@ -16,13 +18,15 @@ namespace {
 
 /// Upper bound on latency samples kept in duration mode (8 bytes each).
 constexpr std::uint64_t kMaxDurationSamples = std::uint64_t{8} << 20;
-constexpr std::size_t kPageSize = 4096;
 
 /// Page-aligned, zeroed memory: every page is touched before anything is
 /// timed.
 std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
   auto* data = static_cast<std::byte*>(std::aligned_alloc(kPageSize, bytes));
-  if (data == nullptr) throw std::bad_alloc();
+  if (data == nullptr) {
+    throw std::runtime_error("cannot allocate " + std::to_string(bytes) +
+                             " bytes of buffer memory");
+  }
   std::memset(data, 0, bytes);
   return {data, std::free};
 }
