@@ -19,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <uniperf/plugin.hpp>
 #include <vector>
 
@@ -81,6 +82,31 @@ inline std::uint64_t stop_after_signal(std::uint64_t phase_posted, std::uint32_t
 
 }  // namespace policy
 
+/// Busy polling on a machine with more runnable threads than cores: a side
+/// that spins while its peer waits for the same core holds that core for its
+/// whole time slice, so a ping-pong between two spinners sharing a core
+/// makes one round trip per slice (milliseconds instead of microseconds) and
+/// a loaded CI machine runs past its deadlines. After kPollsBeforeYield empty
+/// polls in a row a waiter hands the core to whoever is runnable (MPI
+/// libraries' yield-when-idle). On an idle machine a wait that long is far
+/// off any small message's critical path, and a yield with nothing else to
+/// run returns at once.
+class IdleBackoff {
+ public:
+  static constexpr std::uint32_t kPollsBeforeYield = 2048;
+
+  void progressed() { empty_polls_ = 0; }
+  void empty_poll() {
+    if (++empty_polls_ == kPollsBeforeYield) [[unlikely]] {
+      empty_polls_ = 0;
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  std::uint32_t empty_polls_ = 0;
+};
+
 /// One endpoint with its buffer halves, prebuilt requests and counters.
 struct Lane {
   std::unique_ptr<std::byte, void (*)(void*)> own_memory{nullptr, nullptr};  // null: plugin's
@@ -133,6 +159,7 @@ class Lanes {
   // time): cq_moderation moderates the sender's completions, not arrivals.
   const std::uint32_t serve_batch;
   const std::uint64_t rx_stride;  // receives: a ring of slots, or slot 0 for single buffers
+  IdleBackoff backoff;            // every busy wait of the flow's thread
 
   std::vector<Lane>& all() { return lanes_; }
   const std::vector<Lane>& all() const { return lanes_; }
@@ -195,18 +222,22 @@ class Lanes {
   }
 
   /// Polls once and consumes what came (re-posting receives unless
-  /// Deferred); on nothing, lets the waiter idle (spin or sleep).
+  /// Deferred); on nothing, lets the waiter idle (spin, yield or sleep).
   template <bool Event, bool Deferred = false>
   void pump(Lane& lane) {
     const std::size_t n = poll(lane, poll_batch);
     if (n != 0) {
+      backoff.progressed();
       absorb(lane, n);
       if constexpr (!Deferred) refill(lane);
       return;
     }
     if (abort_requested()) [[unlikely]]
       aborted();
-    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(100), flow.cq_moderation);
+    if constexpr (Event)
+      lane.endpoint->wait(std::chrono::milliseconds(100), flow.cq_moderation);
+    else
+      backoff.empty_poll();
   }
 
   /// Posts one chain of up to post_list requests. `burst_end` is the id

@@ -80,11 +80,13 @@ class Loops {
         *out = marker;
         lanes_.post_chain(lane, burst_end(lane));
         while (!spin_for(last, marker)) lanes_.pump<Event>(lane);
+        lanes_.backoff.progressed();  // the marker came without a completion
         if (stamps_[i & stamp_mask_] >= deadline) break;
       } else {
         while (!spin_for(last, marker)) {
           if (!server_.wait<Event, true>(lane)) return;
         }
+        lanes_.backoff.progressed();
         lanes_.make_room<Event>(lane, 1);
         *out = marker;
         lanes_.post_chain(lane, burst_end(lane));

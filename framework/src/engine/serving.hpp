@@ -38,6 +38,7 @@ class Server {
       if (peer_.done_received() && all_received()) return;
       if (progressed) {
         idle = 0;
+        lanes_.backoff.progressed();
         continue;
       }
       if (lanes_.abort_requested()) [[unlikely]]
@@ -45,6 +46,8 @@ class Server {
       if constexpr (Event) {
         if (!peer_.done_received())
           lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+      } else {
+        lanes_.backoff.empty_poll();
       }
       // Asleep between events, a look at the control channel costs little.
       if (!peer_.done_received() && ++idle >= (Event ? 1 : kControlCheckInterval)) {
@@ -66,13 +69,17 @@ class Server {
   bool wait(Lane& lane) {
     const std::size_t n = lanes_.poll(lane, lanes_.poll_batch);
     if (n != 0) {
+      lanes_.backoff.progressed();
       lanes_.absorb(lane, n);
       return true;
     }
     if constexpr (Progress) lane.endpoint->progress();
     if (lanes_.abort_requested()) [[unlikely]]
       Lanes::aborted();
-    if constexpr (Event) lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+    if constexpr (Event)
+      lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+    else
+      lanes_.backoff.empty_poll();
     if (++idle_polls_ % (Event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
         [[unlikely]] {
       peer_.receive_done();
