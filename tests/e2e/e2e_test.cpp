@@ -292,9 +292,10 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   const auto& r = records[0];
   EXPECT_EQ(r.at("status"), "ok") << r.dump();
   EXPECT_DOUBLE_EQ(r.at("params").at("duration_s").get<double>(), 1.0);
-  // Percentiles in duration mode too, over every sample taken.
-  EXPECT_GT(r.at("latency_us").at("samples").get<std::uint64_t>(),
-            10u);  // loaded CI machines are slow
+  // Percentiles in duration mode too, over every sample taken. How many
+  // round trips fit in the measured 0.6 s is the machine's business: beside
+  // a dozen runnable threads on two cores it was 1 to 8.
+  EXPECT_GE(r.at("latency_us").at("samples").get<std::uint64_t>(), 1u);
   EXPECT_EQ(r.at("latency_us").at("samples"), r.at("iterations_run"));
   EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
 }
