@@ -61,6 +61,36 @@ TEST(TcpBootstrap, PeersExchangeFramedMessages) {
   EXPECT_EQ(client->receive_text(5s), "");
 }
 
+TEST(TcpBootstrap, AnInterruptTravelsBesideTheMessagesWithoutDisturbingThem) {
+  TcpListener listener("127.0.0.1", 0);
+  std::unique_ptr<Bootstrap> client;
+  std::thread connector([&] { client = tcp_connect("127.0.0.1", listener.port(), 1, 5s); });
+  std::unique_ptr<Bootstrap> server = listener.accept(0, 5s);
+  connector.join();
+  const std::string before = "before", after = "after";
+  client->send(std::as_bytes(std::span(before)));
+  client->interrupt_peer(42);
+  client->send(std::as_bytes(std::span(after)));
+  std::optional<std::uint8_t> tag;
+  for (int i = 0; i < 500 && !tag; ++i) {
+    tag = server->take_interrupt();
+    if (!tag) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(tag.has_value());
+  EXPECT_EQ(*tag, 42);
+  EXPECT_FALSE(server->take_interrupt().has_value());  // once
+  EXPECT_EQ(server->receive_text(5s), before);
+  EXPECT_EQ(server->receive_text(5s), after);
+  // Reading past an urgent byte nobody took drops it (Linux); the stream
+  // stays whole. EpochChannel sends its in-band abort first, so a reader
+  // that passes the interrupt has read the abort.
+  client->interrupt_peer(7);
+  client->send(std::as_bytes(std::span(after)));
+  EXPECT_EQ(server->receive_text(5s), after);
+  client->send(std::as_bytes(std::span(before)));
+  EXPECT_EQ(server->receive_text(5s), before);
+}
+
 TEST(TcpBootstrap, AProgramThatIsNotUniperfIsRefusedByName) {
   TcpListener listener("127.0.0.1", 0);
   RawClient probe(listener.port());

@@ -78,7 +78,7 @@ class FakeEndpoint final : public Endpoint {
  public:
   FakeEndpoint(std::shared_ptr<FakeWire> wire, FakeFabric& fabric, int rank,
                const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
-               std::uint64_t corrupt_every, bool reverse_atomics)
+               std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from)
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
@@ -86,7 +86,8 @@ class FakeEndpoint final : public Endpoint {
         counters_(counters),
         counters_mutex_(counters_mutex),
         corrupt_every_(corrupt_every),
-        reverse_atomics_(reverse_atomics) {}
+        reverse_atomics_(reverse_atomics),
+        fail_receives_from_(fail_receives_from) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -238,7 +239,8 @@ class FakeEndpoint final : public Endpoint {
         std::memcpy(static_cast<std::byte*>(r.local->address()) + r.offset, m.data.data(),
                     m.data.size());
       }
-      completions_.push_back(Completion{r.id, CompletionType::recv, 0,
+      const bool fails = fail_receives_from_ != 0 && m.data.size() >= fail_receives_from_;
+      completions_.push_back(Completion{r.id, CompletionType::recv, fails ? 5 : 0,
                                         static_cast<std::uint32_t>(m.has_data ? m.data.size() : 0),
                                         m.immediate});
       incoming.pop_front();
@@ -256,6 +258,7 @@ class FakeEndpoint final : public Endpoint {
   std::mutex& counters_mutex_;
   std::uint64_t corrupt_every_;
   bool reverse_atomics_;
+  std::uint32_t fail_receives_from_;
   std::vector<WorkRequest> deferred_atomics_;
   std::uint64_t writes_ = 0;
   std::uint64_t posted_ = 0;
@@ -281,9 +284,12 @@ class FakeContext final : public Context {
     if (std::string(reinterpret_cast<const char*>(reply.data()), reply.size()) != hello) {
       throw TransportError("fake: peer connected another endpoint");
     }
-    return std::make_unique<FakeEndpoint>(fabric_.wire(params.index), fabric_, channel.rank(),
+    // Both sides connect their endpoints in the same order, so the n-th
+    // connect of each meets on the n-th wire: a later test never sees what
+    // an earlier one left on its wire.
+    return std::make_unique<FakeEndpoint>(fabric_.wire(connects_++), fabric_, channel.rank(),
                                           params, counters, counters_mutex, corrupt_every,
-                                          reverse_atomics);
+                                          reverse_atomics, fail_receives_from);
   }
 
   FakeCounters counters;
@@ -291,6 +297,9 @@ class FakeContext final : public Context {
   EndpointParams last_params;
   std::uint64_t corrupt_every = 0;  ///< corrupt the first byte of every Nth payload
   bool reverse_atomics = false;     ///< execute the atomics of each post() last to first
+  /// Non-zero: every receive of at least this many bytes completes with an
+  /// error status (a transport failing on one side only).
+  std::uint32_t fail_receives_from = 0;
 
   static Capabilities everything() {
     Capabilities caps;
@@ -306,6 +315,7 @@ class FakeContext final : public Context {
  private:
   FakeFabric& fabric_;
   Capabilities caps_;
+  std::uint32_t connects_ = 0;
 };
 
 }  // namespace uniperf::testing

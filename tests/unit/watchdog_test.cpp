@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 namespace uniperf::session {
@@ -48,6 +50,26 @@ TEST(Watchdog, TheFirstCauseWins) {
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(watchdog.cause(), Watchdog::Cause::flow_failed);
   EXPECT_EQ(watchdog.why(), "another flow of the test failed");
+}
+
+TEST(Watchdog, OnlyThePeersInterruptForTheCurrentEpochStopsTheLoop) {
+  std::atomic<int> pending{-1};
+  Watchdog watchdog(-1, [&]() -> std::optional<std::uint8_t> {
+    const int tag = pending.exchange(-1);
+    if (tag < 0) return std::nullopt;
+    return static_cast<std::uint8_t>(tag);
+  });
+  watchdog.begin_epoch(3);
+  pending = 2;  // late, from the epoch before
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(watchdog.fired());
+  pending = 3;
+  ASSERT_TRUE(fires(watchdog));
+  EXPECT_EQ(watchdog.cause(), Watchdog::Cause::peer_failed);
+  EXPECT_EQ(watchdog.why(), "the peer's side of the test failed");
+  watchdog.begin_epoch(4);  // the next test starts clean
+  EXPECT_FALSE(watchdog.fired());
+  EXPECT_EQ(watchdog.cause(), Watchdog::Cause::none);
 }
 
 TEST(Watchdog, ADisarmedDeadlineNeverFires) {

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -34,6 +35,7 @@ struct SharedQueues {
   std::condition_variable ready;
   std::deque<Bytes> to_rank[2];
   bool closed[2] = {false, false};
+  std::atomic<int> interrupt_to_rank[2] = {-1, -1};  // -1: none
 };
 
 class InProcessBootstrap final : public Bootstrap {
@@ -73,6 +75,13 @@ class InProcessBootstrap final : public Bootstrap {
   bool message_ready() override {
     std::lock_guard lock(queues_->mutex);
     return !queues_->to_rank[rank_].empty();
+  }
+
+  void interrupt_peer(std::uint8_t tag) override { queues_->interrupt_to_rank[1 - rank_] = tag; }
+  std::optional<std::uint8_t> take_interrupt() override {
+    const int tag = queues_->interrupt_to_rank[rank_].exchange(-1);
+    if (tag < 0) return std::nullopt;
+    return static_cast<std::uint8_t>(tag);
   }
 
  private:
@@ -176,6 +185,18 @@ class TcpBootstrap final : public Bootstrap {
   bool message_ready() override {
     pollfd pfd{fd_, POLLIN, 0};
     return ::poll(&pfd, 1, 0) > 0;
+  }
+
+  // Urgent data leaves the in-band stream alone: without SO_OOBINLINE the
+  // byte is skipped by ordinary reads and kept for a MSG_OOB read.
+  void interrupt_peer(std::uint8_t tag) override {
+    // Best effort: a peer that is gone is found by other means.
+    (void)::send(fd_, &tag, 1, MSG_OOB | MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  std::optional<std::uint8_t> take_interrupt() override {
+    std::uint8_t tag = 0;
+    if (::recv(fd_, &tag, 1, MSG_OOB | MSG_DONTWAIT) != 1) return std::nullopt;
+    return tag;
   }
 
  private:

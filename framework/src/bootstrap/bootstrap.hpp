@@ -8,7 +8,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -40,6 +42,16 @@ class Bootstrap {
   /// A descriptor that reports POLLRDHUP/POLLHUP when the peer is gone, for
   /// the watchdog; -1 when there is none (in-process).
   virtual int liveness_fd() const { return -1; }
+  /// Out of band: one byte the peer's take_interrupt() sees at once, even
+  /// while it reads no in-band message (a side in a timed loop does not), so
+  /// a side whose test failed can stop its peer's loop without waiting for
+  /// the peer's deadline. TCP urgent data: a later one replaces an unread
+  /// one, and an in-band read past it drops it, so send anything the peer
+  /// must know in band first.
+  virtual void interrupt_peer(std::uint8_t /*tag*/) {}
+  /// The last interrupt from the peer, once; nullopt when none came. Safe to
+  /// call from another thread than the in-band calls (the watchdog's).
+  virtual std::optional<std::uint8_t> take_interrupt() { return std::nullopt; }
   /// The peer's numeric IP address ("127.0.0.1" in-process); "" if unknown.
   virtual std::string peer_host() const { return ""; }
 

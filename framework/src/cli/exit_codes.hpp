@@ -7,12 +7,13 @@ namespace uniperf::cli {
 /// 1 and 3 mean different things to `run` and to `compare`; 0 and 2 are
 /// shared by every command.
 enum ExitCode : int {
-  kExitOk = 0,            ///< run: every test ran or was skipped; compare: pass
-  kExitTestErrors = 1,    ///< run: the run finished, some records are errors
-  kExitRegression = 1,    ///< compare: some (config, test, size) regressed
-  kExitBadInput = 2,      ///< a suite, config, flag or result file is wrong
-  kExitNoPeer = 3,        ///< run: could not connect / handshake / the peer died
-  kExitIncomparable = 3,  ///< compare: nothing measured in both, or another schema major
+  kExitOk = 0,             ///< run: every test ran or was skipped; compare: pass
+  kExitTestErrors = 1,     ///< run: the run finished, some records are errors
+  kExitRegression = 1,     ///< compare: some (config, test, size) regressed
+  kExitBadInput = 2,       ///< a suite, config, flag or result file is wrong
+  kExitNoPeer = 3,         ///< run: could not connect / handshake / the peer died
+  kExitIncomparable = 3,   ///< compare: nothing measured in both, or another schema major
+  kExitInterrupted = 130,  ///< run: ended by SIGINT/SIGTERM/SIGHUP; finished records kept
 };
 
 }  // namespace uniperf::cli

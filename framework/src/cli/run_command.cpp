@@ -1,17 +1,22 @@
 #include "cli/run_command.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <iostream>
+#include <thread>
 
 #include "bootstrap/bootstrap.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/local_pair.hpp"
+#include "cli/run_output.hpp"
 #include "loader/plugin_registry.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
@@ -90,13 +95,57 @@ int exit_code_of(const std::vector<results::Record>& records) {
   return kExitOk;
 }
 
-/// Set by SIGINT in run-forever mode: the current window ends, both sides
-/// agree to stop, the final record is written (session::RunSettings).
+/// Set by the first SIGINT, SIGTERM or SIGHUP: a run-forever test ends at
+/// its window boundary, any other test at once, and the run ends with the
+/// records finished so far (session::RunSettings::stop_requested).
 std::atomic<bool> g_stop_requested{false};
+/// A second signal is written here (the one thing a handler may do) for
+/// the thread that ends the process at once with what finished.
+int g_second_signal_pipe[2] = {-1, -1};
 
-extern "C" void request_stop(int) {
-  g_stop_requested.store(true);
+extern "C" void request_stop(int signal_number) {
+  if (g_stop_requested.exchange(true)) {
+    const char byte = static_cast<char>(signal_number);
+    [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &byte, 1);
+  }
 }
+
+/// Installs the handlers, and a thread that waits for a second signal.
+/// Installed after the plugins loaded: some transport libraries install
+/// their own SIGINT handler when loaded (libinfinipath, under libfabric,
+/// exits).
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(std::function<void()> on_second_signal)
+      : on_second_(std::move(on_second_signal)) {
+    if (::pipe2(g_second_signal_pipe, O_CLOEXEC) != 0) return;
+    waiter_ = std::thread([this] {
+      char byte = 0;
+      while (true) {
+        const ssize_t n = ::read(g_second_signal_pipe[0], &byte, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 1 && byte != 0) on_second_();  // does not return
+        return;                                 // a zero byte: the run ended normally
+      }
+    });
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    action.sa_flags = SA_RESTART;
+    for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
+  }
+  ~StopOnSignals() {
+    if (!waiter_.joinable()) return;
+    const char done = 0;
+    [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &done, 1);
+    waiter_.join();
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  std::function<void()> on_second_;
+  std::thread waiter_;
+};
 
 /// --trials, --run-infinitely and --report-interval over every test.
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
@@ -179,12 +228,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // The measuring side (a local pair's first process, or --peer) writes the
   // results file and the report files; they are opened now, so a bad path
   // (a directory, a folder that does not exist) fails before anything runs.
-  std::optional<cli::PendingReports> report_files;
-  std::optional<results::JsonlWriter> jsonl;
-  if (options.pair_connect.empty() && !options.listening()) {
-    if (!options.output.empty()) jsonl.emplace(options.output);
-    report_files.emplace(options.report_files);
-  }
+  std::optional<RunOutput> output;
+  if (options.pair_connect.empty() && !options.listening())
+    output.emplace(options.output, options.report_files, suite.name);
 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.
@@ -232,7 +278,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     progress.finish();
     if (!options.quiet) live.on_record(record);
     table.add(record);
-    if (jsonl) jsonl->add(record);
+    if (output) output->add(record);
   };
   observer.on_interim = [&](const results::Record& window, std::size_t number) {
     const auto [value, label] = report::headline(window);
@@ -249,6 +295,20 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
   settings.stop_requested = &g_stop_requested;
+  // A second signal, or a transport call that never returns after its loop
+  // was aborted: what finished is written and the process ends here.
+  auto finish_now = [&output](const std::string& why, int exit_code) {
+    if (output) output->finish_now(why, exit_code);
+    std::cerr << "\nuniperf: " << why << "\n";
+    std::cerr.flush();
+    ::_exit(exit_code);
+  };
+  settings.stuck = [&finish_now, grace = settings.stuck_grace](const std::string& why,
+                                                               bool peer_lost) {
+    finish_now(why + "; the transport has not returned for " + std::to_string(grace.count()) +
+                   " s since (a provider call that never returns), so uniperf ends here",
+               peer_lost ? kExitNoPeer : kExitTestErrors);
+  };
   if (initiator) {
     const bool remote = !options.peer.empty();
     settings.provenance = {
@@ -269,21 +329,14 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   }
   bool forever = false;
   for (const auto& test : suite.tests) forever |= test.duration.forever;
-  if (forever) {
-    // The first Ctrl-C ends the run cleanly at the next window boundary; the
-    // handler is reset after it, so a second one kills as usual. Installed
-    // after the plugins loaded: some transport libraries install their own
-    // SIGINT handler when loaded (libinfinipath, under libfabric, exits).
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    action.sa_flags = SA_RESTART | SA_RESETHAND;
-    ::sigaction(SIGINT, &action, nullptr);
-    ::sigaction(SIGTERM, &action, nullptr);
-  }
+  // The first signal ends the run cleanly (at once, or at a run-forever
+  // window's end); a second one ends it now, keeping what finished.
+  StopOnSignals signals(
+      [&finish_now] { finish_now("interrupted again: ending now", kExitInterrupted); });
   // The responder keeps no records: how its run ended decides its exit
   // status, so a script on the server's host can tell that it failed.
   int responder_exit = kExitOk;
-  observer.on_stop = [&](const std::string&, bool peer_lost) {
+  observer.on_failure = [&](const std::string&, bool peer_lost) {
     if (responder_exit != kExitNoPeer) responder_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
   };
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
@@ -295,11 +348,12 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cout << "\n";
     table.print(std::cout);
   }
-  if (jsonl) {
-    jsonl->commit();
-    std::cerr << "uniperf: results written to " << options.output << "\n";
+  if (output) output->commit();
+  // Ctrl-C is how a run-forever run is meant to end; any other run it cut short.
+  if (g_stop_requested && !forever) {
+    std::cerr << "uniperf: interrupted; the finished records are kept\n";
+    return kExitInterrupted;
   }
-  if (report_files) report_files->commit(records, suite.name);
   return exit_code_of(records);
 }
 

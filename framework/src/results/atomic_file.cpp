@@ -23,15 +23,31 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   if (std::filesystem::is_directory(target_, ignored)) fail("cannot write to", target_, EISDIR);
   temporary_ = target_;
   temporary_ += ".tmp." + std::to_string(::getpid());
-  // "e": O_CLOEXEC, so the responder process of a local pair never holds it.
-  file_ = std::fopen(temporary_.c_str(), "we");
-  if (file_ == nullptr) fail("cannot write", temporary_, errno);
+  // An unnamed file in the target's directory (O_TMPFILE): a process killed
+  // before commit() (SIGKILL, a crash) leaves nothing behind; it gets the
+  // temporary name only for the moment of commit(). File systems without
+  // O_TMPFILE get the named temporary file at once.
+  std::filesystem::path directory = target_.parent_path();
+  if (directory.empty()) directory = ".";
+  // O_CLOEXEC, so the responder process of a local pair never holds it.
+  const int fd = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    file_ = ::fdopen(fd, "w");
+    if (file_ == nullptr) ::close(fd);
+    unnamed_ = file_ != nullptr;
+  } else if (errno == ENOENT || errno == EACCES || errno == EROFS || errno == ENOTDIR) {
+    fail("cannot write", temporary_, errno);  // the directory itself is the problem
+  }
+  if (file_ == nullptr) {
+    file_ = std::fopen(temporary_.c_str(), "we");
+    if (file_ == nullptr) fail("cannot write", temporary_, errno);
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (file_ != nullptr) {
     std::fclose(file_);
-    std::remove(temporary_.c_str());
+    if (!unnamed_) std::remove(temporary_.c_str());
   }
 }
 
@@ -50,9 +66,16 @@ void AtomicFile::commit(std::string_view content) {
   }
   std::FILE* const file = file_;
   file_ = nullptr;
-  const bool written =
+  bool written =
       (content.empty() || std::fwrite(content.data(), 1, content.size(), file) == content.size()) &&
       std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  if (written && unnamed_) {
+    // The unnamed file gets its temporary name, then the rename below.
+    const std::string self = "/proc/self/fd/" + std::to_string(::fileno(file));
+    std::remove(temporary_.c_str());  // a stale one from an earlier process of this pid
+    written =
+        ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temporary_.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  }
   const int write_error = errno;
   if (std::fclose(file) != 0 || !written) {
     const int error = written ? errno : write_error;

@@ -1,9 +1,11 @@
-// A file written whole or not at all: the content goes to a temporary file
-// beside the target ("<target>.tmp.<pid>", so the rename stays on one file
-// system) and commit() renames it over the target. The temporary file is
-// created at once, so an unwritable destination fails before anything is
-// measured; a run that fails before commit() leaves no file, never a partial
-// one, and an existing target stays untouched until the new one is complete.
+// A file written whole or not at all: the content goes to an unnamed file in
+// the target's directory (O_TMPFILE; where the file system lacks it, a named
+// "<target>.tmp.<pid>"), which commit() names "<target>.tmp.<pid>" and
+// renames over the target (one file system, so the rename is atomic). The
+// file is created at once, so an unwritable destination fails before
+// anything is measured; a run that fails or is killed before commit()
+// leaves no file, never a partial one, and an existing target stays
+// untouched until the new one is complete.
 // The report files and JsonlWriter are written through it.
 #pragma once
 
@@ -37,6 +39,7 @@ class AtomicFile {
   std::filesystem::path target_;
   std::filesystem::path temporary_;
   std::FILE* file_ = nullptr;
+  bool unnamed_ = false;  // O_TMPFILE: no name until commit()
   bool committed_ = false;
 };
 

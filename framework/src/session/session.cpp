@@ -3,6 +3,7 @@
 #include <iostream>
 #include <optional>
 
+#include "bootstrap/epoch_channel.hpp"
 #include "engine/plan.hpp"
 #include "engine/runner.hpp"
 #include "results/stats.hpp"
@@ -73,16 +74,20 @@ class SuiteRun {
         plugins_(plugins),
         settings_(settings),
         observer_(observer),
-        watchdog_(control.liveness_fd()) {}
+        channel_(control),
+        watchdog_(
+            control.liveness_fd(), [this] { return channel_.take_interrupt(); }, settings.stuck,
+            settings.stuck_grace) {
+    watchdog_.abort_on(settings.stop_requested);
+  }
 
   std::vector<results::Record> run(const std::vector<model::ConfigSpec>& configs) {
     std::size_t total = 0;
     for (const auto& test : suite_.tests) total += test.sizes.size();
     sink_.expect(total * configs.size());
     for (const auto& config : configs) {
-      if (stopped_) {
-        for (const auto& test : suite_.tests)
-          record_all(config, test, results::Status::error, stop_reason_);
+      if (stopped_ || interrupted()) {
+        for (const auto& test : suite_.tests) record_not_run(config, test);
         continue;
       }
       run_config(config);
@@ -92,6 +97,7 @@ class SuiteRun {
 
  private:
   void run_config(const model::ConfigSpec& config) {
+    begin_epoch();
     ScopedEnvironment environment(config.environment);
     plugin_ = plugins_.find(config.plugin);
     context_.reset();
@@ -117,18 +123,20 @@ class SuiteRun {
       }
     }
     record_builder_.set_config(plugin_, device_, device_numa_node_);
-    const Agreement agreed = guarded([&] { return agree(control_, mine); });
-    if (stopped_ || !agreed.ok) {
+    const Agreement agreed = guarded([&] { return agree(channel_, mine); });
+    if (stopped_ || interrupted() || !agreed.ok) {
       for (const auto& test : suite_.tests) {
-        record_all(config, test, stopped_ ? results::Status::error : agreed.status,
-                   stopped_ ? stop_reason_ : agreed.reason);
+        if (stopped_ || interrupted())
+          record_not_run(config, test);
+        else
+          record_all(config, test, agreed.status, agreed.reason);
       }
       context_.reset();
       return;
     }
     for (const auto& test : suite_.tests) {
-      if (stopped_) {
-        record_all(config, test, results::Status::error, stop_reason_);
+      if (stopped_ || interrupted()) {
+        record_not_run(config, test);
       } else {
         run_test(config, test);
       }
@@ -137,22 +145,33 @@ class SuiteRun {
   }
 
   void run_test(const model::ConfigSpec& config, const model::TestSpec& test) {
+    begin_epoch();
+    if (stopped_ || interrupted()) {
+      record_not_run(config, test);
+      return;
+    }
+    // A Ctrl-C ends a run-forever test at its next window boundary, any
+    // other test at once.
+    watchdog_.abort_on(test.duration.forever ? nullptr : settings_.stop_requested);
     // Every flow planned once, from what both sides know alike (the test
     // and the plugin's capabilities); the runners and the records use it.
     const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
     std::vector<std::string> reasons;
     for (std::size_t i = 0; i < test.sizes.size(); ++i)
       reasons.push_back(engine::skip_reason(plans, i));
-    reasons = guarded([&] { return agree_sizes(control_, reasons); });
+    reasons = guarded([&] { return agree_sizes(channel_, reasons); });
     if (stopped_) {
-      record_all(config, test, results::Status::error, stop_reason_);
+      record_not_run(config, test);
       return;
     }
 
     bool any = false;
     for (const auto& r : reasons) any |= r.empty();
-    ConcurrentFlows flows(control_, watchdog_);
+    ConcurrentFlows flows(channel_, watchdog_);
+    // A failure ends this test on both sides (each tears its endpoints down
+    // and meets the other at the next epoch); its later sizes are not run.
     std::string setup_error;
+    std::string not_run;
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
@@ -168,8 +187,8 @@ class SuiteRun {
           if (r.empty()) r = e.what();
         }
       } catch (const std::exception& e) {
-        stop(test, e.what());
-        setup_error = describe_failure(e.what());
+        setup_error = fail_test(test, e.what());
+        not_run = "not run: the test's setup failed";
       }
     }
 
@@ -183,10 +202,13 @@ class SuiteRun {
       } else if (interrupted_) {
         record.status = results::Status::skipped;
         record.reason = "not run: interrupted";
-      } else if (!setup_error.empty() || stopped_) {
+      } else if (!setup_error.empty()) {
         record.status = results::Status::error;
-        record.reason = setup_error.empty() ? stop_reason_ : setup_error;
+        record.reason = std::move(setup_error);
         setup_error.clear();
+      } else if (!not_run.empty()) {
+        record.status = results::Status::error;
+        record.reason = not_run;
       } else {
         try {
           std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, plans, size, record);
@@ -194,9 +216,19 @@ class SuiteRun {
           fill_results(record, plans, outcomes);
           results::compute_trial_intervals(record);
         } catch (const std::exception& e) {
-          stop(test, e.what());
-          record.status = results::Status::error;
-          record.reason = describe_failure(e.what());
+          // Interrupted here (a local pair's two processes both get the
+          // terminal's Ctrl-C; whichever stops first, the other sees it).
+          if (watchdog_.cause() == Watchdog::Cause::interrupted || interrupted()) {
+            watchdog_.disarm();
+            channel_.abort("interrupted");
+            interrupted_ = true;
+            record.status = results::Status::skipped;
+            record.reason = "not run: interrupted";
+          } else {
+            record.status = results::Status::error;
+            record.reason = fail_test(test, e.what());
+            not_run = "not run: size " + std::to_string(size) + " of this test failed";
+          }
         }
       }
       sink_.emit(std::move(record));
@@ -251,27 +283,49 @@ class SuiteRun {
     if (settings_.stop_requested != nullptr && settings_.stop_requested->load()) {
       mine = {false, results::Status::skipped, "interrupted"};
     }
-    const Agreement agreed = agree(control_, mine);
+    const Agreement agreed = agree(channel_, mine);
     if (!agreed.ok) interrupted_ = true;
     return agreed.ok;
   }
 
+  /// Every config and every test is an epoch of the control connection:
+  /// both sides count them alike and meet at each one's start, so whatever
+  /// a failed test left in flight is dropped there. Only a peer that does
+  /// not arrive ends the run.
+  void begin_epoch() {
+    if (stopped_ || interrupted()) return;
+    ++epoch_;
+    guarded([&] {
+      channel_.begin(epoch_, channel_.timeout());
+      return true;
+    });
+    watchdog_.begin_epoch(channel_.interrupt_tag());
+  }
+
   /// A failure inside a test leaves the two sides at unknown points of the
-  /// control protocol: the run stops here and says why.
-  void stop(const model::TestSpec& test, const std::string& what) {
+  /// test's control conversation. The side that failed first tells the
+  /// other (EpochChannel::abort); the other takes that side's reason as the
+  /// test's. Both then go on with the next test. Returns the reason.
+  std::string fail_test(const model::TestSpec& test, const std::string& what) {
     watchdog_.disarm();
+    std::string reason;
+    const bool peer_first =
+        channel_.peer_failure().has_value() || watchdog_.cause() == Watchdog::Cause::peer_failed;
+    if (peer_first) {
+      // Its interrupt stopped us; its reason follows in band.
+      const auto theirs = channel_.await_peer_failure(kPeerReasonWait);
+      reason = std::string(control_.rank() == 0 ? "the responder" : "the initiator") +
+               " failed: " + (theirs ? *theirs : what);
+    } else {
+      reason = watchdog_.fired() ? watchdog_.why() + ": " + what : what;
+      channel_.abort(reason);
+    }
     // The responder keeps no records: its own view of a failure goes to
     // stderr, where the user of a two-host run sees it.
     if (control_.rank() != 0)
-      std::cerr << "uniperf: test '" << test.name << "' failed here: " << what << "\n";
-    stopped_ = true;
-    stop_reason_ = "not run: the run stopped after test '" + test.name + "' failed (" + what + ")";
-    if (observer_.on_stop) observer_.on_stop(what, false);
-  }
-
-  std::string describe_failure(const std::string& what) const {
-    if (watchdog_.fired()) return watchdog_.why() + ": " + what;
-    return what;
+      std::cerr << "uniperf: test '" << test.name << "' failed here: " << reason << "\n";
+    if (observer_.on_failure) observer_.on_failure(reason, false);
+    return reason;
   }
 
   template <class F>
@@ -281,9 +335,26 @@ class SuiteRun {
     } catch (const std::exception& e) {
       stopped_ = true;
       stop_reason_ = std::string("not run: lost the peer: ") + e.what();
-      if (observer_.on_stop) observer_.on_stop(e.what(), true);
+      if (observer_.on_failure) observer_.on_failure(e.what(), true);
       return {};
     }
+  }
+
+  /// A Ctrl-C (or SIGTERM) asked this side to stop: the test it was in, or
+  /// the next one, is the last to start.
+  bool interrupted() {
+    if (settings_.stop_requested != nullptr && settings_.stop_requested->load())
+      interrupted_ = true;
+    return interrupted_;
+  }
+
+  /// Every size of a test that will not run: the control connection is
+  /// lost, or the run was interrupted.
+  void record_not_run(const model::ConfigSpec& config, const model::TestSpec& test) {
+    if (stopped_)
+      record_all(config, test, results::Status::error, stop_reason_);
+    else
+      record_all(config, test, results::Status::skipped, "not run: interrupted");
   }
 
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
@@ -297,7 +368,12 @@ class SuiteRun {
   loader::PluginRegistry& plugins_;
   const RunSettings& settings_;
   const Observer& observer_;
+  bootstrap::EpochChannel channel_;  // every message of the run but the handshake
   Watchdog watchdog_;
+  std::uint32_t epoch_ = 0;
+  /// How long a side stopped by its peer's interrupt waits for the peer's
+  /// reason (sent just before the interrupt).
+  static constexpr std::chrono::seconds kPeerReasonWait{5};
   RecordBuilder record_builder_{suite_, settings_};
 
   Plugin* plugin_ = nullptr;
@@ -307,8 +383,8 @@ class SuiteRun {
   std::string device_;
   std::optional<int> device_numa_node_;
 
-  bool stopped_ = false;
-  bool interrupted_ = false;  ///< run-forever ended by a Ctrl-C on either side
+  bool stopped_ = false;      ///< the control connection is lost: nothing more runs
+  bool interrupted_ = false;  ///< a Ctrl-C on this side (or, run-forever, either side)
   std::string stop_reason_;
   RecordSink sink_{control_.rank() == 0, observer_};
 };

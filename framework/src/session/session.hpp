@@ -21,14 +21,18 @@ namespace uniperf::session {
 /// The control protocol's version: bumped on any change to the messages the
 /// two sides exchange (handshake, engine control, plugin blobs framing).
 // 2: provenance, trial counts, run-forever stop; 3: the engine's typed messages
-// (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count.
-inline constexpr int kProtocolVersion = 3;
+// (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count;
+// 4: the initiator's handshake goes first, and every later message carries its
+// epoch (bootstrap/epoch_channel.hpp).
+inline constexpr int kProtocolVersion = 4;
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Both sides call it first. Rejects a peer of another protocol version,
+/// Both sides call it first; the initiator speaks first and the responder
+/// answers only a uniperf peer of its protocol (a stranger on a listening
+/// port learns nothing). Rejects a peer of another protocol version,
 /// another suite or other configs with a message that says which. Each side
 /// sends its own `provenance` facts (an object, or null) and gets the peer's
 /// back (null from a peer that sent none), so the initiator's records
@@ -47,10 +51,11 @@ struct Observer {
   /// Called on the initiator after each trial / run-forever window with that
   /// window's own record (`number` from 1), before the final record.
   std::function<void(const results::Record& window, std::size_t number)> on_interim;
-  /// Called on both sides when the run stops early: a test failed
-  /// (`peer_lost` false) or the control connection was lost (true). The
-  /// responder keeps no records, so this is how it learns its run failed.
-  std::function<void(const std::string& reason, bool peer_lost)> on_stop;
+  /// Called on both sides when a test fails (`peer_lost` false: the run
+  /// goes on with the next test) or the control connection is lost (true:
+  /// the run stops). The responder keeps no records, so this is how it
+  /// learns that its run failed.
+  std::function<void(const std::string& reason, bool peer_lost)> on_failure;
 };
 
 struct RunSettings {
@@ -61,19 +66,27 @@ struct RunSettings {
   /// results::Record::provenance) and the preflight warnings.
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<std::string> warnings;
-  /// Run-forever: raised (by a SIGINT handler) to end the current test after
-  /// its current window; the two sides agree on it at each window boundary,
-  /// so either side's Ctrl-C ends both cleanly. Sizes not reached are
-  /// recorded as skipped ("interrupted").
+  /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
+  /// current window (the two sides agree on it at each window boundary, so
+  /// either side's Ctrl-C ends both cleanly); any other test is aborted at
+  /// once. Sizes and tests not reached are recorded as skipped ("not run:
+  /// interrupted"), the records finished before stand.
   const std::atomic<bool>* stop_requested = nullptr;
+  /// Last resort when a transport call never returns after its loop was
+  /// aborted (see Watchdog::StuckHandler): called on another thread after
+  /// `stuck_grace`; it must end the process.
+  std::function<void(const std::string& why, bool peer_lost)> stuck;
+  std::chrono::seconds stuck_grace{15};
 };
 
 /// Runs the suite over every config on an established, handshaken control
 /// connection. Returns the records (initiator) or nothing (responder).
-/// An error that leaves the two sides out of step (a transport failure in
-/// the middle of a test, a dead peer) ends the run: the failing test gets an
-/// error record, every test not run after it gets one saying why, and the
-/// function returns. Both sides return within seconds.
+/// A test that fails (a transport error, a deadline, the peer's side
+/// failing) gets an error record with its reason and its later sizes "not
+/// run"; both sides meet again at the next test (bootstrap::EpochChannel)
+/// and the run goes on. Only a lost control connection ends the run: every
+/// test not run gets a record saying why, and both sides return within
+/// seconds.
 std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                                  const std::vector<model::ConfigSpec>& configs,
                                  loader::PluginRegistry& plugins, const RunSettings& settings,

@@ -1,0 +1,54 @@
+#include "cli/run_output.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace uniperf::cli {
+
+RunOutput::RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title)
+    : results_path_(results_path), reports_(reports), title_(std::move(title)) {
+  if (!results_path.empty()) jsonl_.emplace(results_path);
+}
+
+void RunOutput::add(const results::Record& record) {
+  std::lock_guard lock(mutex_);
+  if (committed_) return;
+  records_.push_back(record);
+  if (jsonl_) jsonl_->add(record);
+}
+
+void RunOutput::commit() {
+  std::lock_guard lock(mutex_);
+  commit_locked();
+}
+
+void RunOutput::commit_locked() {
+  if (committed_) return;
+  committed_ = true;
+  if (jsonl_) {
+    jsonl_->commit();
+    std::cerr << "uniperf: results written to " << results_path_ << "\n";
+  }
+  reports_.commit(records_, title_);
+}
+
+void RunOutput::finish_now(const std::string& why, int exit_code) {
+  std::cerr << "\nuniperf: " << why << "\n";
+  try {
+    std::lock_guard lock(mutex_);
+    if (!committed_ && (jsonl_ || !records_.empty())) {
+      std::cerr << "uniperf: keeping the " << records_.size() << " finished record"
+                << (records_.size() == 1 ? "" : "s") << "\n";
+    }
+    commit_locked();
+  } catch (const std::exception& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";
+  }
+  std::cerr.flush();
+  // No destructors, no atexit handlers: another thread may be inside a
+  // transport library that would block or crash on teardown.
+  ::_exit(exit_code);
+}
+
+}  // namespace uniperf::cli

@@ -1,0 +1,49 @@
+// Where a run's finished records go (the results file, the report files)
+// and how they get there when the run cannot end normally: a second Ctrl-C,
+// or a transport call that never returns after its loop was aborted. The
+// records that finished land in the files either way, and no temporary file
+// stays behind.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/report_command.hpp"
+#include "results/jsonl_writer.hpp"
+#include "results/record.hpp"
+
+namespace uniperf::cli {
+
+class RunOutput {
+ public:
+  /// Opens the files at once (a bad path fails before anything runs); an
+  /// empty `results_path` writes no results file.
+  RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title);
+
+  /// One finished record (the session's thread).
+  void add(const results::Record& record);
+  /// Every file written from the records added. Once; later calls do
+  /// nothing.
+  void commit();
+  /// From any thread: writes what finished, says why on stderr, and ends the
+  /// process with `exit_code` without unwinding (the session's thread may
+  /// be inside a transport call that never returns).
+  [[noreturn]] void finish_now(const std::string& why, int exit_code);
+
+  const std::vector<results::Record>& records() const { return records_; }
+
+ private:
+  void commit_locked();
+
+  std::mutex mutex_;
+  std::optional<results::JsonlWriter> jsonl_;
+  std::string results_path_;
+  PendingReports reports_;
+  std::string title_;
+  std::vector<results::Record> records_;
+  bool committed_ = false;
+};
+
+}  // namespace uniperf::cli

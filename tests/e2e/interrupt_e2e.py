@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Interrupts keep what finished: the real uniperf (a local pair over real
+TCP on loopback) is ended by a terminal-style signal to its process group
+while a long test runs. The run ends within seconds, exit 130; the results
+file holds the finished records, the interrupted and later tests as skipped
+"not run: interrupted"; no temporary file stays beside it. Then twice: a
+second signal ends the run at once, keeping the same. Then SIGKILL: nothing
+can be kept, and nothing is left behind."""
+import json, os, signal, subprocess, sys, tempfile, time
+
+uniperf, source_dir = sys.argv[1], sys.argv[2]
+SUITE = """suite: interrupted
+defaults: {validate: true}
+tests:
+  - {name: quick, op: send, pattern: latency, sizes: [8, 64], iterations: 200}
+  - {name: long, op: send, pattern: bandwidth, sizes: [4K, 64K], duration: 120s}
+  - {name: never, op: send, pattern: latency, sizes: [8], iterations: 100}
+"""
+
+
+def run_and_interrupt(work, signals, expect_exit=130):
+    suite = os.path.join(work, "suite.yaml")
+    with open(suite, "w") as f:
+        f.write(SUITE)
+    results = os.path.join(work, "results.jsonl")
+    p = subprocess.Popen(
+        [uniperf, "run", suite, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+         "-o", results],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # The live line of the last size of `quick` says it finished; a loaded
+    # machine may take a while to get there.
+    seen = []
+    in_quick = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        in_quick = in_quick or "/ quick:" in line
+        if in_quick and line.split()[:1] == ["64"]:
+            break
+    else:
+        p.kill()
+        raise AssertionError("the first test never finished:\n" + "".join(seen))
+    time.sleep(1)  # inside `long` now
+    assert p.poll() is None, "ended on its own: " + p.stderr.read()
+    started = time.monotonic()
+    for s in signals:
+        os.killpg(p.pid, s)
+        time.sleep(0.05)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - started
+    assert p.returncode == expect_exit, f"exit {p.returncode}\n{out}\n{err}"
+    # Bounded, not timed: the long test would run for 240 s.
+    assert took < 30, f"took {took:.1f} s to stop"
+    leftovers = [n for n in os.listdir(work) if n not in ("suite.yaml", "results.jsonl")]
+    assert not leftovers, leftovers
+    if expect_exit < 0:  # killed: nothing could be kept, nothing may be left
+        assert not os.path.exists(results), "a killed run left a results file"
+        return [], {}, err, took
+    records = [json.loads(l) for l in open(results)]
+    by_key = {(r["test"], r["size"]): r for r in records}
+    assert by_key[("quick", 8)]["status"] == "ok", by_key[("quick", 8)]
+    assert by_key[("quick", 64)]["status"] == "ok", by_key[("quick", 64)]
+    return records, by_key, err, took
+
+
+with tempfile.TemporaryDirectory() as work:
+    records, by_key, err, took = run_and_interrupt(work, [signal.SIGINT])
+    assert len(records) == 5, records
+    for key in [("long", 4096), ("long", 65536), ("never", 8)]:
+        r = by_key[key]
+        assert r["status"] == "skipped" and r["reason"] == "not run: interrupted", r
+    assert "interrupted; the finished records are kept" in err, err
+    print(f"ok: SIGINT: 2 finished records kept, 3 not run, stopped in {took:.1f} s")
+
+with tempfile.TemporaryDirectory() as work:
+    records, by_key, err, took = run_and_interrupt(work, [signal.SIGTERM, signal.SIGTERM])
+    # The second signal may land before the first took effect or after: the
+    # finished records are kept either way, and nothing is half written.
+    assert len(records) in (2, 5), records
+    assert "interrupted" in err, err
+    print(f"ok: SIGTERM twice: {len(records)} records, stopped in {took:.1f} s")
+
+with tempfile.TemporaryDirectory() as work:
+    _, _, _, took = run_and_interrupt(work, [signal.SIGKILL], expect_exit=-signal.SIGKILL)
+    print(f"ok: SIGKILL: no results file and no temporary file left")
