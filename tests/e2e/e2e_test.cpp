@@ -413,6 +413,22 @@ TEST(BadInput, ValidateAcceptsEveryShippedFile) {
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
 }
 
+/// A server refuses a client of another run and goes on waiting for the
+/// right one: waits (bounded) for its log to say so, then stops it.
+bool refuses_and_waits(pid_t server, const fs::path& log, const std::string& why) {
+  bool said = false;
+  for (int i = 0; i < 300 && !said; ++i) {
+    const std::string text = slurp(log);
+    said = text.find(why) != std::string::npos && text.find("still waiting") != std::string::npos;
+    if (!said) std::this_thread::sleep_for(100ms);
+  }
+  int status = 0;
+  const bool still_waiting = ::waitpid(server, &status, WNOHANG) == 0;
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+  return said && still_waiting;
+}
+
 TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
   if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
   Scratch scratch;
@@ -425,11 +441,10 @@ TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
   const Outcome o = uniperf("lat --op send -s 128 --config configs/tcp.yaml --peer 127.0.0.1:" +
                                 std::to_string(port) + " --output " + results.string(),
                             60);
-  int status = 0;
-  ::waitpid(server, &status, 0);
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.err.find("another suite"), std::string::npos) << o.err;
-  EXPECT_NE(slurp(scratch / "server.log").find("another suite"), std::string::npos);
+  EXPECT_TRUE(refuses_and_waits(server, scratch / "server.log", "another suite"))
+      << slurp(scratch / "server.log");
   EXPECT_FALSE(fs::exists(results));
 }
 
@@ -445,8 +460,8 @@ TEST(Peers, ATrialsMismatchIsNamedAsSuch) {
       uniperf("lat --op send -s 64 -n 100 --config configs/tcp.yaml --peer 127.0.0.1:" +
                   std::to_string(port),
               60);
-  int status = 0;
-  ::waitpid(server, &status, 0);
+  EXPECT_TRUE(refuses_and_waits(server, scratch / "server.log", "another number of times"))
+      << slurp(scratch / "server.log");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.err.find("the same suite but measures its tests another number of times"),
             std::string::npos)

@@ -253,12 +253,27 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       const auto [host, port] = listen_address;
       bootstrap::TcpListener listener(host, port);
       std::cerr << fmt::format("uniperf: waiting for a peer on {}:{}\n", host, listener.port());
-      control = listener.accept(1, 3600s);
+      // A connection that is not a uniperf peer of this run (a port scan, a
+      // health check, another suite) is refused with a message and the
+      // server goes on waiting: only a real peer ends the wait.
+      const auto give_up = std::chrono::steady_clock::now() + 3600s;
+      while (!peer_facts.is_object()) {
+        control = listener.accept(1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         give_up - std::chrono::steady_clock::now()));
+        try {
+          peer_facts = session::handshake(*control, suite, configs, my_facts);
+          if (!peer_facts.is_object()) peer_facts = nlohmann::json::object();
+        } catch (const session::HandshakeError& e) {
+          std::cerr << fmt::format("uniperf: refused a connection from {}: {}; still waiting\n",
+                                   control->peer_host(), e.what());
+          control.reset();
+        }
+      }
     } else {
       pair.emplace(argc, argv);
       control = pair->accept();
     }
-    peer_facts = session::handshake(*control, suite, configs, my_facts);
+    if (!options.listening()) peer_facts = session::handshake(*control, suite, configs, my_facts);
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitNoPeer;

@@ -50,6 +50,72 @@ std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<
   return mine;
 }
 
+namespace {
+
+/// The peer's handshake, read and checked to be a uniperf one of our
+/// protocol before anything else is looked at.
+json read_handshake(bootstrap::Bootstrap& control) {
+  Bytes reply;
+  try {
+    reply = control.receive(control.timeout());
+  } catch (const bootstrap::BootstrapError& e) {
+    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+  }
+  json theirs =
+      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()), nullptr,
+                  /*allow_exceptions=*/false);
+  if (!theirs.is_object() || !theirs["magic"].is_string() || theirs["magic"] != "uniperf")
+    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
+  const json protocol = theirs.value("protocol", json());
+  if (protocol != kProtocolVersion) {
+    const json version = theirs.value("version", json("?"));
+    throw HandshakeError("the peer speaks control protocol " + protocol.dump() + " (uniperf " +
+                         (version.is_string() ? version.get<std::string>() : version.dump()) +
+                         "), this side speaks " + std::to_string(kProtocolVersion) +
+                         " (uniperf " UNIPERF_VERSION
+                         "): run the same uniperf version on both hosts");
+  }
+  return theirs;
+}
+
+std::string text_of(const json& object, const char* key) {
+  const json value = object.is_object() ? object.value(key, json("?")) : json("?");
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+/// Same suite, trial counts and configs on both sides, or a message saying
+/// which differs.
+void check_same_run(const json& mine, const json& theirs, const model::SuiteSpec& suite) {
+  const json their_suite = theirs.value("suite", json());
+  if (their_suite.is_object() && their_suite.value("name", json()) == suite.name &&
+      their_suite.value("hash", json()) == suite.content_hash &&
+      their_suite.value("trials", json()) != mine["suite"]["trials"]) {
+    throw HandshakeError(
+        "the peer runs the same suite but measures its tests another number of times (trials "
+        "per test: here " +
+        mine["suite"]["trials"].dump() + ", there " + their_suite.value("trials", json()).dump() +
+        "; 0 = run-forever): give both sides the same --trials and --run-infinitely");
+  }
+  if (their_suite != mine["suite"]) {
+    throw HandshakeError(
+        "the peer runs another suite: here '" + suite.name + "' (" +
+        suite.content_hash.substr(0, 12) + "), there '" + text_of(their_suite, "name") + "' (" +
+        text_of(their_suite, "hash").substr(0, 12) + "): give both sides the same suite file");
+  }
+  const json their_configs = theirs.value("configs", json());
+  if (their_configs != mine["configs"]) {
+    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
+                         ", there " + their_configs.dump() +
+                         ": give both sides the same --config files in the same order");
+  }
+}
+
+}  // namespace
+
+// The initiator speaks first; the responder answers only a uniperf peer of
+// its protocol, so whatever else connects to a listening port (a port scan,
+// an HTTP probe) learns nothing about the host: no provenance goes out
+// before the peer has identified itself.
 json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                const std::vector<model::ConfigSpec>& configs, const json& provenance) {
   json mine = {
@@ -63,50 +129,22 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
   for (const auto& c : configs)
     mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
   const std::string text = mine.dump();
-  Bytes reply;
-  try {
-    reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
-  } catch (const bootstrap::BootstrapError& e) {
-    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
-  }
+  auto send_mine = [&] {
+    try {
+      control.send(std::as_bytes(std::span(text)));
+    } catch (const bootstrap::BootstrapError& e) {
+      throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+    }
+  };
   json theirs;
-  try {
-    theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
-  } catch (const json::exception&) {
-    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
+  if (control.rank() == 0) {
+    send_mine();
+    theirs = read_handshake(control);
+  } else {
+    theirs = read_handshake(control);
+    send_mine();  // a uniperf peer: a mismatch below is reported on both sides alike
   }
-  if (theirs.value("magic", "") != "uniperf") {
-    throw HandshakeError("the peer is not a uniperf process");
-  }
-  if (theirs.value("protocol", -1) != kProtocolVersion) {
-    throw HandshakeError(
-        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
-        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
-        std::to_string(kProtocolVersion) +
-        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
-  }
-  const json& their_suite = theirs["suite"];
-  if (their_suite.is_object() && their_suite.value("name", "") == suite.name &&
-      their_suite.value("hash", "") == suite.content_hash &&
-      their_suite.value("trials", json()) != mine["suite"]["trials"]) {
-    throw HandshakeError(
-        "the peer runs the same suite but measures its tests another number of times (trials "
-        "per test: here " +
-        mine["suite"]["trials"].dump() + ", there " + their_suite.value("trials", json()).dump() +
-        "; 0 = run-forever): give both sides the same --trials and --run-infinitely");
-  }
-  if (theirs["suite"] != mine["suite"]) {
-    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
-                         suite.content_hash.substr(0, 12) + "), there '" +
-                         theirs["suite"].value("name", "?") + "' (" +
-                         theirs["suite"].value("hash", "?").substr(0, 12) +
-                         "): give both sides the same suite file");
-  }
-  if (theirs["configs"] != mine["configs"]) {
-    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
-                         ", there " + theirs["configs"].dump() +
-                         ": give both sides the same --config files in the same order");
-  }
+  check_same_run(mine, theirs, suite);
   return theirs.value("provenance", json(nullptr));
 }
 
