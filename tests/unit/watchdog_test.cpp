@@ -72,6 +72,37 @@ TEST(Watchdog, OnlyThePeersInterruptForTheCurrentEpochStopsTheLoop) {
   EXPECT_EQ(watchdog.cause(), Watchdog::Cause::none);
 }
 
+TEST(Watchdog, ALoopThatNeverReturnsFromItsAbortIsReportedStuckOnce) {
+  std::atomic<int> stuck{0};
+  std::string why;
+  Watchdog watchdog(
+      -1, {},
+      [&](const std::string& cause, bool peer_lost) {
+        why = cause;
+        EXPECT_FALSE(peer_lost);
+        ++stuck;
+      },
+      1s);
+  watchdog.arm(0s);
+  ASSERT_TRUE(fires(watchdog));
+  for (int i = 0; i < 300 && stuck == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(stuck, 1);
+  EXPECT_NE(why.find("past its deadline"), std::string::npos) << why;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(stuck, 1);  // once
+}
+
+TEST(Watchdog, ALoopThatReturnsFromItsAbortIsNotStuck) {
+  std::atomic<int> stuck{0};
+  Watchdog watchdog(
+      -1, {}, [&](const std::string&, bool) { ++stuck; }, 1s);
+  watchdog.arm(0s);
+  ASSERT_TRUE(fires(watchdog));
+  watchdog.disarm();  // the session caught the abort
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(stuck, 0);
+}
+
 TEST(Watchdog, ADisarmedDeadlineNeverFires) {
   Watchdog watchdog(-1);
   watchdog.arm(3600s);

@@ -348,16 +348,17 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // window's end); a second one ends it now, keeping what finished.
   StopOnSignals signals(
       [&finish_now] { finish_now("interrupted again: ending now", kExitInterrupted); });
-  // The responder keeps no records: how its run ended decides its exit
-  // status, so a script on the server's host can tell that it failed.
-  int responder_exit = kExitOk;
+  // How the run ended decides the exit status: the responder keeps no
+  // records, so this is how a script on the server's host can tell that it
+  // failed; on both sides a lost peer is 3, not just a failed test.
+  int failure_exit = kExitOk;
   observer.on_failure = [&](const std::string&, bool peer_lost) {
-    if (responder_exit != kExitNoPeer) responder_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
+    if (failure_exit != kExitNoPeer) failure_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
   };
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
   control.reset();  // closes the control connection: the peer ends now
   if (pair) pair->wait();
-  if (!initiator) return responder_exit;
+  if (!initiator) return failure_exit;
 
   if (configs.size() > 1 || options.quiet) {
     std::cout << "\n";
@@ -369,7 +370,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cerr << "uniperf: interrupted; the finished records are kept\n";
     return kExitInterrupted;
   }
-  return exit_code_of(records);
+  return failure_exit == kExitNoPeer ? kExitNoPeer : exit_code_of(records);
 }
 
 }  // namespace uniperf::cli

@@ -324,7 +324,8 @@ class SuiteRun {
     // stderr, where the user of a two-host run sees it.
     if (control_.rank() != 0)
       std::cerr << "uniperf: test '" << test.name << "' failed here: " << reason << "\n";
-    if (observer_.on_failure) observer_.on_failure(reason, false);
+    if (observer_.on_failure)
+      observer_.on_failure(reason, watchdog_.cause() == Watchdog::Cause::peer_gone);
     return reason;
   }
 

@@ -51,10 +51,10 @@ struct Observer {
   /// Called on the initiator after each trial / run-forever window with that
   /// window's own record (`number` from 1), before the final record.
   std::function<void(const results::Record& window, std::size_t number)> on_interim;
-  /// Called on both sides when a test fails (`peer_lost` false: the run
-  /// goes on with the next test) or the control connection is lost (true:
-  /// the run stops). The responder keeps no records, so this is how it
-  /// learns that its run failed.
+  /// Called on both sides when a test fails, with `peer_lost` true when
+  /// the peer's control connection closed (the run then stops at the next
+  /// test) and false otherwise (the run goes on). The responder keeps no
+  /// records, so this is how it learns that its run failed.
   std::function<void(const std::string& reason, bool peer_lost)> on_failure;
 };
 
