@@ -59,7 +59,13 @@ int main(int argc, char** argv) {
   cli::CompareCommand compare_command;
   cli::add_compare_command(app, compare_command);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help); its own codes (105 for a value
+    // a check refused, ...) are not uniperf's: a bad flag is bad input.
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
 
   try {
     if (list->parsed()) return list_plugins();

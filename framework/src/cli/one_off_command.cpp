@@ -6,6 +6,19 @@
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
+namespace {
+
+/// A count flag's text, checked before CLI11 converts it: "-1" would wrap
+/// to 2^64-1 in an unsigned option.
+const CLI::Validator kWholeNumber(
+    [](std::string& text) -> std::string {
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        return "expected a whole number (0 or more), got '" + text + "'";
+      return "";
+    },
+    "N");
+
+}  // namespace
 
 void add_one_off_options(CLI::App* command, OneOffOptions& o) {
   command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
@@ -18,7 +31,7 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
     if (field.kind == model::RunKind::seconds) {
       command->add_option(names, o.run[i].text, help);
     } else {
-      command->add_option(names, o.run[i].number, help);
+      command->add_option(names, o.run[i].number, help)->check(kWholeNumber);
     }
   }
   for (std::size_t i = 0; i < std::size(model::kFlowFields); ++i) {
@@ -29,7 +42,7 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
       command->add_flag(names, o.flow[i].on,
                         std::string(field.cli.help.empty() ? field.help : field.cli.help));
     } else if (field.kind == model::FieldKind::count) {
-      command->add_option(names, o.flow[i].number, std::string(field.help));
+      command->add_option(names, o.flow[i].number, std::string(field.help))->check(kWholeNumber);
     } else {
       command->add_option(names, o.flow[i].text, field.choice_list(" | "));
     }
