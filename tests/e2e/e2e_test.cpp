@@ -248,6 +248,20 @@ TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverReadIsSkippedAndSaysWhy) {
   for (const auto& r : read_jsonl(results)) EXPECT_EQ(r.at("status"), "ok") << r.dump();
 }
 
+// Values no queue could hold are refused while the test is read, naming
+// the flag's key, instead of ending in std::bad_alloc.
+TEST(ProviderLimits, AWindowOrEndpointCountOf2To32Minus1IsRefused) {
+  const Outcome window = uniperf("bw --op write -n 10 --config configs/tcp.yaml -t 4294967295", 60);
+  EXPECT_EQ(window.exit_code, 2) << window.out << window.err;
+  EXPECT_NE(window.err.find("window"), std::string::npos) << window.err;
+  EXPECT_NE(window.err.find("must be at most 1048576"), std::string::npos) << window.err;
+  EXPECT_EQ(window.err.find("bad_alloc"), std::string::npos) << window.err;
+  const Outcome qps = uniperf("bw --op write -n 10 --config configs/tcp.yaml -q 4294967295", 60);
+  EXPECT_EQ(qps.exit_code, 2) << qps.out << qps.err;
+  EXPECT_NE(qps.err.find("endpoints"), std::string::npos) << qps.err;
+  EXPECT_NE(qps.err.find("must be at most 4096"), std::string::npos) << qps.err;
+}
+
 class EventMode : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {

@@ -82,9 +82,10 @@ int suite_vocabulary() {
   std::cout << "test knobs (a suite's flow keys; every record echoes them in params):\n";
   for (const model::FlowField& field : model::kFlowFields) {
     std::string values = field.kind == model::FieldKind::choice ? field.choice_list(" | ")
-                         : field.kind == model::FieldKind::flag
-                             ? "true | false"
-                             : ">= " + std::to_string(field.minimum);
+                         : field.kind == model::FieldKind::flag ? "true | false"
+                         : field.maximum == UINT32_MAX
+                             ? ">= " + std::to_string(field.minimum)
+                             : std::to_string(field.minimum) + ".." + std::to_string(field.maximum);
     const std::string preset = field.required  ? "(required)"
                                : field.derived ? "(derived)"
                                                : field.default_text();
