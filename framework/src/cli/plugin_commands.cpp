@@ -52,6 +52,14 @@ const CapabilityRow kCapabilityRows[] = {
      [](const Capabilities& c) { return fmt::format("{}", c.ordered_write_visibility); }},
     {"thread_safe_endpoints",
      [](const Capabilities& c) { return fmt::format("{}", c.thread_safe_endpoints); }},
+    {"max_send_depth",
+     [](const Capabilities& c) {
+       return c.max_send_depth ? std::to_string(c.max_send_depth) : std::string("unlimited");
+     }},
+    {"max_recv_depth",
+     [](const Capabilities& c) {
+       return c.max_recv_depth ? std::to_string(c.max_recv_depth) : std::string("unlimited");
+     }},
 };
 
 }  // namespace
