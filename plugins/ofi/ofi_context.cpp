@@ -35,6 +35,12 @@ InfoPtr make_hints(const Settings& s, std::uint64_t caps) {
   return hints;
 }
 
+/// A queue size from fi_info as Capabilities holds it: 0 (none given) is
+/// unbounded, and anything past 32 bits is as good as unbounded.
+std::uint32_t queue_limit(std::size_t size) {
+  return size >= UINT32_MAX ? 0 : static_cast<std::uint32_t>(size);
+}
+
 /// fi_info names a layered provider "udp;ofi_rxd"; a config may too.
 std::string base_provider(const std::string& name) {
   return name.substr(0, name.find(';'));
@@ -147,6 +153,11 @@ void OfiContext::read_capabilities() {
       (caps_.op(Op::write) != Support::none) && !rxd &&
       (base == "tcp" || base == "shm" || base == "sockets" || base == "verbs");
   caps_.thread_safe_endpoints = false;  // FI_THREAD_DOMAIN: one thread per domain
+  // The queues fi_getinfo grants an endpoint: what a provider can hold
+  // outstanding and posted (tcp 256 each in 1.17, rxd and shm 1024, rxm
+  // 2048). More receives than rx_attr->size fail with -FI_EAGAIN for good.
+  caps_.max_send_depth = queue_limit(i.tx_attr->size);
+  caps_.max_recv_depth = queue_limit(i.rx_attr->size);
 }
 
 /// Event mode sleeps on the CQ's file descriptor; not every provider has

@@ -182,6 +182,11 @@ Capabilities UcxContext::capabilities() const {
   // the rest of that fragment.
   caps.ordered_write_visibility = true;
   caps.thread_safe_endpoints = false;  // one UCS_THREAD_MODE_SINGLE worker
+  // UCP queues what the transport cannot take yet (pending requests) and
+  // keeps unexpected messages, and the endpoint sizes its rings from the
+  // params: no queue limit.
+  caps.max_send_depth = 0;
+  caps.max_recv_depth = 0;
   return caps;
 }
 

@@ -93,6 +93,12 @@ void DatContext::read_capabilities() {
   caps_.target_progress = false;          // RDMA lands without the target's CPU
   caps_.ordered_write_visibility = true;  // RC: a write's bytes are placed in order
   caps_.thread_safe_endpoints = provider_attr_.is_thread_safe == DAT_TRUE;
+  // An endpoint's request and receive queues each hold max_dto_per_ep
+  // DTOs (the device's max_qp_wr under the openib providers); 0 if the IA
+  // does not say.
+  const DAT_COUNT dtos = ia_attr_.max_dto_per_ep;
+  caps_.max_send_depth = dtos > 0 ? static_cast<std::uint32_t>(dtos) : 0;
+  caps_.max_recv_depth = caps_.max_send_depth;
 }
 
 std::string DatContext::device() const {

@@ -271,6 +271,16 @@ void VerbsContext::read_capabilities() {
   // objects (PD, device) are only used on the setup path, which libibverbs
   // serialises.
   caps_.thread_safe_endpoints = true;
+  // A queue pair holds max_qp_wr work requests per queue (receives go to
+  // the SRQ, of max_srq_wr, with srq: true), and its completion queue,
+  // shared by both queues, holds max_cqe: a queue alone never needs more
+  // (the endpoint still refuses a pair of depths whose sum exceeds it).
+  const auto queue = [&](int wr) {
+    const int cq_room = d.max_cqe > 1 ? d.max_cqe - 1 : 1;
+    return static_cast<std::uint32_t>(std::max(1, std::min(wr, cq_room)));
+  };
+  caps_.max_send_depth = queue(d.max_qp_wr);
+  caps_.max_recv_depth = queue(settings_.srq ? d.max_srq_wr : d.max_qp_wr);
 }
 
 std::string VerbsContext::device() const {

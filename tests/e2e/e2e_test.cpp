@@ -248,6 +248,42 @@ TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverReadIsSkippedAndSaysWhy) {
   for (const auto& r : read_jsonl(results)) EXPECT_EQ(r.at("status"), "ok") << r.dump();
 }
 
+// A queue deeper than the provider's is SKIPPED naming the knob, never an
+// error: perftest's bandwidth preset pre-posts 512 receives, and
+// libfabric's tcp provider holds 256.
+TEST(ProviderLimits, PerftestBandwidthOverOfiTcpRunsOrSkipsNamingTheQueue) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  const Outcome info = uniperf("info ofi", 60);  // the limits are capabilities
+  EXPECT_NE(info.out.find("max_recv_depth"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("max_send_depth"), std::string::npos) << info.out;
+  Scratch scratch;
+  const auto run = [&](const std::string& args) {
+    const auto results = scratch / "bw.jsonl";
+    const Outcome o = uniperf("bw --preset perftest --config configs/ofi-tcp.yaml -o " +
+                              results.string() + " " + args);
+    EXPECT_EQ(o.exit_code, 0) << args << "\n" << o.out << o.err;
+    auto records = read_jsonl(results);
+    EXPECT_EQ(records.size(), 1u) << args << "\n" << o.out << o.err;
+    return records.empty() ? json::object() : records[0];
+  };
+  const json send = run("--op send");
+  EXPECT_EQ(send.value("status", ""), "skipped") << send.dump();
+  EXPECT_EQ(send.value("reason", ""),
+            "rx_depth 512 exceeds the plugin's receive queue of 256 (max_recv_depth)")
+      << send.dump();
+  // Within the queue the same test runs.
+  const json fits = run("--op send -r 256");
+  EXPECT_EQ(fits.value("status", ""), "ok") << fits.dump();
+  // A write posts no receives: rx_depth does not stop it.
+  const json write = run("--op write");
+  EXPECT_EQ(write.value("status", ""), "ok") << write.dump();
+  // The send queue: the window plus a window ack.
+  const json window = run("--op write -t 256");
+  EXPECT_EQ(window.value("status", ""), "skipped") << window.dump();
+  EXPECT_EQ(window.value("reason", "").rfind("window 256 needs 257 requests outstanding", 0), 0u)
+      << window.dump();
+}
+
 // Values no queue could hold are refused while the test is read, naming
 // the flag's key, instead of ending in std::bad_alloc.
 TEST(ProviderLimits, AWindowOrEndpointCountOf2To32Minus1IsRefused) {
