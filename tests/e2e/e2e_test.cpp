@@ -248,6 +248,38 @@ TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverReadIsSkippedAndSaysWhy) {
   for (const auto& r : read_jsonl(results)) EXPECT_EQ(r.at("status"), "ok") << r.dump();
 }
 
+// The config's ofi domain is the one that runs: libfabric lists eth0 first
+// whatever domain the hints name, and a domain that is not here makes the
+// config unavailable instead of running over another one.
+TEST(OfiDomain, TheConfigsDomainRunsAndAMissingOneIsUnavailable) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  Scratch scratch;
+  const auto results = scratch / "lo.jsonl";
+  const Outcome lo =
+      uniperf("lat --op send -s 8 -n 200 --config configs/ofi-udp-rxd.yaml -o " + results.string());
+  ASSERT_EQ(lo.exit_code, 0) << lo.out << lo.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  const std::string device = records[0].at("plugin").at("device");
+  EXPECT_NE(device.find("domain lo"), std::string::npos) << device;
+
+  const auto config = scratch / "ofi-nosuchif.yaml";
+  std::ofstream(config) << "name: ofi-nosuchif\nplugin: ofi\noptions:\n  provider: tcp\n"
+                           "  endpoint: msg\n  domain: nosuchif0\n";
+  const auto missing_results = scratch / "missing.jsonl";
+  const Outcome missing = uniperf("lat --op send -s 8 -n 200 --config " + config.string() + " -o " +
+                                  missing_results.string());
+  EXPECT_EQ(missing.exit_code, 0) << missing.out << missing.err;
+  const auto skipped = read_jsonl(missing_results);
+  ASSERT_EQ(skipped.size(), 1u) << missing.out << missing.err;
+  EXPECT_EQ(skipped[0].at("status"), "skipped") << skipped[0].dump();
+  const std::string reason = skipped[0].at("reason");
+  EXPECT_EQ(reason.rfind("unavailable: no ofi tcp msg domain named 'nosuchif0' (found: ", 0), 0u)
+      << reason;
+  EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
+}
+
 // A queue deeper than the provider's is SKIPPED naming the knob, never an
 // error: perftest's bandwidth preset pre-posts 512 receives, and
 // libfabric's tcp provider holds 256.
