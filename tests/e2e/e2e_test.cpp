@@ -280,6 +280,44 @@ TEST(OfiDomain, TheConfigsDomainRunsAndAMissingOneIsUnavailable) {
   EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
 }
 
+// UCX leaves out a UCX_NET_DEVICES entry that is not here and starts over
+// what remains (tcp,self: self alone, and the run then fails at connect):
+// the config is unavailable instead, naming the device.
+TEST(UcxDevices, AMissingNetworkDeviceIsUnavailable) {
+  if (!plugin_available("ucx")) GTEST_SKIP() << "needs the ucx plugin";
+  Scratch scratch;
+  const auto config = scratch / "ucx-nosuchif.yaml";
+  std::ofstream(config) << "name: ucx-nosuchif\nplugin: ucx\noptions:\n  transports: tcp,self\n"
+                           "  devices: nosuchif0\n";
+  const auto results = scratch / "missing.jsonl";
+  const Outcome missing =
+      uniperf("lat --op send -s 8 -n 200 --config " + config.string() + " -o " + results.string());
+  EXPECT_EQ(missing.exit_code, 0) << missing.out << missing.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u) << missing.out << missing.err;
+  EXPECT_EQ(records[0].at("status"), "skipped") << records[0].dump();
+  const std::string reason = records[0].at("reason");
+  EXPECT_EQ(reason.rfind("unavailable: no ucx network device named 'nosuchif0' for transports "
+                         "tcp,self (found: ",
+                         0),
+            0u)
+      << reason;
+  EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
+
+  // A device that is here runs, and the record says which.
+  const auto lo_config = scratch / "ucx-lo.yaml";
+  std::ofstream(lo_config) << "name: ucx-lo\nplugin: ucx\noptions:\n  transports: tcp,self\n"
+                              "  devices: lo\n";
+  const auto lo_results = scratch / "lo.jsonl";
+  const Outcome lo = uniperf("lat --op send -s 8 -n 200 --config " + lo_config.string() + " -o " +
+                             lo_results.string());
+  EXPECT_EQ(lo.exit_code, 0) << lo.out << lo.err;
+  const auto lo_records = read_jsonl(lo_results);
+  ASSERT_EQ(lo_records.size(), 1u) << lo.out << lo.err;
+  EXPECT_EQ(lo_records[0].at("status"), "ok") << lo_records[0].dump();
+  EXPECT_EQ(lo_records[0].at("plugin").at("device"), "tcp,self on lo") << lo_records[0].dump();
+}
+
 // A queue deeper than the provider's is SKIPPED naming the knob, never an
 // error: perftest's bandwidth preset pre-posts 512 receives, and
 // libfabric's tcp provider holds 256.
