@@ -61,16 +61,17 @@ void add_once(std::vector<std::string>& names, const char* name) {
 /// are the config's. The domain of tcp, udp and sockets is the interface
 /// name (lo, eth0) and the fabric its subnet (127.0.0.1/32); shm's are both
 /// "shm"; verbs' domain is the device (rxe0). Returns nullptr when none
-/// matches, and the names seen in `domains` and `fabrics`.
+/// matches, and the names seen in `domains` and `fabrics` (those of the
+/// config's domain, when it names one).
 const fi_info* matching(const fi_info* list, std::vector<std::string>& domains,
                         std::vector<std::string>& fabrics, const Settings& s) {
   for (const fi_info* i = list; i != nullptr; i = i->next) {
     const char* domain = i->domain_attr->name;
     const char* fabric = i->fabric_attr->name;
-    add_once(domains, domain);
-    add_once(fabrics, fabric);
     const bool domain_ok = s.domain.empty() || (domain != nullptr && s.domain == domain);
     const bool fabric_ok = s.fabric.empty() || (fabric != nullptr && s.fabric == fabric);
+    add_once(domains, domain);
+    if (domain_ok) add_once(fabrics, fabric);  // the fabrics of the config's domain
     if (domain_ok && fabric_ok) return i;
   }
   return nullptr;
@@ -109,6 +110,26 @@ OfiContext::OfiContext(Settings settings) : settings_(std::move(settings)) {
     }
   }
   const char* type = settings_.kind == EndpointKind::rdm ? "rdm" : "msg";
+  if (!info_ && domains.empty() && (!settings_.domain.empty() || !settings_.fabric.empty())) {
+    // Some providers (verbs) honour the names in the hints and list nothing
+    // for a domain that is not there: ask once more without them, for the
+    // names that are.
+    Settings any = settings_;
+    any.domain.clear();
+    any.fabric.clear();
+    auto hints = make_hints(any, FI_MSG);
+    fi_info* found = nullptr;
+    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found) == 0 && found) {
+      InfoPtr list(found);
+      for (const fi_info* i = list.get(); i != nullptr; i = i->next) {
+        add_once(domains, i->domain_attr->name);
+        const char* domain = i->domain_attr->name;
+        if (settings_.domain.empty() || (domain != nullptr && settings_.domain == domain)) {
+          add_once(fabrics, i->fabric_attr->name);
+        }
+      }
+    }
+  }
   if (!info_ && !domains.empty()) {
     // The provider is here, on other domains or fabrics than the config
     // names: it is the config's device that is missing (as verbs says of a
