@@ -94,9 +94,16 @@ void DatContext::read_capabilities() {
   caps_.ordered_write_visibility = true;  // RC: a write's bytes are placed in order
   caps_.thread_safe_endpoints = provider_attr_.is_thread_safe == DAT_TRUE;
   // An endpoint's request and receive queues each hold max_dto_per_ep
-  // DTOs (the device's max_qp_wr under the openib providers); 0 if the IA
-  // does not say.
-  const DAT_COUNT dtos = ia_attr_.max_dto_per_ep;
+  // DTOs (the device's max_qp_wr under the openib providers), and both
+  // complete into one DTO EVD of at most max_evd_qlen, which the endpoint
+  // sizes send + receive + 16 (on rxe0: 1048576 DTOs, EVDs of 32767): a
+  // queue alone never needs more than fits beside one receive. 0 if the IA
+  // says neither.
+  DAT_COUNT dtos = ia_attr_.max_dto_per_ep;
+  if (ia_attr_.max_evd_qlen > 17) {
+    const DAT_COUNT evd_room = ia_attr_.max_evd_qlen - 17;
+    dtos = dtos > 0 ? std::min(dtos, evd_room) : evd_room;
+  }
   caps_.max_send_depth = dtos > 0 ? static_cast<std::uint32_t>(dtos) : 0;
   caps_.max_recv_depth = caps_.max_send_depth;
 }
