@@ -272,15 +272,15 @@ void VerbsContext::read_capabilities() {
   // serialises.
   caps_.thread_safe_endpoints = true;
   // A queue pair holds max_qp_wr work requests per queue (receives go to
-  // the SRQ, of max_srq_wr, with srq: true), and its completion queue,
-  // shared by both queues, holds max_cqe: a queue alone never needs more
-  // (the endpoint still refuses a pair of depths whose sum exceeds it).
-  const auto queue = [&](int wr) {
-    const int cq_room = d.max_cqe > 1 ? d.max_cqe - 1 : 1;
-    return static_cast<std::uint32_t>(std::max(1, std::min(wr, cq_room)));
-  };
-  caps_.max_send_depth = queue(d.max_qp_wr);
-  caps_.max_recv_depth = queue(settings_.srq ? d.max_srq_wr : d.max_qp_wr);
+  // the SRQ, of max_srq_wr, with srq: true), and both queues complete into
+  // one CQ of send + receive entries, at most max_cqe: the CQ is split
+  // between them so that any two depths within the limits fit (rxe0: CQs
+  // of 32767, so 16383 and 16384; mlx5's max_qp_wr is far below its CQs).
+  const int recv_wr = settings_.srq ? d.max_srq_wr : d.max_qp_wr;
+  const int send_most = std::max(1, std::min(d.max_qp_wr, d.max_cqe / 2));
+  const int recv_most = std::max(1, std::min(recv_wr, d.max_cqe - send_most));
+  caps_.max_send_depth = static_cast<std::uint32_t>(send_most);
+  caps_.max_recv_depth = static_cast<std::uint32_t>(recv_most);
 }
 
 std::string VerbsContext::device() const {
