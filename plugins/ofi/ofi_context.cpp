@@ -35,6 +35,48 @@ InfoPtr make_hints(const Settings& s, std::uint64_t caps) {
   return hints;
 }
 
+/// A queue size from fi_info as Capabilities holds it: 0 (none given) is
+/// unbounded, and anything past 32 bits is as good as unbounded.
+std::uint32_t queue_limit(std::size_t size) {
+  return size >= UINT32_MAX ? 0 : static_cast<std::uint32_t>(size);
+}
+
+/// "a, b, c".
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+void add_once(std::vector<std::string>& names, const char* name) {
+  if (name != nullptr && std::find(names.begin(), names.end(), name) == names.end()) {
+    names.emplace_back(name);
+  }
+}
+
+/// fi_getinfo lists every interface, whatever domain_attr->name and
+/// fabric_attr->name the hints give (the tcp and udp providers of 1.17 list
+/// eth0 first with a hint of lo), so the plugin picks from the list itself:
+/// the first entry (the one fabtests would pick) whose domain and fabric
+/// are the config's. The domain of tcp, udp and sockets is the interface
+/// name (lo, eth0) and the fabric its subnet (127.0.0.1/32); shm's are both
+/// "shm"; verbs' domain is the device (rxe0). Returns nullptr when none
+/// matches, and the names seen in `domains` and `fabrics` (those of the
+/// config's domain, when it names one).
+const fi_info* matching(const fi_info* list, std::vector<std::string>& domains,
+                        std::vector<std::string>& fabrics, const Settings& s) {
+  for (const fi_info* i = list; i != nullptr; i = i->next) {
+    const char* domain = i->domain_attr->name;
+    const char* fabric = i->fabric_attr->name;
+    const bool domain_ok = s.domain.empty() || (domain != nullptr && s.domain == domain);
+    const bool fabric_ok = s.fabric.empty() || (fabric != nullptr && s.fabric == fabric);
+    add_once(domains, domain);
+    if (domain_ok) add_once(fabrics, fabric);  // the fabrics of the config's domain
+    if (domain_ok && fabric_ok) return i;
+  }
+  return nullptr;
+}
+
 /// fi_info names a layered provider "udp;ofi_rxd"; a config may too.
 std::string base_provider(const std::string& name) {
   return name.substr(0, name.find(';'));
@@ -54,16 +96,54 @@ OfiContext::OfiContext(Settings settings) : settings_(std::move(settings)) {
   // are offered: atomics, then RMA, then messages alone.
   const std::uint64_t attempts[] = {FI_MSG | FI_RMA | FI_ATOMIC, FI_MSG | FI_RMA, FI_MSG};
   int last_rc = -FI_ENODATA;
+  std::vector<std::string> domains, fabrics;  // what the provider offered instead
   for (const std::uint64_t caps : attempts) {
     auto hints = make_hints(settings_, caps);
     fi_info* found = nullptr;
     last_rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
-    if (last_rc == 0 && found != nullptr) {
-      info_.reset(found);
+    if (last_rc != 0 || found == nullptr) continue;
+    InfoPtr list(found);
+    if (const fi_info* match = matching(list.get(), domains, fabrics, settings_)) {
+      info_.reset(fi_dupinfo(match));
+      if (!info_) throw TransportError("ofi: fi_dupinfo failed");
       break;
     }
   }
   const char* type = settings_.kind == EndpointKind::rdm ? "rdm" : "msg";
+  if (!info_ && domains.empty() && (!settings_.domain.empty() || !settings_.fabric.empty())) {
+    // Some providers (verbs) honour the names in the hints and list nothing
+    // for a domain that is not there: ask once more without them, for the
+    // names that are.
+    Settings any = settings_;
+    any.domain.clear();
+    any.fabric.clear();
+    auto hints = make_hints(any, FI_MSG);
+    fi_info* found = nullptr;
+    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found) == 0 && found) {
+      InfoPtr list(found);
+      for (const fi_info* i = list.get(); i != nullptr; i = i->next) {
+        add_once(domains, i->domain_attr->name);
+        const char* domain = i->domain_attr->name;
+        if (settings_.domain.empty() || (domain != nullptr && settings_.domain == domain)) {
+          add_once(fabrics, i->fabric_attr->name);
+        }
+      }
+    }
+  }
+  if (!info_ && !domains.empty()) {
+    // The provider is here, on other domains or fabrics than the config
+    // names: it is the config's device that is missing (as verbs says of a
+    // device name), never silently another one.
+    const std::string provider = settings_.provider + " " + type;
+    if (!settings_.domain.empty() &&
+        std::find(domains.begin(), domains.end(), settings_.domain) == domains.end()) {
+      throw Unavailable("no ofi " + provider + " domain named '" + settings_.domain +
+                        "' (found: " + join(domains) + ")");
+    }
+    throw Unavailable("no ofi " + provider + " fabric named '" + settings_.fabric + "'" +
+                      (settings_.domain.empty() ? "" : " in domain '" + settings_.domain + "'") +
+                      " (found: " + join(fabrics) + ")");
+  }
   if (!info_) {
     throw Unavailable("libfabric offers no " + std::string(type) + " endpoint of provider '" +
                       settings_.provider + "'" +
@@ -71,12 +151,6 @@ OfiContext::OfiContext(Settings settings) : settings_(std::move(settings)) {
                       (settings_.domain.empty() ? "" : " in domain '" + settings_.domain + "'") +
                       " here (fi_getinfo: " + fi_strerror(-last_rc) +
                       "); offered: " + offered_providers());
-  }
-  // fi_getinfo may list several matches (one per interface); the first is
-  // what fabtests would pick too. Keep only it.
-  if (info_->next != nullptr) {
-    fi_freeinfo(info_->next);
-    info_->next = nullptr;
   }
   fid_fabric* fabric = nullptr;
   if (const int rc = fi_fabric(info_->fabric_attr, &fabric, nullptr); rc != 0) {
@@ -147,6 +221,11 @@ void OfiContext::read_capabilities() {
       (caps_.op(Op::write) != Support::none) && !rxd &&
       (base == "tcp" || base == "shm" || base == "sockets" || base == "verbs");
   caps_.thread_safe_endpoints = false;  // FI_THREAD_DOMAIN: one thread per domain
+  // The queues fi_getinfo grants an endpoint: what a provider can hold
+  // outstanding and posted (tcp 256 each in 1.17, rxd and shm 1024, rxm
+  // 2048). More receives than rx_attr->size fail with -FI_EAGAIN for good.
+  caps_.max_send_depth = queue_limit(i.tx_attr->size);
+  caps_.max_recv_depth = queue_limit(i.rx_attr->size);
 }
 
 /// Event mode sleeps on the CQ's file descriptor; not every provider has

@@ -88,9 +88,12 @@ class OfiPlugin final : public Plugin {
          "endpoint type: msg (connected, fi_connect/fi_accept) or rdm (reliable datagram, "
          "address vector)",
          support::choice_names(kEndpointKinds)},
-        {"fabric", OptionType::string, "", "fabric name to select (default: the first offered)"},
+        {"fabric", OptionType::string, "",
+         "fabric name to select, e.g. 127.0.0.1/32 (default: the first offered; none such: "
+         "unavailable)"},
         {"domain", OptionType::string, "",
-         "domain name to select, e.g. lo, eth0, rxe0 (default: the first offered)"},
+         "domain name to select: the interface for tcp/udp/sockets (lo, eth0), shm for shm, "
+         "the device for verbs (rxe0) (default: the first offered; none such: unavailable)"},
         {"progress",
          OptionType::string,
          "",

@@ -206,6 +206,10 @@ class TcpContext final : public Context {
     caps.target_progress = false;
     caps.ordered_write_visibility = false;
     caps.thread_safe_endpoints = true;  // each endpoint owns its socket; nothing shared
+    // The endpoint sizes its rings from send_depth and recv_depth, and the
+    // kernel socket buffers what the peer has not read: no queue limit.
+    caps.max_send_depth = 0;
+    caps.max_recv_depth = 0;
     return caps;
   }
 

@@ -327,6 +327,14 @@ class LoopbackContext final : public Context {
     caps.target_progress = false;
     caps.ordered_write_visibility = false;  // memcpy promises no byte order
     caps.thread_safe_endpoints = true;      // endpoints share nothing but the Rendezvous
+    // Queue limits: the largest send_depth / recv_depth connect() can honour.
+    // The engine SKIPs a test that needs more (naming window or rx_depth)
+    // instead of handing connect() a depth the transport must refuse. This
+    // loopback sizes its rings from the params, so it has none (0); a real
+    // transport reports its queue sizes (fi_info tx_attr/rx_attr->size,
+    // max_qp_wr, ...), never a guess.
+    caps.max_send_depth = 0;
+    caps.max_recv_depth = 0;
     return caps;
   }
 

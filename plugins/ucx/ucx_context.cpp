@@ -2,8 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "ucx_endpoint.hpp"
 
@@ -26,6 +33,82 @@ constexpr auto kWireupLimit = 10s;
 
 const char* api_name(TwoSidedApi api) {
   return api == TwoSidedApi::tag ? "tag" : "am";
+}
+
+/// The devices of the resources `context` selected ("lo", "eth0",
+/// "mlx5_0:1", "memory0"), read from ucp_context_print_info's
+/// "resource N : md M dev D flags -- tl/dev" lines: UCP has no other
+/// public query of them.
+std::set<std::string> resource_devices(ucp_context_h context) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  FILE* stream = ::open_memstream(&text, &length);
+  if (stream == nullptr) return {};
+  ucp_context_print_info(context, stream);
+  std::fclose(stream);
+  std::set<std::string> devices;
+  std::istringstream lines(std::string(text, length));
+  std::free(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" resource ") == std::string::npos) continue;
+    const auto slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    std::string device = line.substr(slash + 1);
+    device.erase(device.find_last_not_of(" \t") + 1);
+    if (!device.empty()) devices.insert(device);
+  }
+  return devices;
+}
+
+/// The devices a context of `transports` selects with every network
+/// device allowed; empty when UCP cannot start one.
+std::set<std::string> devices_offered(const std::string& transports) {
+  ucp_config_t* config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return {};
+  if (!transports.empty()) ucp_config_modify(config, "TLS", transports.c_str());
+  ucp_config_modify(config, "NET_DEVICES", "all");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG;
+  ucp_context_h context = nullptr;
+  const ucs_status_t status = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (status != UCS_OK) return {};
+  std::set<std::string> devices = resource_devices(context);
+  ucp_cleanup(context);
+  return devices;
+}
+
+/// UCP leaves out a UCX_NET_DEVICES entry that names no device here and
+/// starts anyway, over what remains (self alone for tcp,self): the run
+/// then fails at connect with "Destination is unreachable", or silently
+/// uses another transport. A named network device this context did not
+/// select, while the transports do have network devices, makes the config
+/// unavailable instead, as a missing verbs device does. "" when all is well.
+std::string missing_device(ucp_context_h context, const Settings& settings) {
+  if (settings.devices.empty() || settings.devices == "all") return "";
+  const std::set<std::string> selected = resource_devices(context);
+  std::set<std::string> named;
+  std::vector<std::string> wanted;  // named and not selected
+  std::istringstream list(settings.devices);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name.empty()) continue;
+    named.insert(name);
+    if (!selected.count(name)) wanted.push_back(name);
+  }
+  if (wanted.empty()) return "";
+  // The network devices the transports offer: every device with all of
+  // them allowed, less the non-network ones this context has too (self's
+  // memory, shared memory), which UCX_NET_DEVICES does not filter.
+  std::string found;
+  for (const std::string& device : devices_offered(settings.transports)) {
+    if (selected.count(device) && !named.count(device)) continue;
+    found += (found.empty() ? "" : ", ") + device;
+  }
+  if (found.empty()) return "";  // the transports use no network device: nothing to choose
+  return "no ucx network device named '" + wanted.front() + "' for transports " +
+         (settings.transports.empty() ? "(UCX's default)" : settings.transports) +
+         " (found: " + found + ")";
 }
 
 }  // namespace
@@ -127,6 +210,11 @@ UcxContext::UcxContext(const Settings& settings) : settings_(settings) {
                       status_text(status));
   }
 
+  if (const std::string missing = missing_device(state_.context, settings); !missing.empty()) {
+    ucp_cleanup(state_.context);
+    throw Unavailable(missing);
+  }
+
   ucp_context_attr_t attributes{};
   attributes.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE;
   ucs_status_t status = ucp_context_query(state_.context, &attributes);
@@ -182,6 +270,11 @@ Capabilities UcxContext::capabilities() const {
   // the rest of that fragment.
   caps.ordered_write_visibility = true;
   caps.thread_safe_endpoints = false;  // one UCS_THREAD_MODE_SINGLE worker
+  // UCP queues what the transport cannot take yet (pending requests) and
+  // keeps unexpected messages, and the endpoint sizes its rings from the
+  // params: no queue limit.
+  caps.max_send_depth = 0;
+  caps.max_recv_depth = 0;
   return caps;
 }
 

@@ -93,6 +93,21 @@ void DatContext::read_capabilities() {
   caps_.target_progress = false;          // RDMA lands without the target's CPU
   caps_.ordered_write_visibility = true;  // RC: a write's bytes are placed in order
   caps_.thread_safe_endpoints = provider_attr_.is_thread_safe == DAT_TRUE;
+  // An endpoint's request and receive queues each hold max_dto_per_ep
+  // DTOs (the device's max_qp_wr under the openib providers), and both
+  // complete into one DTO EVD of at most max_evd_qlen, which the endpoint
+  // sizes send + receive + 16: the EVD is split between them so that any
+  // two depths within the limits fit (rxe0: 1048576 DTOs, EVDs of 32767,
+  // so 16375 and 16376). 0 where the IA says nothing.
+  const DAT_COUNT dtos = ia_attr_.max_dto_per_ep;
+  DAT_COUNT send_most = dtos, recv_most = dtos;
+  if (ia_attr_.max_evd_qlen > 18) {
+    const DAT_COUNT room = ia_attr_.max_evd_qlen - 16;
+    send_most = dtos > 0 ? std::min(dtos, room / 2) : room / 2;
+    recv_most = dtos > 0 ? std::min(dtos, room - send_most) : room - send_most;
+  }
+  caps_.max_send_depth = send_most > 0 ? static_cast<std::uint32_t>(send_most) : 0;
+  caps_.max_recv_depth = recv_most > 0 ? static_cast<std::uint32_t>(recv_most) : 0;
 }
 
 std::string DatContext::device() const {

@@ -271,6 +271,16 @@ void VerbsContext::read_capabilities() {
   // objects (PD, device) are only used on the setup path, which libibverbs
   // serialises.
   caps_.thread_safe_endpoints = true;
+  // A queue pair holds max_qp_wr work requests per queue (receives go to
+  // the SRQ, of max_srq_wr, with srq: true), and both queues complete into
+  // one CQ of send + receive entries, at most max_cqe: the CQ is split
+  // between them so that any two depths within the limits fit (rxe0: CQs
+  // of 32767, so 16383 and 16384; mlx5's max_qp_wr is far below its CQs).
+  const int recv_wr = settings_.srq ? d.max_srq_wr : d.max_qp_wr;
+  const int send_most = std::max(1, std::min(d.max_qp_wr, d.max_cqe / 2));
+  const int recv_most = std::max(1, std::min(recv_wr, d.max_cqe - send_most));
+  caps_.max_send_depth = static_cast<std::uint32_t>(send_most);
+  caps_.max_recv_depth = static_cast<std::uint32_t>(recv_most);
 }
 
 std::string VerbsContext::device() const {

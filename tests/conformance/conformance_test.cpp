@@ -316,6 +316,40 @@ TEST_P(Conformance, MaxMessageIsHonouredAtItsEdge) {
   run_and_check(tests);
 }
 
+// The declared queue limits are true: a queue of exactly max_send_depth
+// (window + 1) and exactly max_recv_depth posted receives run, one more of
+// either is SKIPPED and never asked of connect() (the contract checker).
+TEST_P(Conformance, QueueLimitsAreHonouredAtTheirEdge) {
+  if (caps_.max_send_depth == 0 && caps_.max_recv_depth == 0) {
+    GTEST_SKIP() << config_.plugin << " declares no queue limit";
+  }
+  std::string tests;
+  const std::string iterations = "iterations: 64";
+  if (caps_.max_recv_depth != 0 && caps_.op(Op::send) != Support::none) {
+    const std::uint32_t most = caps_.max_recv_depth;
+    for (const std::uint32_t depth : {most, most + 1}) {
+      tests += test_entry("send_rx_depth_" + std::to_string(depth), Op::send, "bandwidth", {64},
+                          {iterations, "window: 8", "rx_depth: " + std::to_string(depth)});
+    }
+  }
+  if (caps_.max_send_depth > 1) {
+    // The window plus a window ack: window max - 1 fills the queue.
+    const bool write = caps_.op(Op::write) != Support::none;
+    const Op op = write ? Op::write : Op::send;
+    const std::uint32_t most = caps_.max_send_depth - 1;
+    const std::string receives = caps_.max_recv_depth != 0
+                                     ? "rx_depth: " + std::to_string(caps_.max_recv_depth)
+                                     : "rx_depth: " + std::to_string(2 * most);
+    for (const std::uint32_t window : {most, most + 1}) {
+      tests += test_entry(std::string(to_string(op)) + "_window_" + std::to_string(window), op,
+                          "bandwidth", {64},
+                          {iterations, "window: " + std::to_string(window), receives});
+    }
+  }
+  if (tests.empty()) GTEST_SKIP() << config_.plugin << ": no op to fill its queues with";
+  run_and_check(tests);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, Conformance, testing::ValuesIn(config_files()), test_name);
 
 }  // namespace

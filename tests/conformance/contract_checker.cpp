@@ -237,6 +237,15 @@ class CheckedContext : public Context {
   }
 
   std::unique_ptr<Endpoint> connect(const EndpointParams& params, PeerChannel& channel) override {
+    // The engine asks for no deeper queue than the plugin declared.
+    if (caps_.max_send_depth != 0 && params.send_depth > caps_.max_send_depth) {
+      log_->violation("engine asked for send_depth " + std::to_string(params.send_depth) +
+                      " > max_send_depth " + std::to_string(caps_.max_send_depth));
+    }
+    if (caps_.max_recv_depth != 0 && params.recv_depth > caps_.max_recv_depth) {
+      log_->violation("engine asked for recv_depth " + std::to_string(params.recv_depth) +
+                      " > max_recv_depth " + std::to_string(caps_.max_recv_depth));
+    }
     auto inner = inner_->connect(params, channel);
     if (!inner) throw TransportError("connect returned null");
     return std::make_unique<CheckedEndpoint>(std::move(inner), caps_, params, log_);
@@ -252,7 +261,8 @@ class CheckedContext : public Context {
            a.max_inline == b.max_inline && a.max_message == b.max_message &&
            a.target_progress == b.target_progress &&
            a.ordered_write_visibility == b.ordered_write_visibility &&
-           a.thread_safe_endpoints == b.thread_safe_endpoints;
+           a.thread_safe_endpoints == b.thread_safe_endpoints &&
+           a.max_send_depth == b.max_send_depth && a.max_recv_depth == b.max_recv_depth;
   }
 
   // Declarations that contradict each other are bugs before any traffic.

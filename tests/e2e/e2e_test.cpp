@@ -248,6 +248,126 @@ TEST(SideBySide, AnOfiConfigWhoseEnvLibfabricNeverReadIsSkippedAndSaysWhy) {
   for (const auto& r : read_jsonl(results)) EXPECT_EQ(r.at("status"), "ok") << r.dump();
 }
 
+// The config's ofi domain is the one that runs: libfabric lists eth0 first
+// whatever domain the hints name, and a domain that is not here makes the
+// config unavailable instead of running over another one.
+TEST(OfiDomain, TheConfigsDomainRunsAndAMissingOneIsUnavailable) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  Scratch scratch;
+  const auto results = scratch / "lo.jsonl";
+  const Outcome lo =
+      uniperf("lat --op send -s 8 -n 200 --config configs/ofi-udp-rxd.yaml -o " + results.string());
+  ASSERT_EQ(lo.exit_code, 0) << lo.out << lo.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  const std::string device = records[0].at("plugin").at("device");
+  EXPECT_NE(device.find("domain lo"), std::string::npos) << device;
+
+  const auto config = scratch / "ofi-nosuchif.yaml";
+  std::ofstream(config) << "name: ofi-nosuchif\nplugin: ofi\noptions:\n  provider: tcp\n"
+                           "  endpoint: msg\n  domain: nosuchif0\n";
+  const auto missing_results = scratch / "missing.jsonl";
+  const Outcome missing = uniperf("lat --op send -s 8 -n 200 --config " + config.string() + " -o " +
+                                  missing_results.string());
+  EXPECT_EQ(missing.exit_code, 0) << missing.out << missing.err;
+  const auto skipped = read_jsonl(missing_results);
+  ASSERT_EQ(skipped.size(), 1u) << missing.out << missing.err;
+  EXPECT_EQ(skipped[0].at("status"), "skipped") << skipped[0].dump();
+  const std::string reason = skipped[0].at("reason");
+  EXPECT_EQ(reason.rfind("unavailable: no ofi tcp msg domain named 'nosuchif0' (found: ", 0), 0u)
+      << reason;
+  EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
+}
+
+// UCX leaves out a UCX_NET_DEVICES entry that is not here and starts over
+// what remains (tcp,self: self alone, and the run then fails at connect):
+// the config is unavailable instead, naming the device.
+TEST(UcxDevices, AMissingNetworkDeviceIsUnavailable) {
+  if (!plugin_available("ucx")) GTEST_SKIP() << "needs the ucx plugin";
+  Scratch scratch;
+  const auto config = scratch / "ucx-nosuchif.yaml";
+  std::ofstream(config) << "name: ucx-nosuchif\nplugin: ucx\noptions:\n  transports: tcp,self\n"
+                           "  devices: nosuchif0\n";
+  const auto results = scratch / "missing.jsonl";
+  const Outcome missing =
+      uniperf("lat --op send -s 8 -n 200 --config " + config.string() + " -o " + results.string());
+  EXPECT_EQ(missing.exit_code, 0) << missing.out << missing.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u) << missing.out << missing.err;
+  EXPECT_EQ(records[0].at("status"), "skipped") << records[0].dump();
+  const std::string reason = records[0].at("reason");
+  EXPECT_EQ(reason.rfind("unavailable: no ucx network device named 'nosuchif0' for transports "
+                         "tcp,self (found: ",
+                         0),
+            0u)
+      << reason;
+  EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
+
+  // A device that is here runs, and the record says which.
+  const auto lo_config = scratch / "ucx-lo.yaml";
+  std::ofstream(lo_config) << "name: ucx-lo\nplugin: ucx\noptions:\n  transports: tcp,self\n"
+                              "  devices: lo\n";
+  const auto lo_results = scratch / "lo.jsonl";
+  const Outcome lo = uniperf("lat --op send -s 8 -n 200 --config " + lo_config.string() + " -o " +
+                             lo_results.string());
+  EXPECT_EQ(lo.exit_code, 0) << lo.out << lo.err;
+  const auto lo_records = read_jsonl(lo_results);
+  ASSERT_EQ(lo_records.size(), 1u) << lo.out << lo.err;
+  EXPECT_EQ(lo_records[0].at("status"), "ok") << lo_records[0].dump();
+  EXPECT_EQ(lo_records[0].at("plugin").at("device"), "tcp,self on lo") << lo_records[0].dump();
+}
+
+// A queue deeper than the provider's is SKIPPED naming the knob, never an
+// error: perftest's bandwidth preset pre-posts 512 receives, and
+// libfabric's tcp provider holds 256.
+TEST(ProviderLimits, PerftestBandwidthOverOfiTcpRunsOrSkipsNamingTheQueue) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  const Outcome info = uniperf("info ofi", 60);  // the limits are capabilities
+  EXPECT_NE(info.out.find("max_recv_depth"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("max_send_depth"), std::string::npos) << info.out;
+  Scratch scratch;
+  const auto run = [&](const std::string& args) {
+    const auto results = scratch / "bw.jsonl";
+    const Outcome o = uniperf("bw --preset perftest --config configs/ofi-tcp.yaml -o " +
+                              results.string() + " " + args);
+    EXPECT_EQ(o.exit_code, 0) << args << "\n" << o.out << o.err;
+    auto records = read_jsonl(results);
+    EXPECT_EQ(records.size(), 1u) << args << "\n" << o.out << o.err;
+    return records.empty() ? json::object() : records[0];
+  };
+  const json send = run("--op send");
+  EXPECT_EQ(send.value("status", ""), "skipped") << send.dump();
+  EXPECT_EQ(send.value("reason", ""),
+            "rx_depth 512 exceeds the plugin's receive queue of 256 (max_recv_depth)")
+      << send.dump();
+  // Within the queue the same test runs.
+  const json fits = run("--op send -r 256");
+  EXPECT_EQ(fits.value("status", ""), "ok") << fits.dump();
+  // A write posts no receives: rx_depth does not stop it.
+  const json write = run("--op write");
+  EXPECT_EQ(write.value("status", ""), "ok") << write.dump();
+  // The send queue: the window plus a window ack.
+  const json window = run("--op write -t 256");
+  EXPECT_EQ(window.value("status", ""), "skipped") << window.dump();
+  EXPECT_EQ(window.value("reason", "").rfind("window 256 needs 257 requests outstanding", 0), 0u)
+      << window.dump();
+}
+
+// Values no queue could hold are refused while the test is read, naming
+// the flag's key, instead of ending in std::bad_alloc.
+TEST(ProviderLimits, AWindowOrEndpointCountOf2To32Minus1IsRefused) {
+  const Outcome window = uniperf("bw --op write -n 10 --config configs/tcp.yaml -t 4294967295", 60);
+  EXPECT_EQ(window.exit_code, 2) << window.out << window.err;
+  EXPECT_NE(window.err.find("window"), std::string::npos) << window.err;
+  EXPECT_NE(window.err.find("must be at most 1048576"), std::string::npos) << window.err;
+  EXPECT_EQ(window.err.find("bad_alloc"), std::string::npos) << window.err;
+  const Outcome qps = uniperf("bw --op write -n 10 --config configs/tcp.yaml -q 4294967295", 60);
+  EXPECT_EQ(qps.exit_code, 2) << qps.out << qps.err;
+  EXPECT_NE(qps.err.find("endpoints"), std::string::npos) << qps.err;
+  EXPECT_NE(qps.err.find("must be at most 4096"), std::string::npos) << qps.err;
+}
+
 class EventMode : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {

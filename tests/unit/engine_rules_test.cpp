@@ -120,6 +120,72 @@ TEST(EnginePlan, PlannedOncePerFlowWithSkipsPerSize) {
   EXPECT_EQ(skip_reason(plan_flows(test, caps), 0), "plugin does not support op read");
 }
 
+TEST(EnginePlan, QueuesDeeperThanThePluginsAreSkippedNamingTheKnob) {
+  Capabilities caps = testing::FakeContext::everything();
+  caps.max_send_depth = 256;
+  caps.max_recv_depth = 256;
+  FlowSpec flow;
+  flow.pattern = Pattern::bandwidth;
+  flow.window = 128;
+  flow.signal_every = 64;
+  flow.rx_depth = 256;
+  EXPECT_EQ(skip_reason(flow, caps, 64), "");
+
+  // rx_depth: only where the flow posts receives.
+  flow.rx_depth = 512;
+  EXPECT_EQ(skip_reason(flow, caps, 64),
+            "rx_depth 512 exceeds the plugin's receive queue of 256 (max_recv_depth)");
+  FlowSpec write = flow;
+  write.op = Op::write;
+  EXPECT_EQ(skip_reason(write, caps, 64), "");
+  write.window_mode = WindowMode::window_ack;  // the acks are receives
+  EXPECT_NE(skip_reason(write, caps, 64).find("rx_depth 512"), std::string::npos);
+  FlowSpec write_latency;
+  write_latency.op = Op::write;
+  write_latency.pattern = Pattern::latency;
+  write_latency.window = 1;
+  write_latency.rx_depth = 512;
+  EXPECT_NE(skip_reason(write_latency, caps, 64).find("rx_depth 512"), std::string::npos);
+
+  // The send queue holds the window (or a longer signaling period or
+  // chain) plus a window ack.
+  flow.rx_depth = 64;
+  flow.window = 255;
+  EXPECT_EQ(skip_reason(flow, caps, 64), "");
+  flow.window = 256;
+  EXPECT_EQ(skip_reason(flow, caps, 64),
+            "window 256 needs 257 requests outstanding per endpoint, more than the plugin's "
+            "send queue of 256 (max_send_depth)");
+  FlowSpec latency;
+  latency.pattern = Pattern::latency;
+  latency.window = 1;
+  latency.signal_every = 300;  // latency may signal less often than the window
+  latency.rx_depth = 64;
+  EXPECT_EQ(skip_reason(latency, caps, 2).rfind("signal_every 300 needs 301 requests", 0), 0u);
+
+  // 0 is unbounded.
+  caps.max_send_depth = 0;
+  caps.max_recv_depth = 0;
+  flow.rx_depth = 1u << 20;
+  EXPECT_EQ(skip_reason(flow, caps, 64), "");
+
+  // Every size of the plan says so, and a flow that posts no receives
+  // asks for no more of them than the plugin has.
+  caps.max_recv_depth = 256;
+  TestSpec test;
+  test.sizes = {64, 4096};
+  test.flows = {flow};
+  FlowPlan plan = plan_flow(test, 0, caps);
+  EXPECT_FALSE(plan.runs_at(0));
+  EXPECT_FALSE(plan.runs_at(1));
+  test.flows = {write};
+  test.flows[0].window_mode = WindowMode::streaming;
+  plan = plan_flow(test, 0, caps);
+  EXPECT_TRUE(plan.runs_at(0));
+  EXPECT_EQ(plan.recv_depth, 256u);
+  EXPECT_EQ(plan.buffers.send_depth, 129u);  // window 128 + a window ack
+}
+
 TEST(PeerProtocol, MessagesRoundTrip) {
   const RegionAdvert region{0x7f0000001000, 1 << 20, Bytes{std::byte{1}, std::byte{2}}};
   const RegionAdvert region_back = decode_region(encode(region));

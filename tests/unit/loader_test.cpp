@@ -22,7 +22,7 @@ class LoaderTest : public ::testing::Test {
 TEST_F(LoaderTest, LoadsTheGoodPluginDespiteBrokenNeighbours) {
   ASSERT_NE(registry.find("good"), nullptr);
   EXPECT_EQ(registry.find("good")->version(), "1.0");
-  EXPECT_EQ(registry.plugins().size(), 8u);
+  EXPECT_EQ(registry.plugins().size(), 9u);
 }
 
 TEST_F(LoaderTest, ReportsAMissingEntrySymbol) {
@@ -38,6 +38,14 @@ TEST_F(LoaderTest, RefusesAnotherMajorAbi) {
   EXPECT_FALSE(p->ok());
   EXPECT_NE(p->load_error.find("ABI " + std::to_string(kAbiMajor + 1) + ".0"), std::string::npos)
       << p->load_error;
+}
+
+// A plugin built before the queue limits joined Capabilities (3.0).
+TEST_F(LoaderTest, RefusesAPluginOfTheLastMajorAbi) {
+  const auto* p = by_file(registry, "libuniperf-abi2_plugin.so");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->ok());
+  EXPECT_NE(p->load_error.find("ABI 2.0"), std::string::npos) << p->load_error;
 }
 
 TEST_F(LoaderTest, RefusesANewerMinorAbi) {

@@ -493,6 +493,13 @@ TEST(SuiteErrors, WindowSignalingAndReceiveDepth) {
   expect_error(one_test(bw + "    endpoints: 0\n"), 6, "endpoints", "at least 1");
   expect_error(one_test(bw + "    cq_moderation: 0\n"), 6, "cq_moderation", "at least 1");
   expect_error(one_test(bw + "    window: 5000000000\n"), 6, "window", "at most");
+  // Ceilings far above any queue, so 2^32-1 is refused while reading, not
+  // overflowed into a depth or a few billion rings (std::bad_alloc).
+  expect_error(one_test(bw + "    window: 4294967295\n"), 6, "window", "must be at most 1048576");
+  expect_error(one_test(bw + "    endpoints: 4294967295\n"), 6, "endpoints",
+               "must be at most 4096");
+  expect_error(one_test(bw + "    rx_depth: 1048577\n"), 6, "rx_depth", "must be at most 1048576");
+  expect_error(one_test(bw + "    signal_every: 4294967295\n"), 6, "signal_every", "at most");
 }
 
 TEST(SuiteErrors, Sizes) {

@@ -93,7 +93,8 @@
 namespace uniperf {
 
 // 2.0: OptionSpec choices/min/max, PluginEntry fingerprint.
-inline constexpr std::uint32_t kAbiMajor = 2;
+// 3.0: Capabilities::max_send_depth and max_recv_depth.
+inline constexpr std::uint32_t kAbiMajor = 3;
 inline constexpr std::uint32_t kAbiMinor = 0;
 
 using Bytes = std::vector<std::byte>;
@@ -165,8 +166,9 @@ inline constexpr std::string_view to_string(Support s) {
 /// What a Context can do. The engine reads this before every test and never
 /// asks for what is not declared here: an op with Support::none, event
 /// completion without completion_events, an inline size above max_inline, a
-/// message above max_message. Those tests are SKIPPED with a reason naming
-/// the missing capability.
+/// message above max_message, a send or receive queue deeper than
+/// max_send_depth or max_recv_depth. Those tests are SKIPPED with a reason
+/// naming the missing capability.
 struct Capabilities {
   /// Support for each Op, indexed by static_cast<size_t>(op).
   Support ops[kOpCount] = {};
@@ -194,6 +196,19 @@ struct Capabilities {
   /// Distinct endpoints of one Context may be driven by distinct threads at
   /// once (concurrent flows then share one Context instead of one each).
   bool thread_safe_endpoints = false;
+  /// (ABI 3.0) The most requests one endpoint can have outstanding: the
+  /// largest EndpointParams::send_depth connect() accepts (a transmit
+  /// queue's size: fi_info tx_attr->size, ibv_device_attr max_qp_wr,
+  /// max_dto_per_ep). 0 when the plugin queues without limit. The engine
+  /// never asks for more: a test whose window, signaling period or chain
+  /// needs a deeper queue is SKIPPED with a reason naming the knob.
+  std::uint32_t max_send_depth = 0;
+  /// (ABI 3.0) The most receives one endpoint can have posted at once: the
+  /// largest EndpointParams::recv_depth whose receives post_recv() takes
+  /// without failing (fi_info rx_attr->size, max_qp_wr, max_recv_dtos). 0
+  /// when unbounded. A test that posts receives with a larger rx_depth is
+  /// SKIPPED naming rx_depth.
+  std::uint32_t max_recv_depth = 0;
 
   Support op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
   void set(Op o, Support s) { ops[static_cast<std::size_t>(o)] = s; }
@@ -417,8 +432,9 @@ struct Completion {
 
 /// Parameters of one endpoint, fixed at connect time.
 struct EndpointParams {
-  std::uint32_t send_depth = 128;  ///< max requests outstanding (see above)
-  std::uint32_t recv_depth = 512;  ///< max receives posted at once
+  std::uint32_t send_depth = 128;  ///< max requests outstanding (see above); <= max_send_depth
+  std::uint32_t recv_depth = 512;  ///< max receives posted at once; <= max_recv_depth when
+                                   ///< the test posts receives
   std::uint32_t max_inline = 0;    ///< inline threshold the engine will use
   std::uint32_t max_message = 0;   ///< largest message the test will post
   bool completion_events = false;  ///< the engine will call wait()

@@ -52,6 +52,14 @@ const CapabilityRow kCapabilityRows[] = {
      [](const Capabilities& c) { return fmt::format("{}", c.ordered_write_visibility); }},
     {"thread_safe_endpoints",
      [](const Capabilities& c) { return fmt::format("{}", c.thread_safe_endpoints); }},
+    {"max_send_depth",
+     [](const Capabilities& c) {
+       return c.max_send_depth ? std::to_string(c.max_send_depth) : std::string("unlimited");
+     }},
+    {"max_recv_depth",
+     [](const Capabilities& c) {
+       return c.max_recv_depth ? std::to_string(c.max_recv_depth) : std::string("unlimited");
+     }},
 };
 
 }  // namespace
@@ -82,9 +90,10 @@ int suite_vocabulary() {
   std::cout << "test knobs (a suite's flow keys; every record echoes them in params):\n";
   for (const model::FlowField& field : model::kFlowFields) {
     std::string values = field.kind == model::FieldKind::choice ? field.choice_list(" | ")
-                         : field.kind == model::FieldKind::flag
-                             ? "true | false"
-                             : ">= " + std::to_string(field.minimum);
+                         : field.kind == model::FieldKind::flag ? "true | false"
+                         : field.maximum == UINT32_MAX
+                             ? ">= " + std::to_string(field.minimum)
+                             : std::to_string(field.minimum) + ".." + std::to_string(field.maximum);
     const std::string preset = field.required  ? "(required)"
                                : field.derived ? "(derived)"
                                                : field.default_text();

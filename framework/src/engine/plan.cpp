@@ -12,7 +12,28 @@ constexpr std::size_t kCacheLine = 64;
 constexpr std::uint32_t kMaxSlots = 16;
 constexpr std::size_t kMaxBufferBytes = std::size_t{256} << 20;
 
+/// The knob that sets the send queue a flow needs (the longest of the
+/// three, the window when they tie), with its value.
+std::string send_depth_knob(const FlowSpec& flow) {
+  if (flow.window >= flow.signal_every && flow.window >= flow.post_list) {
+    return "window " + std::to_string(flow.window);
+  }
+  if (flow.signal_every >= flow.post_list) {
+    return "signal_every " + std::to_string(flow.signal_every);
+  }
+  return "post_list " + std::to_string(flow.post_list);
+}
+
 }  // namespace
+
+bool posts_receives(const FlowSpec& flow) {
+  return is_two_sided(flow.op) || flow.window_mode == WindowMode::window_ack ||
+         flow.pattern == Pattern::latency;
+}
+
+std::uint64_t send_depth_needed(const FlowSpec& flow) {
+  return std::uint64_t{std::max({flow.window, flow.signal_every, flow.post_list, 1u})} + 1;
+}
 
 std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uint64_t size) {
   const Support op_support = caps.op(flow.op);
@@ -37,6 +58,16 @@ std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uin
   }
   if (flow.window_mode == WindowMode::window_ack && flow.direction == Direction::bi) {
     return "window_ack is unidirectional: the receiver acknowledges each window";
+  }
+  if (const std::uint64_t depth = send_depth_needed(flow);
+      caps.max_send_depth != 0 && depth > caps.max_send_depth) {
+    return send_depth_knob(flow) + " needs " + std::to_string(depth) +
+           " requests outstanding per endpoint, more than the plugin's send queue of " +
+           std::to_string(caps.max_send_depth) + " (max_send_depth)";
+  }
+  if (posts_receives(flow) && caps.max_recv_depth != 0 && flow.rx_depth > caps.max_recv_depth) {
+    return "rx_depth " + std::to_string(flow.rx_depth) + " exceeds the plugin's receive queue of " +
+           std::to_string(caps.max_recv_depth) + " (max_recv_depth)";
   }
   if (caps.max_message != 0 && size > caps.max_message) {
     return "size " + std::to_string(size) + " exceeds the plugin's max_message " +
@@ -74,7 +105,8 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
   g.slot_size =
       std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
   g.slots = std::bit_floor(std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots));
-  const std::uint32_t in_flight = std::max({flow.window, flow.signal_every, flow.post_list, 1u});
+  // The suite's ceilings on these knobs keep the depth far inside 32 bits.
+  const auto in_flight = static_cast<std::uint32_t>(send_depth_needed(flow) - 1);
   if (is_atomic(flow.op)) {
     // Atomics give every request that can be in flight a target word of its
     // own (see Lanes::choose_offsets), so they get a slot per request.
@@ -98,6 +130,10 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   plan.run = test.duration;
   plan.max_size = test.sizes.empty() ? 0 : *std::max_element(test.sizes.begin(), test.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
+  plan.recv_depth = plan.flow.rx_depth;
+  if (!posts_receives(plan.flow) && caps.max_recv_depth != 0) {
+    plan.recv_depth = std::min(plan.recv_depth, caps.max_recv_depth);
+  }
   return plan;
 }
 

@@ -49,6 +49,11 @@ struct FlowPlan {
   Duration run;                       ///< how long each size runs
   BufferGeometry buffers;             ///< sized for the largest of `sizes`
   std::uint64_t max_size = 0;
+  /// Receives each endpoint may have posted (EndpointParams::recv_depth):
+  /// rx_depth where the flow posts receives; where it posts none, rx_depth
+  /// held to the plugin's max_recv_depth, so the idle queue asks for
+  /// nothing the plugin cannot give.
+  std::uint32_t recv_depth = 0;
 
   bool runs_at(std::size_t size_index) const { return skip[size_index].empty(); }
 };
@@ -67,6 +72,13 @@ std::string skip_reason(const std::vector<FlowPlan>& flows, std::size_t size_ind
 /// "" when a plugin with `caps` can run `flow` at `size`, else why not (the
 /// size is then SKIPPED).
 std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uint64_t size);
+/// Whether the endpoints of `flow` post receives: two-sided ops consume
+/// them, and latency's replies and window_ack's acks are sends.
+bool posts_receives(const FlowSpec& flow);
+/// Requests one endpoint of `flow` may have outstanding: the window, a
+/// signaling period or a chain, whichever is longest, plus one (a window
+/// ack). BufferGeometry::send_depth, computed wide so no knob wraps it.
+std::uint64_t send_depth_needed(const FlowSpec& flow);
 /// The flow as it will really run on this plugin.
 FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps);
 /// Which features the plugin emulates for `flow` (named in the record).

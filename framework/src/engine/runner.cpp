@@ -72,9 +72,7 @@ struct TestRunner::Impl {
         control(boot),
         plan(std::move(p)),
         rank(boot.rank()),
-        needs_receives(is_two_sided(plan.flow.op) ||
-                       plan.flow.window_mode == WindowMode::window_ack ||
-                       plan.flow.pattern == Pattern::latency),
+        needs_receives(posts_receives(plan.flow)),
         peer(boot),
         lanes(plan, abort),
         server(lanes, peer),
@@ -86,7 +84,7 @@ struct TestRunner::Impl {
     const BufferGeometry& g = plan.buffers;
     EndpointParams params;
     params.send_depth = g.send_depth;
-    params.recv_depth = flow.rx_depth;
+    params.recv_depth = plan.recv_depth;
     params.max_inline = flow.inline_size;
     params.max_message =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(plan.max_size, UINT32_MAX));

@@ -79,7 +79,8 @@ struct FlowField {
   void (*set_choice)(FlowSpec&, std::size_t) = nullptr;
   std::string_view (*choice_name)(std::size_t) = nullptr;
   std::size_t choice_count = 0;
-  std::uint32_t minimum = 0;  ///< count: the least value a suite may give
+  std::uint32_t minimum = 0;           ///< count: the least value a suite may give
+  std::uint32_t maximum = UINT32_MAX;  ///< count: the most a suite may give
   /// No built-in default: a suite must give it (op).
   bool required = false;
   /// Its default follows from other knobs (build_flow computes it), so the
@@ -96,6 +97,11 @@ struct FlowField {
   constexpr FlowField at_least(std::uint32_t least) const {
     FlowField f = *this;
     f.minimum = least;
+    return f;
+  }
+  constexpr FlowField at_most(std::uint32_t most) const {
+    FlowField f = *this;
+    f.maximum = most;
     return f;
   }
   constexpr FlowField must_be_given() const {
@@ -214,6 +220,16 @@ constexpr FlowField choice_field(std::string_view name, std::string_view help) {
 /// title's order). Semantics that tie knobs together (latency's window of 1,
 /// the derived defaults, post_list dividing the window) live in the suite's
 /// build_flow; what a knob does, in the engine.
+///
+/// The queue knobs and the endpoint count have ceilings far above any
+/// transport's queues, so that a value such as 2^32-1 is refused while the
+/// suite is read (naming the key) instead of overflowing a depth or asking
+/// for gigabytes of rings; what a plugin's queues really hold is its
+/// Capabilities' business (max_send_depth, max_recv_depth), and the engine
+/// SKIPs a test that needs more.
+inline constexpr std::uint32_t kMaxQueueKnob = 1u << 20;
+inline constexpr std::uint32_t kMaxEndpoints = 4096;
+
 inline constexpr FlowField kFlowFields[] = {
     choice_field<&FlowSpec::op>("op", "the operation")
         .must_be_given()
@@ -229,6 +245,7 @@ inline constexpr FlowField kFlowFields[] = {
                 "Ops in flight per endpoint (latency: 1; built-in: latency 1, else 64)")
         .csv_since_1_0()
         .at_least(1)
+        .at_most(kMaxQueueKnob)
         .flag_named("-t,--tx-depth,--window")
         .in_title(", window "),
     choice_field<&FlowSpec::window_mode>(
@@ -243,6 +260,7 @@ inline constexpr FlowField kFlowFields[] = {
                 "except in latency)")
         .csv_since_1_0()
         .derived_default()
+        .at_most(kMaxQueueKnob)
         .flag_named("--signal-every")
         .in_title(", signal every "),
     count_field("cq_moderation", &FlowSpec::cq_moderation,
@@ -250,6 +268,7 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_since_1_0()
         .at_least(1)
         .derived_default()
+        .at_most(kMaxQueueKnob)
         .flag_named("-Q,--cq-mod")
         .in_title(", cq moderation "),
     choice_field<&FlowSpec::completion>("completion", "poll, or sleep on completion events")
@@ -260,16 +279,19 @@ inline constexpr FlowField kFlowFields[] = {
                 "Receives pre-posted (0 or absent: max(2 * window, 64))")
         .csv_since_1_0()
         .derived_default()
+        .at_most(kMaxQueueKnob)
         .flag_named("-r,--rx-depth"),
     count_field("rx_replenish", &FlowSpec::rx_replenish,
                 "Re-post receives in batches of N (<= rx_depth)")
         .csv_since_1_0()
         .at_least(1)
+        .at_most(kMaxQueueKnob)
         .flag_named("--rx-replenish"),
     count_field("post_list", &FlowSpec::post_list,
                 "Work requests chained per post (divides window and signal_every)")
         .csv_since_1_0()
         .at_least(1)
+        .at_most(kMaxQueueKnob)
         .flag_named("-l,--post-list"),
     count_field("inline", &FlowSpec::inline_size, "Inline threshold in bytes")
         .csv_since_1_0()
@@ -277,6 +299,7 @@ inline constexpr FlowField kFlowFields[] = {
     count_field("endpoints", &FlowSpec::endpoints, "Endpoints (QPs) per flow")
         .csv_since_1_0()
         .at_least(1)
+        .at_most(kMaxEndpoints)
         .flag_named("-q,--qps,--endpoints"),
     choice_field<&FlowSpec::buffers>("buffers",
                                      "cycle (a ring of window slots, perftest) | single (one "

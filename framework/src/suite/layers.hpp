@@ -58,8 +58,9 @@ class Reader {
     throw SpecError(file_, line(key), key, message);
   }
 
-  std::uint32_t count(const std::string& key, std::uint32_t minimum = 1) const {
-    const std::uint64_t value = whole_number(key, UINT32_MAX);
+  std::uint32_t count(const std::string& key, std::uint32_t minimum = 1,
+                      std::uint32_t maximum = UINT32_MAX) const {
+    const std::uint64_t value = whole_number(key, maximum);
     if (value < minimum) fail(key, "must be at least " + std::to_string(minimum));
     return static_cast<std::uint32_t>(value);
   }
@@ -93,13 +94,13 @@ class Reader {
     }
   }
 
-  /// Reads a flow knob into `flow` by its row: a count of at least its
-  /// minimum, a flag, or one of its choices.
+  /// Reads a flow knob into `flow` by its row: a count within its minimum
+  /// and maximum, a flag, or one of its choices.
   void read(const model::FlowField& field, model::FlowSpec& flow) const {
     const std::string key(field.name);
     switch (field.kind) {
       case model::FieldKind::count:
-        flow.*field.count = count(key, field.minimum);
+        flow.*field.count = count(key, field.minimum, field.maximum);
         return;
       case model::FieldKind::flag:
         flow.*field.flag = boolean(key);
