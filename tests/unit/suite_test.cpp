@@ -410,6 +410,19 @@ TEST(SuiteErrors, UnknownKeysEverywhereWithSuggestions) {
   EXPECT_THAT(far.what(), HasSubstr("known keys: name, preset, sizes"));
 }
 
+TEST(SuiteErrors, LatencyIterationsAreBoundedByTheSamplesTheyKeep) {
+  expect_error(one_test("    op: send\n    iterations: 33554433\n"), 5, "iterations",
+               "at most 33554432 (33554433 given); for longer runs give a duration");
+  // The most a latency test keeps, and any count for a stream (no sample
+  // per iteration), are fine.
+  EXPECT_EQ(only_test(one_test("    op: send\n    iterations: 33554432\n")).duration.iterations,
+            33554432u);
+  EXPECT_EQ(only_test(one_test("    op: send\n    pattern: bandwidth\n    iterations: "
+                               "1000000000000\n"))
+                .duration.iterations,
+            1000000000000u);
+}
+
 TEST(SuiteErrors, WrongTypes) {
   expect_error(one_test("    op: send\n    window: abc\n"), 5, "window", "whole number");
   expect_error(one_test("    op: send\n    window: -1\n"), 5, "window", "whole number");

@@ -11,6 +11,10 @@
 namespace uniperf::suite {
 namespace {
 
+/// Measured iterations of a latency test: 8 bytes of timestamp and 8 of
+/// sample each, 512 MiB at this bound.
+constexpr std::uint64_t kMaxLatencyIterations = std::uint64_t{1} << 25;
+
 using model::CompletionMode;
 using model::Direction;
 using model::FlowSpec;
@@ -309,7 +313,19 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
 
   // How long, from the first flow's ladder (the run-length keys are test
   // keys, which flows do not override).
-  resolve_run_length(Reader(*first_layer, file), test);
+  const Reader run_reader(*first_layer, file);
+  resolve_run_length(run_reader, test);
+  // A latency loop keeps a timestamp per measured iteration (and the
+  // record a sample): bounded, so no count asks for more memory than a
+  // machine has. Longer latency runs are duration mode (samples capped).
+  for (const auto& flow : test.flows) {
+    if (flow.pattern == Pattern::latency && test.duration.iterations > kMaxLatencyIterations) {
+      run_reader.fail("iterations", "a latency test keeps one sample per iteration: at most " +
+                                        std::to_string(kMaxLatencyIterations) + " (" +
+                                        std::to_string(test.duration.iterations) +
+                                        " given); for longer runs give a duration");
+    }
+  }
 
   // Sizes, shared by the flows.
   const std::optional<YAML::Node> sizes = structured_key(node, defaults, "sizes");
