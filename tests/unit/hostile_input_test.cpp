@@ -1,0 +1,118 @@
+// Input built to hurt the readers: nesting deep enough to overflow a
+// recursive walk, YAML aliases that multiply what a short file says
+// ("billion laughs"), JSON nested a million levels. Each must fail with a
+// message naming the file (or the peer), quickly and in bounded memory, not
+// with a stack overflow or a runaway allocation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "suite/suite.hpp"
+
+namespace uniperf {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string repeat(const std::string& piece, std::size_t times) {
+  std::string out;
+  out.reserve(piece.size() * times);
+  for (std::size_t i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+/// The message of the SpecError that `parse` throws; fails the test if none.
+template <typename Parse>
+std::string spec_error(Parse parse) {
+  try {
+    parse();
+  } catch (const suite::SpecError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no SpecError";
+  return "";
+}
+
+// ---------------------------------------------------------------- YAML
+
+TEST(HostileYaml, DeepNestingIsAnErrorNamingTheFile) {
+  for (const std::string& nested :
+       {repeat("[", 100'000) + repeat("]", 100'000),
+        repeat("{a: ", 100'000) + "1" + repeat("}", 100'000), repeat("- ", 50'000) + "x"}) {
+    const std::string suite =
+        "suite: deep\ntests:\n  - name: t\n    op: send\n    sizes: " + nested;
+    EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/deep.yaml"); }),
+                HasSubstr("suites/deep.yaml:"));
+    const std::string config = "plugin: tcp\noptions: " + nested;
+    EXPECT_THAT(spec_error([&] { suite::parse_config(config, "configs/deep.yaml"); }),
+                HasSubstr("configs/deep.yaml:"));
+  }
+}
+
+/// The classic, as one flow sequence: ten aliases of ten aliases ... of one
+/// string, 10^9 strings if anything expanded the last one.
+std::string laughs() {
+  std::string out = "[&l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]";
+  for (int level = 1; level < 10; ++level) {
+    out += ", &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) out += (i ? ", *l" : "*l") + std::to_string(level - 1);
+    out += "]";
+  }
+  return out + "]";
+}
+
+TEST(HostileYaml, BillionLaughsFailQuicklyNamingTheFile) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& key : {"sizes", "flows", "op", "window"}) {
+    const std::string suite =
+        "suite: lol\ntests:\n  - name: t\n    op: send\n    " + key + ": " + laughs() + "\n";
+    EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
+                HasSubstr("suites/lol.yaml:"))
+        << key;
+  }
+  for (const std::string& where : {"tests", "defaults", "description", "tolerances"}) {
+    const std::string suite = "suite: lol\n" + where + ": " + laughs() + "\n";
+    EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
+                HasSubstr("suites/lol.yaml:"))
+        << where;
+  }
+  for (const std::string& where : {"options", "env", "plugin", "name"}) {
+    const std::string config =
+        (where == "plugin" ? "" : "plugin: tcp\n") + where + ": " + laughs() + "\n";
+    EXPECT_THAT(spec_error([&] { suite::parse_config(config, "configs/lol.yaml"); }),
+                HasSubstr("configs/lol.yaml:"))
+        << where;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(HostileYaml, AnAliasOfItselfIsAnError) {
+  for (const std::string& key : {"sizes: &s [*s]", "flows: &f [*f]", "flows: &f [{op: *f}]"}) {
+    const std::string suite = "suite: loop\ntests:\n  - name: t\n    op: send\n    " + key + "\n";
+    EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/loop.yaml"); }),
+                HasSubstr("suites/loop.yaml:"))
+        << key;
+  }
+}
+
+/// Flat aliases multiply too: one 4096-size range named once and repeated
+/// a few thousand times would be tens of millions of sizes from 20 KB.
+TEST(HostileYaml, AliasedSizeRangesAreBounded) {
+  const std::string suite =
+      "suite: lol\ntests:\n  - name: t\n    op: send\n    sizes: [&r '1..4K +1'" +
+      repeat(", *r", 5000) + "]\n";
+  EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
+              HasSubstr("suites/lol.yaml:5: sizes: more than 4096 sizes"));
+}
+
+TEST(HostileYaml, AliasedFlowsAreBounded) {
+  const std::string suite =
+      "suite: lol\ntests:\n  - name: t\n    flows: [&f {op: send}" + repeat(", *f", 5000) + "]\n";
+  EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
+              HasSubstr("suites/lol.yaml:4: flows: more than 256 flows"));
+}
+
+}  // namespace
+}  // namespace uniperf
