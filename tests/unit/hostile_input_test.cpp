@@ -7,8 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <span>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "results/bounded_json.hpp"
+#include "results/jsonl_writer.hpp"
+#include "session/agreement.hpp"
+#include "session/session.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf {
@@ -112,6 +120,85 @@ TEST(HostileYaml, AliasedFlowsAreBounded) {
       "suite: lol\ntests:\n  - name: t\n    flows: [&f {op: send}" + repeat(", *f", 5000) + "]\n";
   EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
               HasSubstr("suites/lol.yaml:4: flows: more than 256 flows"));
+}
+
+// ---------------------------------------------------------------- JSON
+
+TEST(HostileJson, DeepNestingIsRefusedAtTheParse) {
+  EXPECT_NO_THROW(results::parse_bounded_json(repeat("[", 64) + repeat("]", 64)));
+  EXPECT_THROW(results::parse_bounded_json(repeat("[", 65) + repeat("]", 65)),
+               results::JsonTooDeep);
+  EXPECT_THROW(results::parse_bounded_json(repeat("{\"a\":", 65) + "1" + repeat("}", 65)),
+               results::JsonTooDeep);
+  EXPECT_THROW(results::parse_bounded_json(repeat("[", 1'000'000)), results::JsonTooDeep);
+}
+
+/// The first record of tests/report/sample-results.jsonl with `provenance`
+/// (copied into the record) nested a million levels.
+std::string deep_record() {
+  std::ifstream in(UNIPERF_SOURCE_DIR "/tests/report/sample-results.jsonl");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.back(), '}');
+  line.pop_back();
+  return line + ",\"provenance\":{\"deep\":" + repeat("[", 1'000'000) + repeat("]", 1'000'000) +
+         "}}";
+}
+
+TEST(HostileJson, ADeepResultFileIsAnErrorNamingFileAndLine) {
+  std::istringstream in("\n" + deep_record() + "\n");
+  try {
+    results::read_jsonl(in, "deep.jsonl");
+    ADD_FAILURE() << "read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("deep.jsonl:2: JSON nested deeper than 64 levels"));
+  }
+}
+
+/// A control channel whose peer answers with `reply`.
+class ScriptedPeer final : public bootstrap::Bootstrap {
+ public:
+  explicit ScriptedPeer(const std::string& reply)
+      : reply_(reinterpret_cast<const std::byte*>(reply.data()),
+               reinterpret_cast<const std::byte*>(reply.data()) + reply.size()) {}
+  int rank() const override { return 0; }
+  void send(std::span<const std::byte>) override {}
+  Bytes receive(std::chrono::milliseconds) override { return reply_; }
+  bool message_ready() override { return true; }
+
+ private:
+  Bytes reply_;
+};
+
+std::string handshake_error(const std::string& reply) {
+  model::SuiteSpec suite;
+  suite.name = "quick";
+  suite.content_hash = "0123456789abcdef";
+  suite.tests.emplace_back().name = "t";
+  model::ConfigSpec config;
+  config.name = "tcp";
+  ScriptedPeer peer(reply);
+  try {
+    session::handshake(peer, suite, {config});
+  } catch (const session::HandshakeError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no HandshakeError for " << reply.substr(0, 200);
+  return "";
+}
+
+TEST(HostileJson, ADeepHandshakeIsRefused) {
+  // Everything but the deep field as handshake_error's side sends it, so
+  // the reader gets as far as comparing, printing or keeping that field.
+  const std::string deep = repeat("[", 500'000) + repeat("]", 500'000);
+  const std::string fields =
+      "\"magic\":\"uniperf\",\"protocol\":" + std::to_string(session::kProtocolVersion) +
+      ",\"suite\":{\"name\":\"quick\",\"hash\":\"0123456789abcdef\",\"trials\":[1]}";
+  for (const std::string& field : {"configs", "provenance"}) {
+    EXPECT_THAT(handshake_error("{" + fields + ",\"" + field + "\":" + deep + "}"),
+                HasSubstr("nested deeper than 64 levels"))
+        << field;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "results/bounded_json.hpp"
+
 namespace uniperf::results {
 
 void JsonlWriter::add(const Record& record) {
@@ -37,7 +39,7 @@ std::vector<Record> read_jsonl(std::istream& in, const std::string& label) {
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      records.push_back(record_from_json(nlohmann::json::parse(line)));
+      records.push_back(record_from_json(parse_bounded_json(line)));
     } catch (const SchemaMismatch& e) {
       throw SchemaMismatch(label + ":" + std::to_string(number) + ": " + e.what());
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "session/agreement.hpp"
 
+#include "results/bounded_json.hpp"
 #include "session/session.hpp"
 
 namespace uniperf::session {
@@ -26,8 +27,8 @@ Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
   const std::string text = message.dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
   if (!mine.ok) return mine;
-  const json theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  const json theirs = results::parse_bounded_json(
+      std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()));
   Agreement result;
   result.ok = theirs.at("ok").get<bool>();
   if (!result.ok) {
@@ -42,7 +43,8 @@ std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<
   const std::string text = json(mine).dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
   const auto theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()))
+      results::parse_bounded_json(
+          std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()))
           .get<std::vector<std::string>>();
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
     if (mine[i].empty() && !theirs[i].empty()) mine[i] = "peer: " + theirs[i];
@@ -71,7 +73,11 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
   }
   json theirs;
   try {
-    theirs = json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+    theirs = results::parse_bounded_json(
+        std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  } catch (const results::JsonTooDeep& e) {
+    throw HandshakeError(std::string("the peer is not a uniperf process (its handshake is ") +
+                         e.what() + ")");
   } catch (const json::exception&) {
     throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
   }
