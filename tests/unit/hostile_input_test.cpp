@@ -201,5 +201,18 @@ TEST(HostileJson, ADeepHandshakeIsRefused) {
   }
 }
 
+/// Valid JSON of the wrong shape is "not a uniperf handshake", not a
+/// library's type error.
+TEST(HostileJson, AHandshakeOfTheWrongShapeIsAHandshakeError) {
+  const std::string protocol = std::to_string(session::kProtocolVersion);
+  for (const std::string& reply : std::vector<std::string>{
+           "1", "[]", "\"uniperf\"", "{\"magic\":1}", "{\"magic\":\"uniperf\",\"protocol\":\"3\"}",
+           "{\"magic\":\"uniperf\",\"protocol\":" + protocol + ",\"suite\":[]}",
+           "{\"magic\":\"uniperf\",\"protocol\":" + protocol + ",\"suite\":{\"name\":1}}",
+           "{\"magic\":\"uniperf\",\"protocol\":7,\"version\":[]}"}) {
+    EXPECT_THAT(handshake_error(reply), HasSubstr("peer")) << reply;
+  }
+}
+
 }  // namespace
 }  // namespace uniperf

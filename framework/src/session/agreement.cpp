@@ -52,6 +52,52 @@ std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<
   return mine;
 }
 
+namespace {
+
+/// The checks of handshake() on the peer's message; json::exception where
+/// a field has another type than a uniperf peer sends.
+void check_handshake(json& theirs, const json& mine, const model::SuiteSpec& suite) {
+  if (theirs.value("magic", "") != "uniperf") {
+    throw HandshakeError("the peer is not a uniperf process");
+  }
+  if (theirs.value("protocol", -1) != kProtocolVersion) {
+    throw HandshakeError(
+        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
+        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
+        std::to_string(kProtocolVersion) +
+        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
+  }
+  const json& their_suite = theirs["suite"];
+  if (their_suite.is_object() && their_suite.value("name", "") == suite.name &&
+      their_suite.value("hash", "") == suite.content_hash &&
+      their_suite.value("trials", json()) != mine.at("suite").at("trials")) {
+    throw HandshakeError(
+        "the peer runs the same suite but measures its tests another number of times (trials "
+        "per test: here " +
+        mine.at("suite").at("trials").dump() + ", there " +
+        their_suite.value("trials", json()).dump() +
+        "; 0 = run-forever): give both sides the same --trials and --run-infinitely");
+  }
+  if (theirs["suite"] != mine.at("suite")) {
+    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
+                         suite.content_hash.substr(0, 12) + "), there '" +
+                         theirs["suite"].value("name", "?") + "' (" +
+                         theirs["suite"].value("hash", "?").substr(0, 12) +
+                         "): give both sides the same suite file");
+  }
+  if (theirs["configs"] != mine.at("configs")) {
+    throw HandshakeError("the peer runs other configs: here " + mine.at("configs").dump() +
+                         ", there " + theirs["configs"].dump() +
+                         ": give both sides the same --config files in the same order");
+  }
+  if (const json provenance = theirs.value("provenance", json(nullptr));
+      !provenance.is_object() && !provenance.is_null()) {
+    throw HandshakeError("the peer is not a uniperf process (its provenance is not an object)");
+  }
+}
+
+}  // namespace
+
 json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                const std::vector<model::ConfigSpec>& configs, const json& provenance) {
   json mine = {
@@ -81,37 +127,13 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
   } catch (const json::exception&) {
     throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
   }
-  if (theirs.value("magic", "") != "uniperf") {
-    throw HandshakeError("the peer is not a uniperf process");
-  }
-  if (theirs.value("protocol", -1) != kProtocolVersion) {
-    throw HandshakeError(
-        "the peer speaks control protocol " + std::to_string(theirs.value("protocol", -1)) +
-        " (uniperf " + theirs.value("version", "?") + "), this side speaks " +
-        std::to_string(kProtocolVersion) +
-        " (uniperf " UNIPERF_VERSION "): run the same uniperf version on both hosts");
-  }
-  const json& their_suite = theirs["suite"];
-  if (their_suite.is_object() && their_suite.value("name", "") == suite.name &&
-      their_suite.value("hash", "") == suite.content_hash &&
-      their_suite.value("trials", json()) != mine["suite"]["trials"]) {
-    throw HandshakeError(
-        "the peer runs the same suite but measures its tests another number of times (trials "
-        "per test: here " +
-        mine["suite"]["trials"].dump() + ", there " + their_suite.value("trials", json()).dump() +
-        "; 0 = run-forever): give both sides the same --trials and --run-infinitely");
-  }
-  if (theirs["suite"] != mine["suite"]) {
-    throw HandshakeError("the peer runs another suite: here '" + suite.name + "' (" +
-                         suite.content_hash.substr(0, 12) + "), there '" +
-                         theirs["suite"].value("name", "?") + "' (" +
-                         theirs["suite"].value("hash", "?").substr(0, 12) +
-                         "): give both sides the same suite file");
-  }
-  if (theirs["configs"] != mine["configs"]) {
-    throw HandshakeError("the peer runs other configs: here " + mine["configs"].dump() +
-                         ", there " + theirs["configs"].dump() +
-                         ": give both sides the same --config files in the same order");
+  // Valid JSON of another shape (a number, a list, a field of another type)
+  // is no handshake either: the library's type errors say so below.
+  try {
+    check_handshake(theirs, mine, suite);
+  } catch (const json::exception& e) {
+    throw HandshakeError(std::string("the peer is not a uniperf process (unexpected handshake: ") +
+                         e.what() + ")");
   }
   return theirs.value("provenance", json(nullptr));
 }
