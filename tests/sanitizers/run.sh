@@ -24,7 +24,10 @@ case $mode in
 esac
 build=build-$mode
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNIPERF_SANITIZE="$sanitize" >/dev/null
+# -O1: what the sanitizers' authors advise (fast enough to run, quicker to
+# build than -O2, and little inlining to hide a frame in a report).
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 \
+  -DUNIPERF_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:suppressions=$here/asan.supp"
