@@ -10,7 +10,8 @@
 # The corpus each run grows is kept in build-fuzz/fuzz-corpus/<target> for
 # the next run; a crash, leak, timeout or out-of-memory leaves its input in
 # build-fuzz/fuzz-artifacts/ and fails the script (after every target ran).
-# Reproduce one with build-fuzz/bin/fuzz_<target> <file>.
+# Reproduce one with build-fuzz/bin/fuzz_<target> <file>. UNIPERF_FUZZ_TARGETS
+# (e.g. "suite config") runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,7 +35,7 @@ declare -A seeds=(
   [frames]="tests/fuzz/seeds/frames/*"
 )
 failed=()
-for target in suite config records peer_protocol handshake frames; do
+for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames}; do
   seed_dir=$build/fuzz-seeds/$target
   corpus=$build/fuzz-corpus/$target
   artifacts=$build/fuzz-artifacts/$target
