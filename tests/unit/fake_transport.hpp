@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -226,8 +227,26 @@ class FakeEndpoint final : public Endpoint {
     wire_->to_rank[1 - rank_].push_back(std::move(message));
   }
 
+  // The wire's lock is let go before the counters' is taken: post() takes
+  // the counters' lock, then the wire's (push), and one order everywhere
+  // is what keeps a shared Context from deadlocking (ThreadSanitizer
+  // reported the two orders as a lock-order inversion).
   void deliver() {
-    std::lock_guard lock(wire_->mutex);
+    std::uint64_t lowest_level = std::numeric_limits<std::uint64_t>::max();
+    {
+      std::lock_guard lock(wire_->mutex);
+      deliver_locked(lowest_level);
+    }
+    if (lowest_level != std::numeric_limits<std::uint64_t>::max()) {
+      std::lock_guard counters_lock(counters_mutex_);
+      counters_.min_recv_level_after_start =
+          std::min<std::uint64_t>(counters_.min_recv_level_after_start, lowest_level);
+    }
+  }
+
+  /// Matches arrived messages to posted receives; `lowest_level` is the
+  /// fewest receives left posted while a message landed (plus it).
+  void deliver_locked(std::uint64_t& lowest_level) {
     auto& incoming = wire_->to_rank[rank_];
     while (!incoming.empty() && !receives_.empty()) {
       const FakeWire::Message& m = incoming.front();
@@ -242,9 +261,7 @@ class FakeEndpoint final : public Endpoint {
                                         static_cast<std::uint32_t>(m.has_data ? m.data.size() : 0),
                                         m.immediate});
       incoming.pop_front();
-      std::lock_guard counters_lock(counters_mutex_);
-      counters_.min_recv_level_after_start =
-          std::min<std::uint64_t>(counters_.min_recv_level_after_start, receives_.size() + 1);
+      lowest_level = std::min<std::uint64_t>(lowest_level, receives_.size() + 1);
     }
   }
 
