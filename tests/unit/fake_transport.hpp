@@ -184,12 +184,10 @@ class FakeEndpoint final : public Endpoint {
         push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
         break;
       case Op::write:
-        std::memcpy(remote, local, wr.length);
-        maybe_corrupt(remote, wr.length);
+        land(remote, local, wr.length);
         break;
       case Op::write_imm:
-        std::memcpy(remote, local, wr.length);
-        maybe_corrupt(remote, wr.length);
+        land(remote, local, wr.length);
         push({{}, wr.immediate, false});
         break;
       case Op::read:
@@ -213,6 +211,18 @@ class FakeEndpoint final : public Endpoint {
         break;
       }
     }
+  }
+
+  /// A write into the peer's memory as a NIC lands it for a poller: the
+  /// payload (corrupted if asked), then its last byte with release order.
+  /// The engine watches that byte with acquire loads while this thread
+  /// writes, so a plain memcpy of it was a data race (ThreadSanitizer).
+  void land(std::byte* remote, const std::byte* local, std::uint32_t length) {
+    if (length == 0) return;
+    std::memcpy(remote, local, length - 1);
+    maybe_corrupt(remote, length);
+    std::atomic_ref<std::byte>(remote[length - 1])
+        .store(local[length - 1], std::memory_order_release);
   }
 
   void maybe_corrupt(std::byte* data, std::uint32_t length) {
