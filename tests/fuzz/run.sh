@@ -21,7 +21,7 @@ shift || true
 extra=("$@")
 build=${UNIPERF_FUZZ_BUILD:-build-fuzz}
 
-CXX=${CXX:-clang++} cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DUNIPERF_FUZZ=ON -DUNIPERF_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 
