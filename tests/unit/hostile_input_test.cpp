@@ -73,20 +73,21 @@ std::string laughs() {
 
 TEST(HostileYaml, BillionLaughsFailQuicklyNamingTheFile) {
   const auto start = std::chrono::steady_clock::now();
-  for (const std::string& key : {"sizes", "flows", "op", "window"}) {
+  for (const std::string& key : std::vector<std::string>{"sizes", "flows", "op", "window"}) {
     const std::string suite =
         "suite: lol\ntests:\n  - name: t\n    op: send\n    " + key + ": " + laughs() + "\n";
     EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
                 HasSubstr("suites/lol.yaml:"))
         << key;
   }
-  for (const std::string& where : {"tests", "defaults", "description", "tolerances"}) {
+  for (const std::string& where :
+       std::vector<std::string>{"tests", "defaults", "description", "tolerances"}) {
     const std::string suite = "suite: lol\n" + where + ": " + laughs() + "\n";
     EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/lol.yaml"); }),
                 HasSubstr("suites/lol.yaml:"))
         << where;
   }
-  for (const std::string& where : {"options", "env", "plugin", "name"}) {
+  for (const std::string& where : std::vector<std::string>{"options", "env", "plugin", "name"}) {
     const std::string config =
         (where == "plugin" ? "" : "plugin: tcp\n") + where + ": " + laughs() + "\n";
     EXPECT_THAT(spec_error([&] { suite::parse_config(config, "configs/lol.yaml"); }),
@@ -97,7 +98,8 @@ TEST(HostileYaml, BillionLaughsFailQuicklyNamingTheFile) {
 }
 
 TEST(HostileYaml, AnAliasOfItselfIsAnError) {
-  for (const std::string& key : {"sizes: &s [*s]", "flows: &f [*f]", "flows: &f [{op: *f}]"}) {
+  for (const std::string& key :
+       std::vector<std::string>{"sizes: &s [*s]", "flows: &f [*f]", "flows: &f [{op: *f}]"}) {
     const std::string suite = "suite: loop\ntests:\n  - name: t\n    op: send\n    " + key + "\n";
     EXPECT_THAT(spec_error([&] { suite::parse_suite(suite, "suites/loop.yaml"); }),
                 HasSubstr("suites/loop.yaml:"))
@@ -194,7 +196,7 @@ TEST(HostileJson, ADeepHandshakeIsRefused) {
   const std::string fields =
       "\"magic\":\"uniperf\",\"protocol\":" + std::to_string(session::kProtocolVersion) +
       ",\"suite\":{\"name\":\"quick\",\"hash\":\"0123456789abcdef\",\"trials\":[1]}";
-  for (const std::string& field : {"configs", "provenance"}) {
+  for (const std::string& field : std::vector<std::string>{"configs", "provenance"}) {
     EXPECT_THAT(handshake_error("{" + fields + ",\"" + field + "\":" + deep + "}"),
                 HasSubstr("nested deeper than 64 levels"))
         << field;
