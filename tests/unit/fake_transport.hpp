@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -184,12 +185,10 @@ class FakeEndpoint final : public Endpoint {
         push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
         break;
       case Op::write:
-        std::memcpy(remote, local, wr.length);
-        maybe_corrupt(remote, wr.length);
+        land(remote, local, wr.length);
         break;
       case Op::write_imm:
-        std::memcpy(remote, local, wr.length);
-        maybe_corrupt(remote, wr.length);
+        land(remote, local, wr.length);
         push({{}, wr.immediate, false});
         break;
       case Op::read:
@@ -215,6 +214,18 @@ class FakeEndpoint final : public Endpoint {
     }
   }
 
+  /// A write into the peer's memory as a NIC lands it for a poller: the
+  /// payload (corrupted if asked), then its last byte with release order.
+  /// The engine watches that byte with acquire loads while this thread
+  /// writes, so a plain memcpy of it was a data race (ThreadSanitizer).
+  void land(std::byte* remote, const std::byte* local, std::uint32_t length) {
+    if (length == 0) return;
+    std::memcpy(remote, local, length - 1);
+    maybe_corrupt(remote, length);
+    std::atomic_ref<std::byte>(remote[length - 1])
+        .store(local[length - 1], std::memory_order_release);
+  }
+
   void maybe_corrupt(std::byte* data, std::uint32_t length) {
     if (corrupt_every_ != 0 && length > 1 && ++writes_ % corrupt_every_ == 0)
       data[0] ^= std::byte{0xff};
@@ -227,8 +238,26 @@ class FakeEndpoint final : public Endpoint {
     wire_->to_rank[1 - rank_].push_back(std::move(message));
   }
 
+  // The wire's lock is let go before the counters' is taken: post() takes
+  // the counters' lock, then the wire's (push), and one order everywhere
+  // is what keeps a shared Context from deadlocking (ThreadSanitizer
+  // reported the two orders as a lock-order inversion).
   void deliver() {
-    std::lock_guard lock(wire_->mutex);
+    std::uint64_t lowest_level = std::numeric_limits<std::uint64_t>::max();
+    {
+      std::lock_guard lock(wire_->mutex);
+      deliver_locked(lowest_level);
+    }
+    if (lowest_level != std::numeric_limits<std::uint64_t>::max()) {
+      std::lock_guard counters_lock(counters_mutex_);
+      counters_.min_recv_level_after_start =
+          std::min<std::uint64_t>(counters_.min_recv_level_after_start, lowest_level);
+    }
+  }
+
+  /// Matches arrived messages to posted receives; `lowest_level` is the
+  /// fewest receives left posted while a message landed (plus it).
+  void deliver_locked(std::uint64_t& lowest_level) {
     auto& incoming = wire_->to_rank[rank_];
     while (!incoming.empty() && !receives_.empty()) {
       const FakeWire::Message& m = incoming.front();
@@ -244,9 +273,7 @@ class FakeEndpoint final : public Endpoint {
                                         static_cast<std::uint32_t>(m.has_data ? m.data.size() : 0),
                                         m.immediate});
       incoming.pop_front();
-      std::lock_guard counters_lock(counters_mutex_);
-      counters_.min_recv_level_after_start =
-          std::min<std::uint64_t>(counters_.min_recv_level_after_start, receives_.size() + 1);
+      lowest_level = std::min<std::uint64_t>(lowest_level, receives_.size() + 1);
     }
   }
 

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "results/bounded_json.hpp"
+
 namespace uniperf::results {
 
 void JsonlWriter::add(const Record& record) {
@@ -28,21 +30,23 @@ std::vector<Record> read_jsonl(const std::filesystem::path& path) {
   if (!in) {
     throw std::runtime_error("cannot read " + path.string() + ": " + std::strerror(errno));
   }
+  return read_jsonl(in, path.string());
+}
+
+std::vector<Record> read_jsonl(std::istream& in, const std::string& label) {
   std::vector<Record> records;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      records.push_back(record_from_json(nlohmann::json::parse(line)));
+      records.push_back(record_from_json(parse_bounded_json(line)));
     } catch (const SchemaMismatch& e) {
-      throw SchemaMismatch(path.string() + ":" + std::to_string(number) + ": " + e.what());
+      throw SchemaMismatch(label + ":" + std::to_string(number) + ": " + e.what());
     } catch (const std::exception& e) {
-      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": " + e.what());
+      throw std::runtime_error(label + ":" + std::to_string(number) + ": " + e.what());
     }
   }
-  if (in.bad()) {
-    throw std::runtime_error("cannot read " + path.string() + ": " + std::strerror(errno));
-  }
+  if (in.bad()) throw std::runtime_error("cannot read " + label + ": " + std::strerror(errno));
   return records;
 }
 

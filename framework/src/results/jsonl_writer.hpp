@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
+#include <string>
 #include <vector>
 
 #include "results/atomic_file.hpp"
@@ -37,5 +39,7 @@ class JsonlWriter {
 /// std::runtime_error naming the file and line for unreadable files, invalid
 /// JSON and invalid records.
 std::vector<Record> read_jsonl(const std::filesystem::path& path);
+/// The same from a stream; `label` names it in errors (the fuzz target's way in).
+std::vector<Record> read_jsonl(std::istream& in, const std::string& label);
 
 }  // namespace uniperf::results

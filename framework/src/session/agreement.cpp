@@ -1,5 +1,6 @@
 #include "session/agreement.hpp"
 
+#include "results/bounded_json.hpp"
 #include "session/session.hpp"
 
 namespace uniperf::session {
@@ -26,8 +27,8 @@ Agreement agree(bootstrap::Bootstrap& control, const Agreement& mine) {
   const std::string text = message.dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
   if (!mine.ok) return mine;
-  const json theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  const json theirs = results::parse_bounded_json(
+      std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()));
   Agreement result;
   result.ok = theirs.at("ok").get<bool>();
   if (!result.ok) {
@@ -42,7 +43,8 @@ std::vector<std::string> agree_sizes(bootstrap::Bootstrap& control, std::vector<
   const std::string text = json(mine).dump();
   const Bytes reply = control.exchange(std::as_bytes(std::span(text)), control.timeout());
   const auto theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()))
+      results::parse_bounded_json(
+          std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()))
           .get<std::vector<std::string>>();
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
     if (mine[i].empty() && !theirs[i].empty()) mine[i] = "peer: " + theirs[i];
@@ -61,9 +63,16 @@ json read_handshake(bootstrap::Bootstrap& control) {
   } catch (const bootstrap::BootstrapError& e) {
     throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
   }
-  json theirs =
-      json::parse(std::string(reinterpret_cast<const char*>(reply.data()), reply.size()), nullptr,
-                  /*allow_exceptions=*/false);
+  json theirs;
+  try {
+    theirs = results::parse_bounded_json(
+        std::string_view(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  } catch (const results::JsonTooDeep& e) {
+    throw HandshakeError(std::string("the peer is not a uniperf process (its handshake is ") +
+                         e.what() + ")");
+  } catch (const json::exception&) {
+    throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
+  }
   if (!theirs.is_object() || !theirs["magic"].is_string() || theirs["magic"] != "uniperf")
     throw HandshakeError("the peer is not a uniperf process (unreadable handshake)");
   const json protocol = theirs.value("protocol", json());
@@ -74,6 +83,10 @@ json read_handshake(bootstrap::Bootstrap& control) {
                          "), this side speaks " + std::to_string(kProtocolVersion) +
                          " (uniperf " UNIPERF_VERSION
                          "): run the same uniperf version on both hosts");
+  }
+  if (const json facts = theirs.value("provenance", json(nullptr));
+      !facts.is_object() && !facts.is_null()) {
+    throw HandshakeError("the peer is not a uniperf process (its provenance is not an object)");
   }
   return theirs;
 }

@@ -22,6 +22,11 @@ using model::Pattern;
 using model::TestSpec;
 using model::WindowMode;
 
+/// The most concurrent flows a test may have: each is a thread (and a
+/// Context unless the plugin's endpoints are thread-safe), and YAML aliases
+/// let a short file list thousands.
+constexpr std::size_t kMaxFlows = 256;
+
 /// The keys a flow may set: every row of the flow table.
 const std::vector<std::string>& flow_keys() {
   static const std::vector<std::string> keys = [] {
@@ -133,6 +138,10 @@ std::vector<std::uint64_t> parse_sizes(const YAML::Node& node, const std::string
                         "size " + std::to_string(size) + " is outside 1 B .. 1 GiB");
       }
       sizes.push_back(size);
+    }
+    if (sizes.size() > kMaxSizes) {
+      throw SpecError(file, line_of(node), "sizes",
+                      "more than " + std::to_string(kMaxSizes) + " sizes in one test");
     }
   };
   if (node.IsSequence()) {
@@ -275,6 +284,10 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
   if (flow_list) {
     if (!flow_list->IsSequence() || flow_list->size() == 0) {
       throw SpecError(file, line_of(*flow_list), "flows", "expected a non-empty list of flows");
+    }
+    if (flow_list->size() > kMaxFlows) {
+      throw SpecError(file, line_of(*flow_list), "flows",
+                      "more than " + std::to_string(kMaxFlows) + " flows in one test");
     }
     for (const auto& flow_node : *flow_list) {
       require_map(flow_node, file, "flows");

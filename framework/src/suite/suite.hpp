@@ -13,7 +13,7 @@
 //     - name: send_lat           # required, unique, [A-Za-z0-9_.-]+
 //       preset: perftest         # optional: perftest | osu | itperf
 //       sizes: [8, 4K, 64K]      # list of sizes, or a range "2..8M x2" / "1K..64K +1K";
-//                                # 1 B .. 1 GiB; atomics: [8] only (their default)
+//                                # 1 B .. 1 GiB, 4096 sizes at most; atomics: [8] only
 //       iterations: 1000         # operations per endpoint, XOR ...
 //       duration: 2s             # "2s", "500ms", or a number of seconds
 //       margin: 0.5s             # duration mode: seconds excluded at both ends
@@ -22,7 +22,7 @@
 //       op: send                 # required; then any flow key: every one, with its
 //       window: 64               # choices, default and meaning, is a row of
 //       ...                      # model::kFlowFields (model/flow_fields.hpp)
-//       flows:                   # optional: several concurrent flows, each taking the
+//       flows:                   # optional: up to 256 concurrent flows, each taking the
 //         - {op: write, pattern: bandwidth, window: 64}   # flow keys
 //
 // Precedence: built-in defaults < preset < suite defaults < test keys < flow

@@ -7,12 +7,6 @@
 #include <uniperf/plugin.hpp>
 
 namespace uniperf::suite {
-namespace {
-
-constexpr std::size_t kMaxRangeSizes = 4096;
-
-}  // namespace
-
 std::vector<std::uint64_t> parse_size_range(std::string_view text) {
   auto trim = [](std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -54,9 +48,8 @@ std::vector<std::uint64_t> parse_size_range(std::string_view text) {
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t size = from; size <= to;) {
     sizes.push_back(size);
-    if (sizes.size() > kMaxRangeSizes) {
-      throw std::invalid_argument("a range of more than " + std::to_string(kMaxRangeSizes) +
-                                  " sizes");
+    if (sizes.size() > kMaxSizes) {
+      throw std::invalid_argument("a range of more than " + std::to_string(kMaxSizes) + " sizes");
     }
     // Both operands are below 2^44, so neither step overflows 64 bits.
     size = geometric ? size * by : size + by;

@@ -9,6 +9,9 @@ namespace uniperf::suite {
 
 /// The largest message a suite may ask for (1 GiB).
 inline constexpr std::uint64_t kMaxMessageSize = std::uint64_t{1} << 30;
+/// The most sizes a test (or one range) may list: YAML aliases let a short
+/// file repeat a range thousands of times.
+inline constexpr std::size_t kMaxSizes = 4096;
 
 /// "2..8M x2" (geometric), "1K..64K +1K" (arithmetic), "2..8M" (x2), or one
 /// size. Throws std::invalid_argument.

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz/, clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer) into build-fuzz/ and runs each for SECONDS
+# (default 60) on its seed corpus: the shipped suites, configs and result
+# files, and the valid messages in tests/fuzz/seeds/. Extra arguments go to
+# every fuzzer (e.g. -runs=1000000 instead of a time limit).
+#
+#   tests/fuzz/run.sh [SECONDS] [-- LIBFUZZER_ARGS...]
+#
+# The corpus each run grows is kept in build-fuzz/fuzz-corpus/<target> for
+# the next run; a crash, leak, timeout or out-of-memory leaves its input in
+# build-fuzz/fuzz-artifacts/ and fails the script (after every target ran).
+# Reproduce one with build-fuzz/bin/fuzz_<target> <file>. UNIPERF_FUZZ_TARGETS
+# (e.g. "suite config") runs only those.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+seconds=${1:-60}
+shift || true
+[ "${1:-}" = "--" ] && shift
+extra=("$@")
+build=${UNIPERF_FUZZ_BUILD:-build-fuzz}
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DUNIPERF_FUZZ=ON -DUNIPERF_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target fuzz_targets
+
+# target -> seed files (copied into one directory each, read-only to libFuzzer)
+declare -A seeds=(
+  [suite]="suites/*.yaml tests/report/*.yaml"
+  [config]="configs/*.yaml"
+  [records]="tests/report/*.jsonl"
+  [peer_protocol]="tests/fuzz/seeds/peer_protocol/*"
+  [handshake]="tests/fuzz/seeds/handshake/*"
+  [frames]="tests/fuzz/seeds/frames/*"
+)
+failed=()
+for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames}; do
+  seed_dir=$build/fuzz-seeds/$target
+  corpus=$build/fuzz-corpus/$target
+  artifacts=$build/fuzz-artifacts/$target
+  rm -rf "$seed_dir"
+  mkdir -p "$seed_dir" "$corpus" "$artifacts"
+  # shellcheck disable=SC2086  # the patterns are globbed here on purpose
+  cp ${seeds[$target]} "$seed_dir"/
+  echo "fuzz: $target for ${seconds} s ($(ls "$seed_dir" | wc -l) seeds, $(ls "$corpus" | wc -l) in the corpus)"
+  log=$build/fuzz-$target.log
+  if "$build/bin/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "${extra[@]}" \
+    "$corpus" "$seed_dir" >"$log" 2>&1; then
+    grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)|^Done" "$log" | tr '\n' ' '
+    echo "corpus: $(ls "$corpus" | wc -l) files"
+  else
+    echo "fuzz: $target FAILED; the end of $log:"
+    tail -40 "$log"
+    failed+=("$target")
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in $build/fuzz-artifacts/)"
+  exit 1
+fi
+echo "fuzz: passed"
