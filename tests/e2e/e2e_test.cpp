@@ -525,6 +525,15 @@ TEST(BadInput, AddressesTimeoutsAndOutputsAreCheckedBeforeAnythingRuns) {
   }
 }
 
+TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {
+  Scratch scratch;
+  const auto broken = scratch / "broken.yaml";
+  std::ofstream(broken) << "suite: x\ntests: [\n";
+  const Outcome o = uniperf("validate " + broken.string(), 30);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("invalid " + broken.string() + ":3: yaml: "), std::string::npos) << o.out;
+}
+
 TEST(BadInput, ValidateAcceptsEveryShippedFile) {
   std::string files;
   for (const char* dir : {"suites", "configs"}) {

@@ -158,7 +158,9 @@ int validate_files(const std::vector<std::string>& files) {
   int status = kExitOk;
   for (const auto& file : files) {
     try {
-      const YAML::Node root = YAML::LoadFile(file);
+      // Read through the suite reader's loader, so a syntax error or an
+      // unreadable file is named with file and line like every other error.
+      const YAML::Node root = suite::load_yaml(suite::read_whole_file(file), file);
       if (root.IsMap() && root["plugin"]) {
         const auto config = suite::load_config(file);
         if (Plugin* plugin = plugins.find(config.plugin)) {
