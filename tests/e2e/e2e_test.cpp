@@ -534,6 +534,24 @@ TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {
   EXPECT_NE(o.out.find("invalid " + broken.string() + ":3: yaml: "), std::string::npos) << o.out;
 }
 
+TEST(BadInput, AMistypedPluginIsSkippedNamingTheConfigAndTheClosestPlugin) {
+  if (!plugin_available("ucx")) GTEST_SKIP() << "needs ucx";
+  Scratch scratch;
+  const auto config = scratch / "typo.yaml";
+  std::ofstream(config) << "name: typo\nplugin: ucxx\n";
+  const auto results = scratch / "typo.jsonl";
+  const Outcome o =
+      uniperf("lat -s 8 -n 10 -c " + config.string() + " --quiet -o " + results.string(), 60);
+  EXPECT_EQ(o.exit_code, 0) << o.err;  // unavailable here is a SKIP, as a missing device is
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  const std::string reason = records[0].at("reason");
+  EXPECT_EQ(records[0].at("status"), "skipped");
+  EXPECT_NE(reason.find("no plugin named 'ucxx'"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("(did you mean 'ucx'?)"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(config.string()), std::string::npos) << reason;
+}
+
 TEST(BadInput, ValidateAcceptsEveryShippedFile) {
   std::string files;
   for (const char* dir : {"suites", "configs"}) {

@@ -9,6 +9,7 @@
 #include "loader/plugin_registry.hpp"
 #include "model/flow_fields.hpp"
 #include "model/metrics.hpp"
+#include "suite/diagnostics.hpp"
 #include "suite/option_values.hpp"
 #include "suite/suite.hpp"
 
@@ -168,7 +169,8 @@ int validate_files(const std::vector<std::string>& files) {
           std::cout << fmt::format("ok      {} (config for plugin {})\n", file, config.plugin);
         } else {
           std::cout << fmt::format("ok      {} (config; options not checked: {})\n", file,
-                                   plugins.why_missing(config.plugin));
+                                   plugins.why_missing(config.plugin) +
+                                       suite::suggestion(config.plugin, plugins.names()));
         }
       } else {
         const auto suite = suite::load_suite(file);

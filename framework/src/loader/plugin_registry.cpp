@@ -149,6 +149,14 @@ Plugin* PluginRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> PluginRegistry::names() const {
+  std::vector<std::string> names;
+  for (const auto& p : plugins_) {
+    if (p.ok()) names.push_back(p.name);
+  }
+  return names;
+}
+
 std::string PluginRegistry::why_missing(std::string_view name) const {
   for (const auto& p : plugins_) {
     if (p.name == name && !p.ok()) return p.path.string() + ": " + p.load_error;

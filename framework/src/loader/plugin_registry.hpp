@@ -35,6 +35,8 @@ class PluginRegistry {
   const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
   /// The working plugin of that name, or nullptr.
   Plugin* find(std::string_view name) const;
+  /// The names of the working plugins, in load order.
+  std::vector<std::string> names() const;
   /// Why find(name) returned nullptr, in one sentence.
   std::string why_missing(std::string_view name) const;
 

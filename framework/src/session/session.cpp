@@ -14,6 +14,7 @@
 #include "session/record_builder.hpp"
 #include "session/trials.hpp"
 #include "session/watchdog.hpp"
+#include "suite/diagnostics.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::session {
@@ -108,7 +109,9 @@ class SuiteRun {
     Agreement mine;
     if (plugin_ == nullptr) {
       mine = {false, results::Status::skipped,
-              "unavailable: " + plugins_.why_missing(config.plugin)};
+              "unavailable: " + plugins_.why_missing(config.plugin) +
+                  suite::suggestion(config.plugin, plugins_.names()) + " (config " + config.file +
+                  ")"};
     } else {
       try {
         options_ = suite::validate_options(config, plugin_->options());
