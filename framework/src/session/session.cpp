@@ -93,6 +93,11 @@ class SuiteRun {
       }
       run_config(config);
     }
+    // A last meeting, so both sides learn alike whether the peer is still
+    // there: a peer that died in the last test's final moments (its loop
+    // failed on the transport before the watchdog saw the control
+    // connection close) counts as lost, not as a failed test.
+    begin_epoch();
     return sink_.take();
   }
 
