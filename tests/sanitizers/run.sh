@@ -61,7 +61,21 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detec
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/ubsan.supp"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp"
-ctest --test-dir "$build" --output-on-failure -j 2 "${select[@]}" "$@"
+if [ "$mode" = asan ] && (($# == 0)); then
+  # Two passes: UCX's tests without the leak check. LeakSanitizer's
+  # stop-the-world tracer crashed ("Tracer caught signal 11", "LeakSanitizer
+  # has encountered a fatal error") at the exit of the ucx-tcp conformance
+  # test after the test itself passed, once in two CI runs: the tracer, not
+  # our code nor UCX's, with UCX's threads alive. ASan and UBSan still check
+  # every UCX test; every other test keeps the leak check.
+  ctest --test-dir "$build" --output-on-failure -j 2 -LE 'report|lab' \
+    -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_|ucx|Ucx'
+  ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
+    ctest --test-dir "$build" --output-on-failure -j 2 -LE 'report|lab' -R 'ucx|Ucx' \
+    -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_'
+else
+  ctest --test-dir "$build" --output-on-failure -j 2 "${select[@]}" "$@"
+fi
 if [ "$mode" = tsan ] && (($# == 0)); then
   out=$build/tsan-runs
   mkdir -p "$out"
