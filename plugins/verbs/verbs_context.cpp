@@ -266,6 +266,10 @@ void VerbsContext::read_capabilities() {
   // RC/UC responder places a message's packets in PSN order.
   caps_.target_progress = false;
   caps_.ordered_write_visibility = settings_.kind != QpKind::ud;
+  // RC retransmits and reports what it cannot deliver. UD and UC drop a
+  // message that finds no posted receive (no RNR retry) or whose packet is
+  // lost, and tell neither side.
+  caps_.reliable_delivery = settings_.kind == QpKind::rc;
   // Each endpoint has its own queue pair and completion queue; verbs calls
   // on distinct QPs and CQs are thread-safe, and the context's shared
   // objects (PD, device) are only used on the setup path, which libibverbs

@@ -94,7 +94,8 @@ namespace uniperf {
 
 // 2.0: OptionSpec choices/min/max, PluginEntry fingerprint.
 // 3.0: Capabilities::max_send_depth and max_recv_depth.
-inline constexpr std::uint32_t kAbiMajor = 3;
+// 4.0: Capabilities::reliable_delivery.
+inline constexpr std::uint32_t kAbiMajor = 4;
 inline constexpr std::uint32_t kAbiMinor = 0;
 
 using Bytes = std::vector<std::byte>;
@@ -209,6 +210,15 @@ struct Capabilities {
   /// when unbounded. A test that posts receives with a larger rx_depth is
   /// SKIPPED naming rx_depth.
   std::uint32_t max_recv_depth = 0;
+  /// (ABI 4.0) Every message sent arrives, or the transport reports an
+  /// error (RC, TCP, libfabric's rxd and rxm, UCX). False for unreliable
+  /// datagrams (verbs UD): a send that finds no posted receive, or a packet
+  /// the network drops, completes successfully on the sender and never
+  /// arrives. The engine then ends a stream when the sender has finished
+  /// and the receiver has drained what came, and reports the loss (messages
+  /// sent, received, lost); window_ack, which would wait for an ack of a
+  /// lost message, is SKIPPED.
+  bool reliable_delivery = true;
 
   Support op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
   void set(Op o, Support s) { ops[static_cast<std::size_t>(o)] = s; }

@@ -56,6 +56,12 @@ std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uin
   if (flow.signal_every > 1 && caps.selective_completion == Support::none) {
     return "plugin cannot suppress completions (signal_every > 1)";
   }
+  if (flow.window_mode == WindowMode::window_ack && is_two_sided(flow.op) &&
+      !caps.reliable_delivery) {
+    return "window_ack waits for the receiver's ack of every window, and this transport loses "
+           "messages without telling either side (reliable_delivery false): one lost message "
+           "would stall the stream";
+  }
   if (flow.window_mode == WindowMode::window_ack && flow.direction == Direction::bi) {
     return "window_ack is unidirectional: the receiver acknowledges each window";
   }
@@ -131,6 +137,7 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   plan.max_size = test.sizes.empty() ? 0 : *std::max_element(test.sizes.begin(), test.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
   plan.recv_depth = plan.flow.rx_depth;
+  plan.reliable_delivery = caps.reliable_delivery;
   if (!posts_receives(plan.flow) && caps.max_recv_depth != 0) {
     plan.recv_depth = std::min(plan.recv_depth, caps.max_recv_depth);
   }

@@ -54,6 +54,14 @@ struct FlowPlan {
   /// held to the plugin's max_recv_depth, so the idle queue asks for
   /// nothing the plugin cannot give.
   std::uint32_t recv_depth = 0;
+  /// The plugin's Capabilities::reliable_delivery. Without it a stream of
+  /// two-sided messages ends when the receiver has drained what came, and
+  /// the record counts what was lost.
+  bool reliable_delivery = true;
+
+  /// Whether the flow's messages can be lost without an error: two-sided
+  /// (the receiver counts arrivals) over an unreliable transport.
+  bool counts_loss() const { return !reliable_delivery && is_two_sided(flow.op); }
 
   bool runs_at(std::size_t size_index) const { return skip[size_index].empty(); }
 };
