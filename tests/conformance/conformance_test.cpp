@@ -186,6 +186,14 @@ class Conformance : public testing::TestWithParam<std::string> {
         EXPECT_EQ(record.status, Status::ok) << where << ": " << record.reason;
         EXPECT_EQ(record.corrupted_bytes, 0u) << where;
         EXPECT_GT(record.iterations_run, 0u) << where;
+        // A stream of messages over a transport that may lose them says
+        // how many were sent (and so lost); elsewhere nothing was lost.
+        const bool counts_loss = record.flows.empty() && record.bandwidth &&
+                                 record.flow.pattern != model::Pattern::latency &&
+                                 !caps_.reliable_delivery && is_two_sided(record.flow.op);
+        if (record.bandwidth) {
+          EXPECT_EQ(record.bandwidth->messages_sent.has_value(), counts_loss) << where;
+        }
       } else {
         EXPECT_EQ(record.status, Status::skipped) << where << ": " << record.reason;
         EXPECT_EQ(record.reason, expected) << where;

@@ -22,15 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   using namespace uniperf::engine;
   try {
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
       case 0:
         same(encode(decode_region(message)));
         break;
       case 1:
         same(encode(decode_done(message)));
         break;
-      default:
+      case 2:
         same(encode_corrupted(decode_corrupted(message)));
+        break;
+      default:
+        same(encode_delivered(decode_delivered(message)));
         break;
     }
   } catch (const ProtocolError&) {

@@ -200,6 +200,9 @@ TEST(PeerProtocol, MessagesRoundTrip) {
   EXPECT_EQ(done_back.bytes, done.bytes);
 
   EXPECT_EQ(decode_corrupted(encode_corrupted(12345)), 12345u);
+  EXPECT_EQ(decode_delivered(encode_delivered(999)), 999u);
+  // The two counts are distinct messages: one is never taken for the other.
+  EXPECT_THROW(decode_delivered(encode_corrupted(1)), ProtocolError);
 }
 
 TEST(PeerProtocol, UnexpectedMessagesAreProtocolErrors) {

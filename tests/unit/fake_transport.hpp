@@ -175,6 +175,9 @@ class FakeEndpoint final : public Endpoint {
     return "fake status " + std::to_string(status);
   }
 
+  /// Non-zero: every Nth message this side sends is lost.
+  void lose_every(std::uint64_t n) { lose_every_ = n; }
+
  private:
   void execute(const WorkRequest& wr) {
     auto* local = static_cast<std::byte*>(wr.local->address()) + wr.local_offset;
@@ -232,6 +235,9 @@ class FakeEndpoint final : public Endpoint {
   }
 
   void push(FakeWire::Message message) {
+    // An unreliable transport's loss: the message completes on the sender
+    // and never arrives.
+    if (lose_every_ != 0 && ++pushed_ % lose_every_ == 0) return;
     if (!message.data.empty())
       maybe_corrupt(message.data.data(), static_cast<std::uint32_t>(message.data.size()));
     std::lock_guard lock(wire_->mutex);
@@ -286,6 +292,8 @@ class FakeEndpoint final : public Endpoint {
   std::uint64_t corrupt_every_;
   bool reverse_atomics_;
   std::uint32_t fail_receives_from_;
+  std::uint64_t lose_every_ = 0;
+  std::uint64_t pushed_ = 0;
   std::vector<WorkRequest> deferred_atomics_;
   std::uint64_t writes_ = 0;
   std::uint64_t posted_ = 0;
@@ -314,9 +322,11 @@ class FakeContext final : public Context {
     // Both sides connect their endpoints in the same order, so the n-th
     // connect of each meets on the n-th wire: a later test never sees what
     // an earlier one left on its wire.
-    return std::make_unique<FakeEndpoint>(fabric_.wire(connects_++), fabric_, channel.rank(),
-                                          params, counters, counters_mutex, corrupt_every,
-                                          reverse_atomics, fail_receives_from);
+    auto endpoint = std::make_unique<FakeEndpoint>(
+        fabric_.wire(connects_++), fabric_, channel.rank(), params, counters, counters_mutex,
+        corrupt_every, reverse_atomics, fail_receives_from);
+    endpoint->lose_every(lose_every);
+    return endpoint;
   }
 
   FakeCounters counters;
@@ -327,6 +337,9 @@ class FakeContext final : public Context {
   /// Non-zero: every receive of at least this many bytes completes with an
   /// error status (a transport failing on one side only).
   std::uint32_t fail_receives_from = 0;
+  /// Non-zero: every Nth message each side sends is lost (give the context
+  /// capabilities with reliable_delivery false, as a UD transport would).
+  std::uint64_t lose_every = 0;
 
   static Capabilities everything() {
     Capabilities caps;

@@ -39,6 +39,8 @@ std::string other_value(const FlowField& field, const FlowSpec& baseline) {
       return current == "2" ? "3" : "2";
     case FieldKind::flag:
       return current == "true" ? "false" : "true";
+    case FieldKind::fraction:
+      return current == "0.5" ? "0.25" : "0.5";
     case FieldKind::choice:
       for (const auto name : field.choices()) {
         if (name != current) return std::string(name);

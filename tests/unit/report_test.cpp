@@ -161,6 +161,7 @@ void expect_same(const Record& a, const Record& b) {
     EXPECT_EQ(a.bandwidth->bytes, b.bandwidth->bytes);
     EXPECT_EQ(a.bandwidth->messages, b.bandwidth->messages);
     EXPECT_EQ(a.bandwidth->seconds, b.bandwidth->seconds);
+    EXPECT_EQ(a.bandwidth->messages_sent, b.bandwidth->messages_sent);
     EXPECT_EQ(a.bandwidth->mb_per_s, b.bandwidth->mb_per_s);
     EXPECT_EQ(a.bandwidth->gbit_per_s, b.bandwidth->gbit_per_s);
     EXPECT_EQ(a.bandwidth->mmsg_per_s, b.bandwidth->mmsg_per_s);
@@ -222,7 +223,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("warmup_iterations"), 42);
   EXPECT_EQ(p.at("trials"), 1);
   EXPECT_EQ(p.at("forever"), false);
-  EXPECT_EQ(p.size(), 21u);
+  EXPECT_EQ(p.at("max_loss"), 1.0);
+  EXPECT_EQ(p.size(), 22u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -323,8 +325,31 @@ TEST(RecordJson, ReadingNamesTheBadField) {
   EXPECT_EQ(error_of(json::array()), "result record: expected an object, got array");
 }
 
+TEST(RecordJson, LossIsReportedBesideWhatArrived) {
+  Record r = bandwidth_record("ud", "send_bw", 1024, 0.5);
+  r.flow.op = Op::send;
+  r.flow.max_loss = 0.001;
+  r.bandwidth->messages_sent = 5025;  // 5000 arrived
+  const json j = json::parse(to_json(r).dump());
+  const json& b = j.at("bandwidth");
+  EXPECT_EQ(b.at("messages"), 5000);
+  EXPECT_EQ(b.at("messages_sent"), 5025);
+  EXPECT_EQ(b.at("messages_lost"), 25);
+  EXPECT_DOUBLE_EQ(b.at("loss_rate").get<double>(), 25.0 / 5025);
+  EXPECT_EQ(j.at("params").at("max_loss"), 0.001);
+  const Record back = record_from_json(j);
+  expect_same(r, back);
+  EXPECT_EQ(back.flow.max_loss, 0.001);
+  // Reliable delivery: no loss fields at all.
+  EXPECT_FALSE(to_json(bandwidth_record("rc", "send_bw", 1024, 0.5))
+                   .at("bandwidth")
+                   .contains("messages_sent"));
+}
+
 TEST(RecordJson, ReadsRecordsWrittenBeforeOptionalFieldsWereAdded) {
   json j = to_json(full_record());
+  j["params"].erase("max_loss");  // added in 1.2: absent means 1 (loss never fails)
+  EXPECT_EQ(record_from_json(j).flow.max_loss, 1.0);
   j["params"].erase("buffers");  // added within schema 1: absent means cycle
   EXPECT_EQ(record_from_json(j).flow.buffers, model::BufferMode::cycle);
   j["params"]["buffers"] = "single";

@@ -7,118 +7,20 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
-#include "bootstrap/bootstrap.hpp"
-#include "fake_transport.hpp"
-#include "loader/plugin_registry.hpp"
-#include "session/session.hpp"
-#include "suite/suite.hpp"
+#include "fake_session.hpp"
 
 namespace uniperf {
 namespace {
 
 using namespace std::chrono_literals;
-using results::Record;
 using results::Status;
+using testing::FakeFaults;
+using testing::FakeRun;
+using testing::has;
 
-/// The fake transport as a plugin; each side of a test gets its own, both
-/// on one fabric.
-class FakePlugin final : public Plugin {
- public:
-  FakePlugin(testing::FakeFabric& fabric, std::uint32_t fail_receives_from)
-      : fabric_(fabric), fail_receives_from_(fail_receives_from) {}
-  std::string name() const override { return "fake"; }
-  std::string version() const override { return "1"; }
-  std::string library_version() const override { return "fake 1"; }
-  std::string description() const override { return "in-process fake transport"; }
-  std::vector<OptionSpec> options() const override { return {}; }
-  std::string probe() const override { return "fake"; }
-  std::unique_ptr<Context> open(const Options&) override {
-    auto context =
-        std::make_unique<testing::FakeContext>(fabric_, testing::FakeContext::everything());
-    context->fail_receives_from = fail_receives_from_;
-    return context;
-  }
-
- private:
-  testing::FakeFabric& fabric_;
-  std::uint32_t fail_receives_from_;
-};
-
-struct Outcome {
-  std::vector<Record> records;
-  std::vector<std::string> responder_failures;
-  std::chrono::steady_clock::duration took{};
-};
-
-/// Runs `tests` (YAML entries) with both sides in this process; the side of
-/// rank `failing_rank` fails every receive of `fail_from` bytes or more.
-Outcome run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from) {
-  const auto suite = suite::parse_suite(
-      "suite: recovery\ndefaults:\n  warmup: 4\n  iterations: 200\n  validate: true\ntests:\n" +
-          tests,
-      "recovery.yaml");
-  model::ConfigSpec config;
-  config.name = "fake";
-  config.plugin = "fake";
-  const std::vector<model::ConfigSpec> configs = {config};
-
-  testing::FakeFabric fabric;
-  loader::PluginRegistry initiator_plugins({}), responder_plugins({});
-  initiator_plugins.adopt(std::make_unique<FakePlugin>(fabric, failing_rank == 0 ? fail_from : 0),
-                          "test");
-  responder_plugins.adopt(std::make_unique<FakePlugin>(fabric, failing_rank == 1 ? fail_from : 0),
-                          "test");
-
-  auto [control0, control1] = bootstrap::make_in_process_pair();
-  session::RunSettings settings;
-  // Far above what a failure may take to reach the other side: a test that
-  // passes only because a deadline ended a hang fails the `took` bound.
-  settings.size_timeout = 120s;
-
-  Outcome run;
-  const auto started = std::chrono::steady_clock::now();
-  std::thread responder([&, control = std::move(control1)]() mutable {
-    session::Observer observer;
-    observer.on_failure = [&](const std::string& reason, bool) {
-      run.responder_failures.push_back(reason);
-    };
-    try {
-      session::handshake(*control, suite, configs);
-      session::run(*control, suite, configs, responder_plugins, settings, observer);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "responder: " << e.what();
-    }
-  });
-  try {
-    session::handshake(*control0, suite, configs);
-    run.records = session::run(*control0, suite, configs, initiator_plugins, settings);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "initiator: " << e.what();
-  }
-  responder.join();
-  run.took = std::chrono::steady_clock::now() - started;
-  return run;
-}
-
-const Record* find(const Outcome& run, const std::string& test, std::uint64_t size) {
-  for (const auto& r : run.records) {
-    if (r.test == test && r.size == size) return &r;
-  }
-  return nullptr;
-}
-
-::testing::AssertionResult has(const Outcome& run, const std::string& test, std::uint64_t size,
-                               Status status, const std::string& reason_part = "") {
-  const Record* r = find(run, test, size);
-  if (r == nullptr) return ::testing::AssertionFailure() << "no record " << test << " " << size;
-  if (r->status != status || r->reason.find(reason_part) == std::string::npos) {
-    return ::testing::AssertionFailure()
-           << test << " " << size << ": status " << results::to_string(r->status) << ", reason '"
-           << r->reason << "'";
-  }
-  return ::testing::AssertionSuccess();
+FakeRun run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from) {
+  return testing::run_fake_suite(tests, FakeFaults{failing_rank, fail_from, 0});
 }
 
 const std::string kStreamThenLatency =
@@ -127,7 +29,7 @@ const std::string kStreamThenLatency =
     "  - {name: writes, op: write, pattern: bandwidth, sizes: [4096]}\n";
 
 TEST(SessionRecovery, AResponderFailureEndsItsTestAndTheRunGoesOn) {
-  const Outcome run = run_suite(kStreamThenLatency, 1, 64);
+  const FakeRun run = run_suite(kStreamThenLatency, 1, 64);
   ASSERT_EQ(run.records.size(), 6u);
   EXPECT_TRUE(has(run, "stream", 8, Status::ok));
   EXPECT_TRUE(has(run, "stream", 64, Status::error, "the responder failed: receive"));
@@ -144,7 +46,7 @@ TEST(SessionRecovery, AResponderFailureEndsItsTestAndTheRunGoesOn) {
 TEST(SessionRecovery, AnInitiatorFailureStopsTheServingResponder) {
   // The initiator's echo receives fail in the latency test; the responder,
   // waiting between echoes, hears of it on the control channel.
-  const Outcome run = run_suite(kStreamThenLatency, 0, 32);
+  const FakeRun run = run_suite(kStreamThenLatency, 0, 32);
   ASSERT_EQ(run.records.size(), 6u);
   EXPECT_TRUE(has(run, "stream", 8, Status::ok));
   EXPECT_TRUE(has(run, "stream", 64, Status::ok));  // the initiator only sends here
@@ -160,7 +62,7 @@ TEST(SessionRecovery, AnInitiatorFailureStopsTheServingResponder) {
 TEST(SessionRecovery, APeerFailureStopsALoopThatReadsNoControlMessage) {
   // A ping-pong initiator waits for an echo that never comes: only the
   // responder's out-of-band interrupt ends its wait before the deadline.
-  const Outcome run = run_suite(
+  const FakeRun run = run_suite(
       "  - {name: pingpong, op: send, pattern: latency, sizes: [8, 64]}\n"
       "  - {name: after, op: write, pattern: latency, sizes: [64]}\n",
       1, 64);

@@ -142,7 +142,7 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 4u) << text;
   const auto& columns = csv_columns();
-  ASSERT_EQ(columns.size(), 54u);
+  ASSERT_EQ(columns.size(), 58u);
   for (const auto& row : rows) ASSERT_EQ(row.size(), columns.size()) << text;
   for (std::size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(rows[0][i], columns[i]);
 
@@ -171,9 +171,42 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   EXPECT_EQ(cell(2, "signal_every"), "32");
   EXPECT_EQ(cell(2, "latency_p50_us"), "");
 
+  EXPECT_EQ(cell(2, "max_loss"), "1");
+  EXPECT_EQ(cell(2, "messages_sent"), "") << "reliable: no loss columns";
+
   EXPECT_EQ(cell(3, "status"), "skipped");
   EXPECT_EQ(cell(3, "reason"), "op read: not supported, \"tcp\"\nline 2");
   EXPECT_EQ(cell(3, "iterations_run"), "0");
+}
+
+TEST(Csv, LossHasItsOwnColumns) {
+  Record r = bandwidth("verbs-ud", "send_bw", 1024, 0.5);
+  r.flow.max_loss = 0.05;
+  r.bandwidth->messages_sent = 1250;  // 1000 arrived
+  std::ostringstream out;
+  write_csv(out, {r});
+  const auto rows = parse_csv(out.str());
+  ASSERT_EQ(rows.size(), 2u);
+  const auto& columns = csv_columns();
+  const auto cell = [&](std::string_view column) {
+    const auto at = std::find(columns.begin(), columns.end(), column);
+    EXPECT_NE(at, columns.end()) << column;
+    return rows[1][static_cast<std::size_t>(at - columns.begin())];
+  };
+  EXPECT_EQ(cell("messages"), "1000");
+  EXPECT_EQ(cell("messages_sent"), "1250");
+  EXPECT_EQ(cell("messages_lost"), "250");
+  EXPECT_EQ(cell("loss_rate"), "0.2");
+  EXPECT_EQ(cell("max_loss"), "0.05");
+}
+
+TEST(LiveTable, AStreamThatLostMessagesSaysHowMany) {
+  Record r = bandwidth("verbs-ud", "send_bw", 1024, 0.5);
+  r.bandwidth->messages_sent = 1250;
+  std::ostringstream out;
+  LiveReporter live(out);
+  live.on_record(r);
+  EXPECT_NE(out.str().find("lost 250 of 1250 (20.00%)"), std::string::npos) << out.str();
 }
 
 TEST(Csv, NotANumberIsAnEmptyField) {

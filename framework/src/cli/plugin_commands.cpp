@@ -90,8 +90,9 @@ int list_plugins() {
 int suite_vocabulary() {
   std::cout << "test knobs (a suite's flow keys; every record echoes them in params):\n";
   for (const model::FlowField& field : model::kFlowFields) {
-    std::string values = field.kind == model::FieldKind::choice ? field.choice_list(" | ")
-                         : field.kind == model::FieldKind::flag ? "true | false"
+    std::string values = field.kind == model::FieldKind::choice     ? field.choice_list(" | ")
+                         : field.kind == model::FieldKind::flag     ? "true | false"
+                         : field.kind == model::FieldKind::fraction ? "0..1 or 0%..100%"
                          : field.maximum == UINT32_MAX
                              ? ">= " + std::to_string(field.minimum)
                              : std::to_string(field.minimum) + ".." + std::to_string(field.maximum);

@@ -145,6 +145,7 @@ class Lanes {
         poll_batch(std::clamp<std::uint32_t>(plan.flow.cq_moderation, 1, kMaxCompletions)),
         serve_batch(std::clamp<std::uint32_t>(plan.flow.rx_depth, poll_batch, kMaxCompletions)),
         rx_stride(plan.flow.buffers == BufferMode::single ? 0 : 1),
+        counts_loss(plan.counts_loss()),
         abort_(abort),
         lanes_(plan.flow.endpoints) {}
 
@@ -159,7 +160,10 @@ class Lanes {
   // time): cq_moderation moderates the sender's completions, not arrivals.
   const std::uint32_t serve_batch;
   const std::uint64_t rx_stride;  // receives: a ring of slots, or slot 0 for single buffers
-  IdleBackoff backoff;            // every busy wait of the flow's thread
+  // Messages may be lost (FlowPlan::counts_loss): a receiver stops waiting
+  // for what the sender announced once nothing more arrives.
+  const bool counts_loss;
+  IdleBackoff backoff;  // every busy wait of the flow's thread
 
   std::vector<Lane>& all() { return lanes_; }
   const std::vector<Lane>& all() const { return lanes_; }
@@ -167,6 +171,12 @@ class Lanes {
   std::size_t size() const { return lanes_.size(); }
   std::size_t index_of(const Lane& lane) const {
     return static_cast<std::size_t>(&lane - lanes_.data());
+  }
+  /// Receives consumed in the current phase, over every endpoint.
+  std::uint64_t received() const {
+    std::uint64_t total = 0;
+    for (const Lane& lane : lanes_) total += lane.received;
+    return total;
   }
 
   std::byte* tx(Lane& lane, std::uint64_t slot) const {

@@ -9,7 +9,7 @@
 namespace uniperf::engine {
 namespace {
 
-enum class Kind : std::uint8_t { region = 1, done = 2, corrupted = 3 };
+enum class Kind : std::uint8_t { region = 1, done = 2, corrupted = 3, delivered = 4 };
 
 const char* name_of(Kind kind) {
   switch (kind) {
@@ -19,6 +19,8 @@ const char* name_of(Kind kind) {
       return "end-of-phase message";
     case Kind::corrupted:
       return "validation count";
+    case Kind::delivered:
+      return "count of messages received";
   }
   return "message";
 }
@@ -121,6 +123,10 @@ std::vector<std::byte> encode_corrupted(std::uint64_t count) {
   return Writer(Kind::corrupted).u64(count).take();
 }
 
+std::vector<std::byte> encode_delivered(std::uint64_t count) {
+  return Writer(Kind::delivered).u64(count).take();
+}
+
 RegionAdvert decode_region(std::span<const std::byte> bytes) {
   Reader reader(bytes, Kind::region);
   RegionAdvert message;
@@ -142,11 +148,21 @@ PhaseDone decode_done(std::span<const std::byte> bytes) {
   return message;
 }
 
-std::uint64_t decode_corrupted(std::span<const std::byte> bytes) {
-  Reader reader(bytes, Kind::corrupted);
+namespace {
+std::uint64_t decode_count(std::span<const std::byte> bytes, Kind kind) {
+  Reader reader(bytes, kind);
   const std::uint64_t count = reader.u64();
   reader.finish();
   return count;
+}
+}  // namespace
+
+std::uint64_t decode_corrupted(std::span<const std::byte> bytes) {
+  return decode_count(bytes, Kind::corrupted);
+}
+
+std::uint64_t decode_delivered(std::span<const std::byte> bytes) {
+  return decode_count(bytes, Kind::delivered);
 }
 
 Bytes PeerLink::exchange(const std::vector<std::byte>& mine) {
@@ -174,6 +190,10 @@ void PeerLink::forget_done() {
 
 std::uint64_t PeerLink::exchange_corrupted(std::uint64_t mine) {
   return decode_corrupted(exchange(encode_corrupted(mine)));
+}
+
+std::uint64_t PeerLink::exchange_delivered(std::uint64_t mine) {
+  return decode_delivered(exchange(encode_delivered(mine)));
 }
 
 }  // namespace uniperf::engine

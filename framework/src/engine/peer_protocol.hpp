@@ -57,6 +57,10 @@ class PeerLink {
 
   /// Sends our count of corrupted bytes, returns the peer's.
   std::uint64_t exchange_corrupted(std::uint64_t mine);
+  /// The end of every stream phase: sends how many of the peer's messages
+  /// this side received, returns how many of ours the peer received (what
+  /// an unreliable transport delivered; docs/architecture.md, "Loss").
+  std::uint64_t exchange_delivered(std::uint64_t mine);
 
   /// Both sides reach this point before either goes on.
   void barrier() { control_.barrier(control_.timeout()); }
@@ -73,8 +77,10 @@ class PeerLink {
 std::vector<std::byte> encode(const RegionAdvert& message);
 std::vector<std::byte> encode(const PhaseDone& message);
 std::vector<std::byte> encode_corrupted(std::uint64_t count);
+std::vector<std::byte> encode_delivered(std::uint64_t count);
 RegionAdvert decode_region(std::span<const std::byte> bytes);
 PhaseDone decode_done(std::span<const std::byte> bytes);
 std::uint64_t decode_corrupted(std::span<const std::byte> bytes);
+std::uint64_t decode_delivered(std::span<const std::byte> bytes);
 
 }  // namespace uniperf::engine

@@ -242,11 +242,14 @@ struct TestRunner::Impl {
   }
 
   /// A bandwidth or message-rate phase: the sending side(s) stream, the
-  /// receiving side(s) serve until the sender's end-of-phase message.
+  /// receiving side(s) serve until the sender's end-of-phase message, and
+  /// both say how many of the other's messages they received.
   template <bool Event>
   void stream_phase(double seconds, bool timed, Ticks deadline, SizeOutcome& out) {
     const bool bidirectional = flow.direction == Direction::bi;
-    if (rank == 0 || bidirectional) {
+    const bool sends = rank == 0 || bidirectional;
+    const bool serves = rank == 1 || bidirectional;
+    if (sends) {
       Ticks started = 0;
       Ticks finished = 0;
       if (flow.window_mode == WindowMode::window_ack) {
@@ -269,19 +272,30 @@ struct TestRunner::Impl {
         out.iterations = ops;
       }
     }
-    if (bidirectional || rank == 1) {
-      server.serve<Event>();
-    } else {
-      peer.receive_done();  // the responder's (empty) end-of-phase message
+    if (serves) server.serve<Event>();
+    // Received here of the peer's messages, and there of ours. A reliable
+    // transport delivered everything announced (serve waited for it); on an
+    // unreliable one this is the only account of what was lost.
+    const std::uint64_t received_here = serves ? lanes.received() : 0;
+    const std::uint64_t received_there = peer.exchange_delivered(received_here);
+    if (timed && rank == 0) {
+      if (bidirectional) {
+        // Both directions: bytes add up, over the longer of the two intervals.
+        const PhaseDone& theirs = peer.peer_done();
+        out.bytes += theirs.bytes;
+        out.messages += theirs.bytes / wire_bytes();
+        out.seconds = std::max(out.seconds, theirs.seconds);
+      }
+      if (plan.counts_loss()) {
+        // Bandwidth over what arrived; what was sent is kept beside it. A
+        // straggler of the previous phase can arrive after its drain gave
+        // up, so delivered is held to sent.
+        out.messages_sent = out.messages;
+        out.messages = std::min(out.messages, received_there + received_here);
+        out.bytes = out.messages * wire_bytes();
+        out.counts_loss = true;
+      }
     }
-    if (timed && bidirectional && rank == 0) {
-      // Both directions: bytes add up, over the longer of the two intervals.
-      const PhaseDone& theirs = peer.peer_done();
-      out.bytes += theirs.bytes;
-      out.messages += theirs.bytes / wire_bytes();
-      out.seconds = std::max(out.seconds, theirs.seconds);
-    }
-    if (rank == 1 && !bidirectional) peer.send_done(phase_done());
     loops.drain<Event>();
   }
 

@@ -30,6 +30,11 @@ struct SizeOutcome {
   Ticks started = 0, finished = 0;
   std::uint64_t iterations = 0;  ///< measured iterations completed
   std::uint64_t corrupted_bytes = 0;
+  /// A stream over an unreliable transport (FlowPlan::counts_loss):
+  /// `messages` and `bytes` count what arrived, `messages_sent` what was
+  /// posted; the difference was lost.
+  bool counts_loss = false;
+  std::uint64_t messages_sent = 0;
 };
 
 class TestRunner {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "engine/clock.hpp"
 #include "engine/lane.hpp"
 #include "engine/peer_protocol.hpp"
 
@@ -18,10 +19,14 @@ class Server {
 
   /// Serves the peer's traffic until its end-of-phase message arrived and
   /// every receive it announced was consumed; sends window acks where asked.
+  /// Where messages can be lost (Lanes::counts_loss) it stops earlier, once
+  /// the end-of-phase message is here and nothing has arrived for
+  /// kDrainQuietSeconds: what has not come by then is lost.
   template <bool Event>
   void serve() {
     const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
     std::uint32_t idle = 0;
+    Ticks drained_at = 0;  // when a lossy stream's drain gives up; 0 = not draining
     while (true) {
       bool progressed = false;
       for (Lane& lane : lanes_.all()) {
@@ -38,8 +43,15 @@ class Server {
       if (peer_.done_received() && all_received()) return;
       if (progressed) {
         idle = 0;
+        drained_at = 0;
         lanes_.backoff.progressed();
         continue;
+      }
+      if (lanes_.counts_loss && peer_.done_received()) {
+        // Outside the timed interval: the sender has finished.
+        const Ticks t = now();
+        if (drained_at == 0) drained_at = deadline_after(t, kDrainQuietSeconds);
+        if (t >= drained_at) return;
       }
       if (lanes_.abort_requested()) [[unlikely]]
         Lanes::aborted();
@@ -91,6 +103,10 @@ class Server {
  private:
   /// Idle polls between looks at the control channel on the serving side.
   static constexpr std::uint32_t kControlCheckInterval = 4096;
+  /// How long a receiver waits for more of a lossy stream after the sender
+  /// finished and nothing arrived: far above a datagram's flight time, even
+  /// through a software device on a loaded host.
+  static constexpr double kDrainQuietSeconds = 0.2;
 
   template <bool Event>
   void send_acks(Lane& lane) {

@@ -1,6 +1,7 @@
 #include "model/flow_fields.hpp"
 
 #include <charconv>
+#include <optional>
 
 namespace uniperf::model {
 
@@ -12,6 +13,11 @@ std::string FlowField::text(const FlowSpec& flow) const {
       return flow.*flag ? "true" : "false";
     case FieldKind::choice:
       return std::string(choice_name(get_choice(flow)));
+    case FieldKind::fraction: {
+      char text[32];
+      const auto [end, ec] = std::to_chars(text, text + sizeof text, flow.*fraction);
+      return ec == std::errc() ? std::string(text, end) : std::string("nan");
+    }
   }
   return {};
 }
@@ -29,6 +35,12 @@ bool FlowField::set_text(FlowSpec& flow, std::string_view value) const {
       if (value != "true" && value != "false") return false;
       flow.*flag = value == "true";
       return true;
+    case FieldKind::fraction: {
+      const std::optional<double> number = parse_fraction(value);
+      if (!number) return false;
+      flow.*fraction = *number;
+      return true;
+    }
     case FieldKind::choice:
       for (std::size_t i = 0; i < choice_count; ++i) {
         if (choice_name(i) == value) {
@@ -54,6 +66,17 @@ std::string FlowField::choice_list(std::string_view separator) const {
     list += choice_name(i);
   }
   return list;
+}
+
+std::optional<double> parse_fraction(std::string_view text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.remove_suffix(1);
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (percent) number /= 100;
+  if (!(number >= 0 && number <= 1)) return std::nullopt;  // also NaN
+  return number;
 }
 
 const FlowField* find_flow_field(std::string_view name) {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,9 +25,10 @@
 namespace uniperf::model {
 
 enum class FieldKind : std::uint8_t {
-  count,  ///< std::uint32_t; a whole number >= the row's minimum
-  flag,   ///< bool; true / false
-  choice  ///< an enum; spelled by its to_string name
+  count,    ///< std::uint32_t; a whole number >= the row's minimum
+  flag,     ///< bool; true / false
+  choice,   ///< an enum; spelled by its to_string name
+  fraction  ///< double in [0, 1]; a suite may write a percentage ("0.5%")
 };
 
 /// How the one-off command line sets a knob.
@@ -75,6 +77,7 @@ struct FlowField {
   std::string_view help;  ///< one line: the suite reference and the flag's help
   std::uint32_t FlowSpec::*count = nullptr;
   bool FlowSpec::*flag = nullptr;
+  double FlowSpec::*fraction = nullptr;
   std::size_t (*get_choice)(const FlowSpec&) = nullptr;  ///< the enum's index
   void (*set_choice)(FlowSpec&, std::size_t) = nullptr;
   std::string_view (*choice_name)(std::size_t) = nullptr;
@@ -149,8 +152,9 @@ struct FlowField {
     return f;
   }
 
-  /// The value's canonical text: the decimal number, "true" / "false", or
-  /// the enum's name (the suite's, the record's and the CSV's spelling).
+  /// The value's canonical text: the decimal number (a fraction in its
+  /// shortest round-trip form), "true" / "false", or the enum's name (the
+  /// suite's, the record's and the CSV's spelling).
   std::string text(const FlowSpec& flow) const;
   /// Sets the value from its canonical text; false (and no change) when the
   /// text is not one (the suite reader gives the friendlier message).
@@ -198,6 +202,16 @@ constexpr FlowField flag_field(std::string_view name, bool FlowSpec::*member,
   f.kind = FieldKind::flag;
   f.help = help;
   f.flag = member;
+  return f;
+}
+
+constexpr FlowField fraction_field(std::string_view name, double FlowSpec::*member,
+                                   std::string_view help) {
+  FlowField f;
+  f.name = name;
+  f.kind = FieldKind::fraction;
+  f.help = help;
+  f.fraction = member;
   return f;
 }
 
@@ -311,10 +325,20 @@ inline constexpr FlowField kFlowFields[] = {
     flag_field("validate", &FlowSpec::validate, "Fill and check payloads")
         .csv_since_1_0()
         .switch_named("--validate", "true", ""),
+    fraction_field("max_loss", &FlowSpec::max_loss,
+                   "Unreliable transports: the share of a stream's messages that may be lost "
+                   "(e.g. 0.1% or 0.001) before the record is an error (default 1: only reported)")
+        .added_after_1_0()
+        .flag_named("--max-loss")
+        .in_title(", max loss ", "", true),
 };
 
 /// The row named `name`; nullptr when there is none.
 const FlowField* find_flow_field(std::string_view name);
+
+/// A fraction knob's value: a number in [0, 1] or a percentage ("0.5%");
+/// nullopt for anything else.
+std::optional<double> parse_fraction(std::string_view text);
 
 // ---------------------------------------------------------------- run length
 

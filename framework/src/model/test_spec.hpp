@@ -53,6 +53,9 @@ struct FlowSpec {
   std::uint32_t endpoints = 1;     ///< endpoints (QPs) per flow
   BufferMode buffers = BufferMode::cycle;
   bool validate = false;  ///< fill and check payload patterns
+  /// The most of a stream's messages an unreliable transport may lose
+  /// (lost / sent) before its record is an error; 1 = loss is only reported.
+  double max_loss = 1;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a

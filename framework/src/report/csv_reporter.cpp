@@ -86,6 +86,15 @@ std::vector<std::string> row_of(const Record& r) {
   for (const model::FlowField& field : model::kFlowFields) {
     if (field.csv == model::CsvColumn::appended) row.push_back(field.text(f));
   }
+  // Loss (record 1.2): empty where delivery is reliable.
+  if (r.bandwidth && r.bandwidth->messages_sent) {
+    const auto& b = *r.bandwidth;
+    for (auto field : {std::to_string(*b.messages_sent), std::to_string(b.messages_lost()),
+                       number(b.loss_rate())})
+      row.push_back(std::move(field));
+  } else {
+    row.resize(row.size() + 3);
+  }
   return row;
 }
 
@@ -126,6 +135,7 @@ const std::vector<std::string_view>& csv_columns() {
     for (const model::FlowField& field : model::kFlowFields) {
       if (field.csv == model::CsvColumn::appended) c.push_back(field.name);
     }
+    c.insert(c.end(), {"messages_sent", "messages_lost", "loss_rate"});
     return c;
   }();
   return columns;

@@ -37,6 +37,13 @@ std::string one_line(std::string text) {
   return text;
 }
 
+/// "  lost 12 of 5000 (0.24%)" after a stream over an unreliable transport.
+std::string loss_text(const results::BandwidthStats& b) {
+  if (!b.messages_sent) return {};
+  return fmt::format("  lost {} of {} ({:.2f}%)", b.messages_lost(), *b.messages_sent,
+                     100 * b.loss_rate());
+}
+
 std::string_view status_word(Status status) {
   return status == Status::skipped ? "SKIPPED" : "ERROR";
 }
@@ -141,8 +148,8 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
     numbers = fmt::format("p50 {:.3f} us, p99 {:.3f} us ({})", f.latency->p50, f.latency->p99,
                           f.latency->one_way ? "one-way" : "round trip");
   } else if (f.bandwidth) {
-    numbers =
-        fmt::format("{:.2f} MB/s, {:.4f} Mmsg/s", f.bandwidth->mb_per_s, f.bandwidth->mmsg_per_s);
+    numbers = fmt::format("{:.2f} MB/s, {:.4f} Mmsg/s{}", f.bandwidth->mb_per_s,
+                          f.bandwidth->mmsg_per_s, loss_text(*f.bandwidth));
   }
   if (numbers.empty()) {
     out << fmt::format("{:>10} {:>10}   {}\n", "", "", what);
@@ -167,8 +174,9 @@ void print_record_line(std::ostream& out, const Record& r) {
         r.size, r.iterations_run, l.min, l.p50, l.p90, l.p99, l.p999, l.max, l.mean, l.stdev);
   } else if (r.flow.pattern != model::Pattern::latency && r.bandwidth) {
     const auto& b = *r.bandwidth;
-    out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
-                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
+    out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}{}\n", r.size,
+                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds,
+                       loss_text(b));
   } else {
     out << fmt::format("{:>10} {:>10} (no measurement recorded)\n", r.size, r.iterations_run);
   }

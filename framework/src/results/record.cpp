@@ -1,4 +1,4 @@
-// The JSON Lines schema, version 1.1: one object per line, one line per
+// The JSON Lines schema, version 1.2: one object per line, one line per
 // (config, test, size). Units are in the key names or stated here; the
 // reference, with the fields added in 1.1 (schema_minor, provenance,
 // warnings, trials), is docs/results.md.
@@ -20,7 +20,10 @@
 //                    percentiles are nearest-rank over every sample
 //   bandwidth        only when measured, first post -> last completion:
 //                    {bytes, messages, seconds, MB_per_s (10^6 B/s),
-//                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)}
+//                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)};
+//                    over an unreliable transport (added in 1.2) also
+//                    messages_sent, messages_lost and loss_rate (lost/sent),
+//                    and bytes, messages and the rates count what arrived
 //   corrupted_bytes  payload bytes that failed validation
 //   flows            only for tests of several concurrent flows (optional, added
 //                    in 1): [{params (flow keys as above), iterations_run,
@@ -76,6 +79,9 @@ json to_json(const model::FlowSpec& flow) {
       case model::FieldKind::choice:
         value = field.text(flow);
         break;
+      case model::FieldKind::fraction:
+        value = flow.*field.fraction;
+        break;
     }
   }
   return params;
@@ -97,6 +103,12 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
     j["bandwidth"] = {{"bytes", b.bytes},         {"messages", b.messages},
                       {"seconds", b.seconds},     {"MB_per_s", b.mb_per_s},
                       {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+    if (b.messages_sent) {
+      json& out = j["bandwidth"];
+      out["messages_sent"] = *b.messages_sent;
+      out["messages_lost"] = b.messages_lost();
+      out["loss_rate"] = b.loss_rate();
+    }
   }
 }
 
@@ -295,13 +307,20 @@ model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
       case model::FieldKind::flag:
         f.*field.flag = params.boolean(key.c_str());
         break;
-      case model::FieldKind::choice:
+      case model::FieldKind::fraction: {
+        const double number = params.number(key.c_str());
+        if (!(number >= 0 && number <= 1)) params.fail(key.c_str(), "expected a fraction 0..1");
+        f.*field.fraction = number;
+        break;
+      }
+      case model::FieldKind::choice: {
         const std::string text = params.string(key.c_str());
         if (!field.set_text(f, text)) {
           params.fail(key.c_str(),
                       "unknown value '" + text + "' (expected " + field.choice_list(" | ") + ")");
         }
         break;
+      }
     }
   }
   return f;
@@ -354,6 +373,8 @@ void read_results(const FieldReader& top, const json& j, std::optional<LatencySt
     b.mb_per_s = bandwidth.number("MB_per_s");
     b.gbit_per_s = bandwidth.number("Gb_per_s");
     b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+    if (j["bandwidth"].contains("messages_sent"))
+      b.messages_sent = bandwidth.unsigned_integer("messages_sent");
   }
 }
 

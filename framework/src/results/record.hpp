@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 1;
+inline constexpr int kSchemaMinor = 2;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -41,6 +41,20 @@ struct BandwidthStats {
   double mb_per_s = 0;
   double gbit_per_s = 0;
   double mmsg_per_s = 0;
+  /// (1.2) A stream over an unreliable transport (verbs UD, UC): the
+  /// messages posted. `messages` and `bytes` then count what arrived, and
+  /// the rates are over those; absent where delivery is reliable.
+  std::optional<std::uint64_t> messages_sent;
+
+  std::uint64_t messages_lost() const {
+    return messages_sent && *messages_sent > messages ? *messages_sent - messages : 0;
+  }
+  /// Lost over sent; 0 without a count of sent messages.
+  double loss_rate() const {
+    return messages_sent && *messages_sent > 0
+               ? static_cast<double>(messages_lost()) / static_cast<double>(*messages_sent)
+               : 0;
+  }
 };
 
 /// A 95% confidence interval of a mean (Student t over the trials).

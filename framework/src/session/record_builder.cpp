@@ -1,5 +1,6 @@
 #include "session/record_builder.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +38,17 @@ results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome
     result.latency = results::compute_latency(outcome.latency_us, outcome.one_way);
   }
   result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
+  if (outcome.counts_loss) result.bandwidth->messages_sent = outcome.messages_sent;
   return result;
+}
+
+/// Loss is a result; above a flow's max_loss it also fails the record.
+/// Empty when every flow is within its limit.
+std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthStats& b,
+                         const std::string& which) {
+  if (!b.messages_sent || b.loss_rate() <= flow.max_loss) return {};
+  return fmt::format("{}lost {} of {} messages ({:.3g}%), above max_loss {:.3g}%", which,
+                     b.messages_lost(), *b.messages_sent, 100 * b.loss_rate(), 100 * flow.max_loss);
 }
 
 }  // namespace
@@ -53,7 +64,8 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
   } else {
     // Every flow's bytes over the union of their intervals (all measured
     // on this side's clock).
-    std::uint64_t bytes = 0, messages = 0;
+    std::uint64_t bytes = 0, messages = 0, sent = 0;
+    bool counts_loss = false;
     engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
       auto& outcome = outcomes[k];
@@ -62,11 +74,28 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
       record.corrupted_bytes += outcome.corrupted_bytes;
       bytes += outcome.bytes;
       messages += outcome.messages;
+      sent += outcome.counts_loss ? outcome.messages_sent : outcome.messages;
+      counts_loss |= outcome.counts_loss;
       first = std::min(first, outcome.started);
       last = std::max(last, outcome.finished);
     }
     const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
     record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
+    if (counts_loss) record.bandwidth->messages_sent = sent;
+  }
+  std::string loss;
+  if (record.flows.empty() && record.bandwidth) {
+    loss = loss_failure(plans.front().flow, *record.bandwidth, "");
+  }
+  for (std::size_t k = 0; k < record.flows.size() && loss.empty(); ++k) {
+    if (record.flows[k].bandwidth) {
+      loss = loss_failure(record.flows[k].flow, *record.flows[k].bandwidth,
+                          "flow " + std::to_string(k + 1) + ": ");
+    }
+  }
+  if (!loss.empty()) {
+    record.status = results::Status::error;
+    record.reason = loss;
   }
   if (record.corrupted_bytes != 0) {
     record.status = results::Status::error;

@@ -23,8 +23,9 @@ namespace uniperf::session {
 // 2: provenance, trial counts, run-forever stop; 3: the engine's typed messages
 // (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count;
 // 4: the initiator's handshake goes first, and every later message carries its
-// epoch (bootstrap/epoch_channel.hpp).
-inline constexpr int kProtocolVersion = 4;
+// epoch (bootstrap/epoch_channel.hpp); 5: every stream phase ends with a
+// count of the messages each side received (unreliable transports' loss).
+inline constexpr int kProtocolVersion = 5;
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;

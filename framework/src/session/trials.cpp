@@ -22,6 +22,8 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   sum.seconds += one.seconds;
   sum.iterations += one.iterations;
   sum.corrupted_bytes += one.corrupted_bytes;
+  sum.counts_loss |= one.counts_loss;
+  sum.messages_sent += one.messages_sent;
 }
 
 }  // namespace uniperf::session

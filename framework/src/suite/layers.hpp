@@ -105,6 +105,10 @@ class Reader {
       case model::FieldKind::flag:
         flow.*field.flag = boolean(key);
         return;
+      case model::FieldKind::fraction:
+        if (field.set_text(flow, text(key))) return;
+        fail(key, "expected a fraction from 0 to 1 or a percentage (0.001, 0.1%), got '" +
+                      text(key) + "'");
       case model::FieldKind::choice:
         if (field.set_text(flow, text(key))) return;
         std::vector<std::string> names;
