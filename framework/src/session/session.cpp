@@ -28,7 +28,12 @@ class RecordSink {
   RecordSink(bool measuring, const Observer& observer)
       : measuring_(measuring), observer_(observer) {}
 
-  void expect(std::size_t total) { total_ = total; }
+  /// `total` records in the whole run, of which `done` came before this
+  /// part of it (a run resumed with a fresh peer).
+  void expect(std::size_t total, std::size_t done = 0) {
+    total_ = total;
+    index_ = done;
+  }
 
   void notify_start(const model::ConfigSpec& config, const model::TestSpec& test,
                     std::uint64_t size) {
@@ -82,27 +87,65 @@ class SuiteRun {
     watchdog_.abort_on(settings.stop_requested);
   }
 
-  std::vector<results::Record> run(const std::vector<model::ConfigSpec>& configs) {
-    std::size_t total = 0;
+  RunOutcome run(const std::vector<model::ConfigSpec>& configs, SuitePosition start,
+                 bool replaceable_peer) {
+    configs_ = &configs;
+    start_ = start;
+    replaceable_ = replaceable_peer;
+    std::size_t total = 0, before = 0;
     for (const auto& test : suite_.tests) total += test.sizes.size();
-    sink_.expect(total * configs.size());
-    for (const auto& config : configs) {
+    for (std::size_t t = 0; t < start.test && t < suite_.tests.size(); ++t)
+      before += suite_.tests[t].sizes.size();
+    sink_.expect(total * configs.size(), total * start.config + before);
+    for (std::size_t c = start.config; c < configs.size(); ++c) {
       if (stopped_ || interrupted()) {
-        for (const auto& test : suite_.tests) record_not_run(config, test);
+        if (replacing()) break;
+        for (const auto& test : suite_.tests) record_not_run(configs[c], test);
         continue;
       }
-      run_config(config);
+      run_config(configs[c], c, c == start.config ? start.test : 0);
     }
     // A last meeting, so both sides learn alike whether the peer is still
     // there: a peer that died in the last test's final moments (its loop
     // failed on the transport before the watchdog saw the control
     // connection close) counts as lost, not as a failed test.
+    here_ = {configs.size(), 0};
     begin_epoch();
-    return sink_.take();
+    if (replacing() && !resume_at_) resume_at_ = here_;  // lost at the end: nothing to resume
+    return {sink_.take(), resume_at_};
   }
 
  private:
-  void run_config(const model::ConfigSpec& config) {
+  /// The peer is lost and a fresh one will take over (a local pair): this
+  /// run stops where it is, and resume_at_ says where the next one starts.
+  bool replacing() const { return stopped_ && replaceable_; }
+
+  /// The peer was lost before the test at here_ started. The next run
+  /// starts there, unless this run itself started there and ran nothing:
+  /// then the fresh peer was lost again at the same point (a responder that
+  /// dies opening this config, say), so that test is recorded as not run
+  /// and the next run starts after it. Either way the suite moves on.
+  void lost_before_here() {
+    if (ran_any_ || here_.config != start_.config || here_.test != start_.test ||
+        here_.config >= configs_->size()) {
+      resume_at_ = here_;
+      return;
+    }
+    const model::ConfigSpec& config = (*configs_)[here_.config];
+    record_all(config, suite_.tests.at(here_.test), results::Status::error,
+               "not run: a fresh local responder was lost again before this test started (" +
+                   stop_reason_ + ")");
+    resume_at_ = after(here_);
+  }
+
+  SuitePosition after(SuitePosition p) const {
+    return p.test + 1 < suite_.tests.size() ? SuitePosition{p.config, p.test + 1}
+                                            : SuitePosition{p.config + 1, 0};
+  }
+
+  void run_config(const model::ConfigSpec& config, std::size_t config_index,
+                  std::size_t first_test) {
+    here_ = {config_index, first_test};
     begin_epoch();
     ScopedEnvironment environment(config.environment);
     plugin_ = plugins_.find(config.plugin);
@@ -132,8 +175,14 @@ class SuiteRun {
     }
     record_builder_.set_config(plugin_, device_, device_numa_node_);
     const Agreement agreed = guarded([&] { return agree(channel_, mine); });
+    if (replacing()) {
+      lost_before_here();
+      context_.reset();
+      return;
+    }
     if (stopped_ || interrupted() || !agreed.ok) {
-      for (const auto& test : suite_.tests) {
+      for (std::size_t t = first_test; t < suite_.tests.size(); ++t) {
+        const auto& test = suite_.tests[t];
         if (stopped_ || interrupted())
           record_not_run(config, test);
         else
@@ -142,11 +191,13 @@ class SuiteRun {
       context_.reset();
       return;
     }
-    for (const auto& test : suite_.tests) {
+    for (std::size_t t = first_test; t < suite_.tests.size(); ++t) {
+      if (replacing()) break;
       if (stopped_ || interrupted()) {
-        record_not_run(config, test);
+        record_not_run(config, suite_.tests[t]);
       } else {
-        run_test(config, test);
+        here_ = {config_index, t};
+        run_test(config, suite_.tests[t]);
       }
     }
     context_.reset();
@@ -154,6 +205,10 @@ class SuiteRun {
 
   void run_test(const model::ConfigSpec& config, const model::TestSpec& test) {
     begin_epoch();
+    if (replacing()) {
+      lost_before_here();
+      return;
+    }
     if (stopped_ || interrupted()) {
       record_not_run(config, test);
       return;
@@ -169,9 +224,12 @@ class SuiteRun {
       reasons.push_back(engine::skip_reason(plans, i));
     reasons = guarded([&] { return agree_sizes(channel_, reasons); });
     if (stopped_) {
+      // Lost while the test began: it is not run again.
       record_not_run(config, test);
+      if (replaceable_) resume_at_ = after(here_);
       return;
     }
+    ran_any_ = true;
 
     bool any = false;
     for (const auto& r : reasons) any |= r.empty();
@@ -392,6 +450,13 @@ class SuiteRun {
   std::string device_;
   std::optional<int> device_numa_node_;
 
+  const std::vector<model::ConfigSpec>* configs_ = nullptr;
+  SuitePosition start_;  ///< where this run began
+  SuitePosition here_;   ///< the config and test under way
+  bool replaceable_ = false;
+  bool ran_any_ = false;  ///< a test of this run got as far as its sizes
+  std::optional<SuitePosition> resume_at_;
+
   bool stopped_ = false;      ///< the control connection is lost: nothing more runs
   bool interrupted_ = false;  ///< a Ctrl-C on this side (or, run-forever, either side)
   std::string stop_reason_;
@@ -405,7 +470,15 @@ std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::Sui
                                  loader::PluginRegistry& plugins, const RunSettings& settings,
                                  const Observer& observer) {
   SuiteRun suite_run(control, suite, plugins, settings, observer);
-  return suite_run.run(configs);
+  return suite_run.run(configs, {}, false).records;
+}
+
+RunOutcome run_from(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+                    const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
+                    const RunSettings& settings, const Observer& observer, SuitePosition start,
+                    bool replaceable_peer) {
+  SuiteRun suite_run(control, suite, plugins, settings, observer);
+  return suite_run.run(configs, start, replaceable_peer);
 }
 
 }  // namespace uniperf::session

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,5 +93,30 @@ std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::Sui
                                  const std::vector<model::ConfigSpec>& configs,
                                  loader::PluginRegistry& plugins, const RunSettings& settings,
                                  const Observer& observer = {});
+
+/// A point of a run: a config and a test of the suite, by index.
+struct SuitePosition {
+  std::size_t config = 0;
+  std::size_t test = 0;
+};
+
+struct RunOutcome {
+  std::vector<results::Record> records;
+  /// With a replaceable peer that was lost: where a run with a fresh peer
+  /// goes on (config == configs.size(): nothing is left).
+  std::optional<SuitePosition> resume_at;
+};
+
+/// run() from `start` (both sides start alike: the initiator tells a fresh
+/// responder where). With `replaceable_peer` (a local pair, whose responder
+/// the initiator can start again) a lost peer does not end the run with
+/// "not run" records: this run stops where the peer was lost and says where
+/// to resume. The test under way when it was lost is an error record and is
+/// not run again; nor is a test at which a fresh peer is lost again before
+/// it starts, so every resumed run gets further.
+RunOutcome run_from(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+                    const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
+                    const RunSettings& settings, const Observer& observer, SuitePosition start,
+                    bool replaceable_peer);
 
 }  // namespace uniperf::session
