@@ -26,12 +26,16 @@ std::string self_executable() {
 
 }  // namespace
 
-LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0) {
+LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0), args_(argv, argv + argc) {
+  args_.emplace_back("--pair-connect");
+  args_.push_back("127.0.0.1:" + std::to_string(listener_.port()));
+  spawn({});
+}
+
+void LocalPair::spawn(const std::vector<std::string>& extra) {
   const std::string exe = self_executable();
-  const std::string address = "127.0.0.1:" + std::to_string(listener_.port());
-  std::vector<std::string> args(argv, argv + argc);
-  args.emplace_back("--pair-connect");
-  args.push_back(address);
+  std::vector<std::string> args = args_;
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> child_argv;
   for (auto& a : args) child_argv.push_back(a.data());
   child_argv.push_back(nullptr);
@@ -48,10 +52,20 @@ LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0) {
 }
 
 LocalPair::~LocalPair() {
+  reap();
+}
+
+void LocalPair::reap() {
   if (child_ > 0) {
     ::kill(child_, SIGKILL);
     ::waitpid(child_, nullptr, 0);
+    child_ = -1;
   }
+}
+
+void LocalPair::replace(const std::string& resume) {
+  reap();
+  spawn({"--pair-resume", resume});
 }
 
 std::unique_ptr<bootstrap::Bootstrap> LocalPair::accept() {

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 
@@ -28,9 +30,19 @@ class LocalPair {
   /// Waits a few seconds for the responder to exit; kills it otherwise.
   /// Returns its exit status.
   int wait();
+  /// Ends the responder (gone or wedged: it is killed, and reaped either
+  /// way) and starts a fresh one that begins the suite at `resume` (passed
+  /// as --pair-resume CONFIG:TEST); accept() then connects it.
+  void replace(const std::string& resume);
+  /// The responder's process id (-1 when there is none).
+  pid_t responder() const { return child_; }
 
  private:
+  void spawn(const std::vector<std::string>& extra);
+  void reap();
+
   bootstrap::TcpListener listener_;
+  std::vector<std::string> args_;  // this command line plus --pair-connect ADDRESS
   pid_t child_ = -1;
 };
 

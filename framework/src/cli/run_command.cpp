@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
@@ -147,6 +148,18 @@ class StopOnSignals {
   std::thread waiter_;
 };
 
+/// --pair-resume CONFIG:TEST, as the local pair's initiator wrote it.
+session::SuitePosition parse_resume(const std::string& text) {
+  session::SuitePosition at;
+  const auto colon = text.find(':');
+  const char* end = text.data() + text.size();
+  if (colon == std::string::npos ||
+      std::from_chars(text.data(), text.data() + colon, at.config).ptr != text.data() + colon ||
+      std::from_chars(text.data() + colon + 1, end, at.test).ptr != end)
+    throw std::invalid_argument("--pair-resume: expected CONFIG:TEST, got '" + text + "'");
+  return at;
+}
+
 /// --trials, --run-infinitely and --report-interval over every test.
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
   for (auto& test : suite.tests) {
@@ -210,6 +223,7 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                       "the server its own --cpu)");
   cli::add_report_file_options(command, options.report_files);
   command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
+  command->add_option("--pair-resume", options.pair_resume)->group("");    // internal
 }
 
 int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
@@ -351,11 +365,38 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // How the run ended decides the exit status: the responder keeps no
   // records, so this is how a script on the server's host can tell that it
   // failed; on both sides a lost peer is 3, not just a failed test.
+  // A local pair's lost responder is replaced (below), so there a lost
+  // peer is a failed test, not the end of the run.
   int failure_exit = kExitOk;
   observer.on_failure = [&](const std::string&, bool peer_lost) {
-    if (failure_exit != kExitNoPeer) failure_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
+    if (failure_exit != kExitNoPeer)
+      failure_exit = peer_lost && !pair ? kExitNoPeer : kExitTestErrors;
   };
-  const auto records = session::run(*control, suite, configs, plugins, settings, observer);
+  session::SuitePosition start;
+  if (!options.pair_resume.empty()) start = parse_resume(options.pair_resume);
+  std::vector<results::Record> records;
+  while (true) {
+    session::RunOutcome part = session::run_from(*control, suite, configs, plugins, settings,
+                                                 observer, start, pair.has_value());
+    std::move(part.records.begin(), part.records.end(), std::back_inserter(records));
+    if (!part.resume_at || part.resume_at->config >= configs.size() || g_stop_requested) break;
+    // The responder died or stopped answering: a fresh one runs the rest,
+    // from the test after the one it was lost in.
+    start = *part.resume_at;
+    std::cerr << fmt::format(
+        "uniperf: lost the local responder; a fresh one goes on from config '{}' test '{}'\n",
+        configs[start.config].name, suite.tests[start.test].name);
+    control.reset();
+    try {
+      pair->replace(fmt::format("{}:{}", start.config, start.test));
+      control = pair->accept();
+      session::handshake(*control, suite, configs, my_facts);
+    } catch (const std::exception& e) {
+      std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
+      failure_exit = kExitNoPeer;
+      break;
+    }
+  }
   control.reset();  // closes the control connection: the peer ends now
   if (pair) pair->wait();
   if (!initiator) return failure_exit;

@@ -17,6 +17,7 @@ struct ConnectionOptions {
   std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
   std::string listen;        // --listen [HOST:]PORT: this side serves
   std::string pair_connect;  // internal: the responder of a local pair
+  std::string pair_resume;   // internal: a fresh responder starts at CONFIG:TEST
   std::string output;
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
