@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "engine/clock.hpp"
+#include "engine/lane.hpp"
 #include "results/stats.hpp"
 
 namespace uniperf::session {
@@ -154,6 +155,20 @@ results::Record RecordBuilder::make(const model::ConfigSpec& config, const model
   r.timestamp = utc_timestamp();
   r.provenance = settings_.provenance;
   r.warnings = settings_.warnings;
+  // window_ack measures whole windows (the receiver acknowledges every
+  // `window` messages): a count that is not one is rounded up, and said so.
+  for (const auto& plan : plans) {
+    const model::FlowSpec& flow = plan.flow;
+    const std::uint64_t given = test.duration.iterations;
+    if (flow.window_mode != model::WindowMode::window_ack || test.duration.seconds > 0) continue;
+    const std::uint64_t runs = engine::policy::whole_windows(given, flow.window);
+    if (runs != given) {
+      r.warnings.push_back(fmt::format(
+          "window_ack runs whole windows: {} iterations per endpoint rounded up to {} (window {})",
+          given, runs, flow.window));
+      break;
+    }
+  }
   return r;
 }
 
