@@ -328,14 +328,14 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // was aborted: what finished is written and the process ends here.
   auto finish_now = [&output](const std::string& why, int exit_code) {
     if (output) output->finish_now(why, exit_code);
-    std::cerr << "\nuniperf: " << why << "\n";
-    std::cerr.flush();
-    ::_exit(exit_code);
+    RunOutput::end_now(why, exit_code);
   };
   settings.stuck = [&finish_now, grace = settings.stuck_grace](const std::string& why,
                                                                bool peer_lost) {
-    finish_now(why + "; the transport has not returned for " + std::to_string(grace.count()) +
-                   " s since (a provider call that never returns), so uniperf ends here",
+    finish_now(why +
+                   "; the step it stopped (a plugin or provider call: connect, post, poll, "
+                   "teardown) has not returned for " +
+                   std::to_string(grace.count()) + " s since, so uniperf ends here",
                peer_lost ? kExitNoPeer : kExitTestErrors);
   };
   if (initiator) {

@@ -33,6 +33,17 @@ void RunOutput::commit_locked() {
   reports_.commit(records_, title_);
 }
 
+namespace {
+
+[[noreturn]] void exit_without_teardown(int exit_code) {
+  std::cerr.flush();
+  // No destructors, no atexit handlers: another thread may be inside a
+  // transport library that would block or crash on teardown.
+  ::_exit(exit_code);
+}
+
+}  // namespace
+
 void RunOutput::finish_now(const std::string& why, int exit_code) {
   std::cerr << "\nuniperf: " << why << "\n";
   try {
@@ -45,10 +56,12 @@ void RunOutput::finish_now(const std::string& why, int exit_code) {
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
   }
-  std::cerr.flush();
-  // No destructors, no atexit handlers: another thread may be inside a
-  // transport library that would block or crash on teardown.
-  ::_exit(exit_code);
+  exit_without_teardown(exit_code);
+}
+
+void RunOutput::end_now(const std::string& why, int exit_code) {
+  std::cerr << "\nuniperf: " << why << "\n";
+  exit_without_teardown(exit_code);
 }
 
 }  // namespace uniperf::cli

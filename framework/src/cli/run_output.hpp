@@ -31,6 +31,9 @@ class RunOutput {
   /// process with `exit_code` without unwinding (the session's thread may
   /// be inside a transport call that never returns).
   [[noreturn]] void finish_now(const std::string& why, int exit_code);
+  /// finish_now() for a side that writes nothing (a responder): says why
+  /// and ends the process the same way.
+  [[noreturn]] static void end_now(const std::string& why, int exit_code);
 
   const std::vector<results::Record>& records() const { return records_; }
 
