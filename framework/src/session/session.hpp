@@ -23,8 +23,9 @@ namespace uniperf::session {
 // 2: provenance, trial counts, run-forever stop; 3: the engine's typed messages
 // (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count;
 // 4: the initiator's handshake goes first, and every later message carries its
-// epoch (bootstrap/epoch_channel.hpp).
-inline constexpr int kProtocolVersion = 4;
+// epoch (bootstrap/epoch_channel.hpp); 5: the handshake ends by opening the
+// heartbeat connection (Bootstrap::open_heartbeat).
+inline constexpr int kProtocolVersion = 5;
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -77,6 +78,11 @@ struct RunSettings {
   /// `stuck_grace`; it must end the process.
   std::function<void(const std::string& why, bool peer_lost)> stuck;
   std::chrono::seconds stuck_grace{15};
+  /// The heartbeat (Watchdog::Heartbeat): a peer that sent none for
+  /// `heartbeat_timeout` is lost (0: not watched); beats go out every
+  /// `heartbeat_period`.
+  std::chrono::milliseconds heartbeat_timeout{5000};
+  std::chrono::milliseconds heartbeat_period{1000};
 };
 
 /// Runs the suite over every config on an established, handshaken control
