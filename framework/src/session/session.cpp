@@ -76,9 +76,12 @@ class SuiteRun {
         settings_(settings),
         observer_(observer),
         channel_(control),
-        watchdog_(
-            control.liveness_fd(), [this] { return channel_.take_interrupt(); }, settings.stuck,
-            settings.stuck_grace) {
+        watchdog_(control.liveness_fd(), [this] { return channel_.take_interrupt(); },
+                  settings.stuck, settings.stuck_grace,
+                  {control.heartbeat_fd(), settings.heartbeat_period, settings.heartbeat_timeout,
+                   // A peer that stopped answering is lost: every wait on the
+                   // control connection ends now, as when it closes.
+                   [this](const std::string& why) { control_.sever(why); }}) {
     watchdog_.abort_on(settings.stop_requested);
   }
 
@@ -332,8 +335,7 @@ class SuiteRun {
     // stderr, where the user of a two-host run sees it.
     if (control_.rank() != 0)
       std::cerr << "uniperf: test '" << test.name << "' failed here: " << reason << "\n";
-    if (observer_.on_failure)
-      observer_.on_failure(reason, watchdog_.cause() == Watchdog::Cause::peer_gone);
+    if (observer_.on_failure) observer_.on_failure(reason, watchdog_.peer_lost());
     return reason;
   }
 
@@ -342,6 +344,7 @@ class SuiteRun {
     try {
       return step();
     } catch (const std::exception& e) {
+      if (!stopped_) std::cerr << "uniperf: lost the peer: " << e.what() << "\n";
       stopped_ = true;
       stop_reason_ = std::string("not run: lost the peer: ") + e.what();
       if (observer_.on_failure) observer_.on_failure(e.what(), true);
