@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 1;
+inline constexpr int kSchemaMinor = 2;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -69,6 +69,11 @@ struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
   std::string reason;  ///< for skipped / error
+  /// With status error, what kind of failure when the engine can tell
+  /// (added in 1.2; "" otherwise): "stalled", no completion came for
+  /// --stall-timeout. A field, not a status value: a new status value would
+  /// be a schema major (older readers refuse an unknown one).
+  std::string failure;
 
   std::string suite;
   std::string config;
