@@ -26,8 +26,9 @@ using results::Status;
 /// on one fabric.
 class FakePlugin final : public Plugin {
  public:
-  FakePlugin(testing::FakeFabric& fabric, std::uint32_t fail_receives_from)
-      : fabric_(fabric), fail_receives_from_(fail_receives_from) {}
+  FakePlugin(testing::FakeFabric& fabric, std::uint32_t fail_receives_from,
+             std::uint32_t stall_from = 0)
+      : fabric_(fabric), fail_receives_from_(fail_receives_from), stall_from_(stall_from) {}
   std::string name() const override { return "fake"; }
   std::string version() const override { return "1"; }
   std::string library_version() const override { return "fake 1"; }
@@ -38,12 +39,14 @@ class FakePlugin final : public Plugin {
     auto context =
         std::make_unique<testing::FakeContext>(fabric_, testing::FakeContext::everything());
     context->fail_receives_from = fail_receives_from_;
+    context->stall_from = stall_from_;
     return context;
   }
 
  private:
   testing::FakeFabric& fabric_;
   std::uint32_t fail_receives_from_;
+  std::uint32_t stall_from_;
 };
 
 struct Outcome {
@@ -53,8 +56,11 @@ struct Outcome {
 };
 
 /// Runs `tests` (YAML entries) with both sides in this process; the side of
-/// rank `failing_rank` fails every receive of `fail_from` bytes or more.
-Outcome run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from) {
+/// rank `failing_rank` fails every receive of `fail_from` bytes or more, or
+/// with `stall` stops completing anything once it posts that many bytes
+/// (and a stall ends a test after 1 s).
+Outcome run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from,
+                  bool stall = false) {
   const auto suite = suite::parse_suite(
       "suite: recovery\ndefaults:\n  warmup: 4\n  iterations: 200\n  validate: true\ntests:\n" +
           tests,
@@ -66,16 +72,20 @@ Outcome run_suite(const std::string& tests, int failing_rank, std::uint32_t fail
 
   testing::FakeFabric fabric;
   loader::PluginRegistry initiator_plugins({}), responder_plugins({});
-  initiator_plugins.adopt(std::make_unique<FakePlugin>(fabric, failing_rank == 0 ? fail_from : 0),
-                          "test");
-  responder_plugins.adopt(std::make_unique<FakePlugin>(fabric, failing_rank == 1 ? fail_from : 0),
-                          "test");
+  auto plugin_of = [&](int rank) {
+    const std::uint32_t from = failing_rank == rank ? fail_from : 0;
+    return stall ? std::make_unique<FakePlugin>(fabric, 0, from)
+                 : std::make_unique<FakePlugin>(fabric, from);
+  };
+  initiator_plugins.adopt(plugin_of(0), "test");
+  responder_plugins.adopt(plugin_of(1), "test");
 
   auto [control0, control1] = bootstrap::make_in_process_pair();
   session::RunSettings settings;
   // Far above what a failure may take to reach the other side: a test that
   // passes only because a deadline ended a hang fails the `took` bound.
   settings.size_timeout = 120s;
+  settings.stall_timeout = 1s;
 
   Outcome run;
   const auto started = std::chrono::steady_clock::now();
@@ -110,13 +120,15 @@ const Record* find(const Outcome& run, const std::string& test, std::uint64_t si
 }
 
 ::testing::AssertionResult has(const Outcome& run, const std::string& test, std::uint64_t size,
-                               Status status, const std::string& reason_part = "") {
+                               Status status, const std::string& reason_part = "",
+                               const std::string& failure = "") {
   const Record* r = find(run, test, size);
   if (r == nullptr) return ::testing::AssertionFailure() << "no record " << test << " " << size;
-  if (r->status != status || r->reason.find(reason_part) == std::string::npos) {
+  if (r->status != status || r->reason.find(reason_part) == std::string::npos ||
+      r->failure != failure) {
     return ::testing::AssertionFailure()
            << test << " " << size << ": status " << results::to_string(r->status) << ", reason '"
-           << r->reason << "'";
+           << r->reason << "', failure '" << r->failure << "'";
   }
   return ::testing::AssertionSuccess();
 }
@@ -169,6 +181,52 @@ TEST(SessionRecovery, APeerFailureStopsALoopThatReadsNoControlMessage) {
   EXPECT_TRUE(has(run, "pingpong", 64, Status::error, "the responder failed: receive"));
   EXPECT_TRUE(has(run, "after", 64, Status::ok));
   EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, AnInitiatorWhoseTransportStallsEndsThatTestAsStalled) {
+  // The initiator's endpoint stops completing anything once it posts 4 KiB:
+  // no error, no peer failure, only silence. The test ends after the stall
+  // limit (1 s here), not the size's deadline (120 s), and the run goes on.
+  const Outcome run = run_suite(
+      "  - {name: stream, op: send, pattern: bandwidth, sizes: [8, 4096]}\n"
+      "  - {name: after, op: send, pattern: latency, sizes: [8, 32]}\n",
+      0, 4096, true);
+  ASSERT_EQ(run.records.size(), 4u);
+  EXPECT_TRUE(has(run, "stream", 8, Status::ok));
+  EXPECT_TRUE(has(run, "stream", 4096, Status::error, "no completion for 1 s (--stall-timeout)",
+                  "stalled"));
+  // Where the loop was (the responder, waiting for the stalled initiator's
+  // end of phase, may see the stall first and say so from its side).
+  EXPECT_TRUE(has(run, "stream", 4096, Status::error, " of 4 messages of the warm-up phase",
+                  "stalled"));
+  EXPECT_TRUE(has(run, "after", 8, Status::ok));
+  EXPECT_TRUE(has(run, "after", 32, Status::ok));
+  EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, AStallOnTheRespondersSideIsAStallToo) {
+  // The responder's endpoint stops completing after its first 64-byte echo:
+  // both sides wait for a completion that never comes; whichever sees the
+  // stall first, the record says stalled, and the next test runs.
+  const Outcome run = run_suite(
+      "  - {name: pingpong, op: send, pattern: latency, sizes: [8, 64]}\n"
+      "  - {name: after, op: write, pattern: latency, sizes: [32]}\n",
+      1, 64, true);
+  ASSERT_EQ(run.records.size(), 3u);
+  EXPECT_TRUE(has(run, "pingpong", 8, Status::ok));
+  EXPECT_TRUE(has(run, "pingpong", 64, Status::error, "no completion for 1 s", "stalled"));
+  EXPECT_TRUE(has(run, "after", 32, Status::ok));
+  EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, ATargetOfOneSidedOpsIsNotStalledByWaiting) {
+  // A write stream's target sees no completion at all; a test that lasts
+  // longer than the stall limit must not count as stalled on its side.
+  const Outcome run = run_suite(
+      "  - {name: writes, op: write, pattern: bandwidth, sizes: [64], duration: 3s, warmup: 0}\n",
+      -1, 0, true);
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_TRUE(has(run, "writes", 64, Status::ok));
 }
 
 }  // namespace

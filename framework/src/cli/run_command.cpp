@@ -193,6 +193,12 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->default_val(120)
       ->check(CLI::Range(1, 7 * 24 * 3600));
   command
+      ->add_option("--stall-timeout", options.stall_timeout_s,
+                   "Seconds without a completion while a test waits for one before that test "
+                   "ends as stalled (the run goes on); 0: only --timeout applies")
+      ->default_val(10)
+      ->check(CLI::Range(0, 7 * 24 * 3600));
+  command
       ->add_option("--heartbeat", options.heartbeat_s,
                    "Seconds without a heartbeat from the peer (sent every second on a connection "
                    "of its own) before it counts as lost, exit 3; 0: not watched")
@@ -321,6 +327,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   };
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  settings.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   // Beats go out every second whatever the timeout (the peer's timeout may
   // differ from ours), so a timeout is at least two periods.
   settings.heartbeat_period = 1s;

@@ -83,6 +83,7 @@ class SuiteRun {
                    // control connection ends now, as when it closes.
                    [this](const std::string& why) { control_.sever(why); }}) {
     watchdog_.abort_on(settings.stop_requested);
+    watchdog_.stall_after(settings.stall_timeout);
   }
 
   std::vector<results::Record> run(const std::vector<model::ConfigSpec>& configs) {
@@ -238,6 +239,9 @@ class SuiteRun {
           } else {
             record.status = results::Status::error;
             record.reason = fail_test(test, e.what());
+            // A stall, seen here or by the peer first (its reason in its
+            // words): the test ends, the run goes on.
+            if (record.reason.find(kStalledWords) != std::string::npos) record.failure = "stalled";
             not_run = "not run: size " + std::to_string(size) + " of this test failed";
           }
         }

@@ -83,6 +83,10 @@ struct RunSettings {
   /// `heartbeat_period`.
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds heartbeat_period{1000};
+  /// A flow that waits for completions and gets none for this long is
+  /// stalled: its test ends (record status error, failure "stalled") and the
+  /// run goes on. 0: not watched (the size's deadline still applies).
+  std::chrono::milliseconds stall_timeout{10000};
 };
 
 /// Runs the suite over every config on an established, handshaken control

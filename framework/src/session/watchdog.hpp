@@ -12,9 +12,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace uniperf::session {
 
@@ -33,6 +36,11 @@ struct WatchdogHeartbeat {
   std::chrono::milliseconds timeout{5000};
   std::function<void(const std::string& why)> on_lost;
 };
+
+/// How a stall's reason starts ("no completion for 10 s (--stall-timeout)"),
+/// in this side's words or the peer's: a record whose reason holds it is
+/// marked stalled.
+inline constexpr std::string_view kStalledWords = "no completion for ";
 
 /// Raises `abort` when the peer's control connection closes, the peer
 /// interrupts the current epoch or the armed deadline passes, so a loop
@@ -71,6 +79,7 @@ class Watchdog {
     none,
     peer_gone,
     peer_stopped,
+    stalled,
     deadline,
     flow_failed,
     peer_failed,
@@ -94,6 +103,10 @@ class Watchdog {
   void abort_on(const std::atomic<bool>* stop) { stop_request_ = stop; }
 
   void arm(std::chrono::seconds limit) {
+    {
+      std::lock_guard lock(progress_mutex_);
+      ++progress_generation_;  // the stall clock starts again with the step
+    }
     limit_s_ = limit.count();
     deadline_ns_ = (SteadyClock::now() + limit).time_since_epoch().count();
   }
@@ -103,6 +116,25 @@ class Watchdog {
     deadline_ns_ = 0;
     fired_ns_ = 0;
   }
+  /// A flow's sign of life (engine::ProgressMeter): its count of polls
+  /// that found completions, and its phase, odd while it waits for some.
+  struct ProgressSource {
+    const std::atomic<std::uint64_t>* completions;
+    const std::atomic<std::uint32_t>* phase;
+  };
+  /// The flows of the current test, sampled while a step is armed: one that
+  /// waits for completions and saw none for the stall limit raises
+  /// `stalled`. An empty list: none (the test is over).
+  void watch_progress(std::vector<ProgressSource> sources) {
+    std::lock_guard lock(progress_mutex_);
+    sources_ = std::move(sources);
+    samples_.assign(sources_.size(), {});
+    ++progress_generation_;
+  }
+  /// No completion for this long while a flow waits for one is a stall
+  /// (--stall-timeout); 0: never.
+  void stall_after(std::chrono::milliseconds limit) { stall_ns_ = limit.count() * 1'000'000; }
+
   /// Raised by the engine itself when one of a test's concurrent flows
   /// failed: the others stop at their next idle moment instead of waiting
   /// out their deadlines.
@@ -127,6 +159,9 @@ class Watchdog {
       case Cause::peer_stopped:
         return "the peer stopped answering: no heartbeat for " + seconds(heartbeat_.timeout) +
                " (--heartbeat)";
+      case Cause::stalled:
+        return std::string(kStalledWords) +
+               seconds(std::chrono::milliseconds(stall_ns_ / 1'000'000)) + " (--stall-timeout)";
       case Cause::deadline:
         return "the size ran past its deadline of " + std::to_string(limit_s_.load()) +
                " s (--timeout plus its duration)";
@@ -201,6 +236,7 @@ class Watchdog {
       }
       const auto deadline = deadline_ns_.load();
       if (deadline != 0 && now > deadline) raise(Cause::deadline);
+      if (deadline != 0 && stalled(now)) raise(Cause::stalled);
       const std::atomic<bool>* stop = stop_request_.load();
       if (stop != nullptr && stop->load()) raise(Cause::interrupted);
       const auto fired = fired_ns_.load();
@@ -209,6 +245,28 @@ class Watchdog {
         on_stuck_(why(), peer_lost());
       }
     }
+  }
+
+  /// Whether a flow that waits for completions has seen none for the stall
+  /// limit (the watchdog's thread; a flow's clock restarts when its count
+  /// or phase changes, and for every flow when the list or the step does).
+  bool stalled(std::int64_t now) {
+    const std::int64_t limit = stall_ns_;
+    std::lock_guard lock(progress_mutex_);
+    const bool restart = seen_generation_ != progress_generation_;
+    seen_generation_ = progress_generation_;
+    bool any = false;
+    for (std::size_t i = 0; i < sources_.size(); ++i) {
+      const std::uint64_t completions = sources_[i].completions->load(std::memory_order_relaxed);
+      const std::uint32_t phase = sources_[i].phase->load(std::memory_order_relaxed);
+      Sample& s = samples_[i];
+      if (restart || completions != s.completions || phase != s.phase || (phase & 1) == 0) {
+        s = {completions, phase, now};
+        continue;
+      }
+      any |= limit > 0 && now - s.since > limit;
+    }
+    return any;
   }
 
   void raise(Cause cause) {
@@ -223,6 +281,17 @@ class Watchdog {
   StuckHandler on_stuck_;
   const std::int64_t grace_ns_;
   const Heartbeat heartbeat_;
+  struct Sample {
+    std::uint64_t completions = 0;
+    std::uint32_t phase = 0;
+    std::int64_t since = 0;  // when either last changed
+  };
+  std::mutex progress_mutex_;  // the sources and the generation
+  std::vector<ProgressSource> sources_;
+  std::vector<Sample> samples_;  // the watchdog thread's, one per source
+  std::uint64_t progress_generation_ = 0;
+  std::uint64_t seen_generation_ = 0;
+  std::atomic<std::int64_t> stall_ns_{0};
   std::atomic<std::uint8_t> epoch_tag_{0};
   std::atomic<const std::atomic<bool>*> stop_request_{nullptr};
   std::atomic<std::int64_t> fired_ns_{0};  // when the current abort was raised; 0: none
