@@ -6,7 +6,9 @@ connections open but nothing answers. The other must end within the
 heartbeat timeout plus a few seconds (not the size's deadline), exit 3 (a
 lost peer) and say "the peer stopped answering: no heartbeat for N s"; when
 the survivor is the initiator, its results file holds the finished records,
-whole, and says why the others did not run."""
+whole, and says why the others did not run. A local pair stopped as a whole
+(Ctrl-Z) and resumed runs on: neither side blames the other for the time it
+was stopped itself."""
 import json, os, signal, socket, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -111,3 +113,42 @@ with tempfile.TemporaryDirectory() as work:
     assert took < WITHIN, f"took {took:.1f} s to notice"
     assert message in err, err
     print(f"ok: the responder noticed the stopped initiator after {took:.1f} s, exit 3")
+
+    # Ctrl-Z on a local pair stops both processes; after `fg` neither may
+    # blame the other for the silence while it was stopped itself.
+    suite = os.path.join(work, "pair.yaml")
+    with open(suite, "w") as f:
+        f.write("suite: pair\ntests:\n"
+                "  - {name: quick, op: send, pattern: latency, sizes: [8, 64], iterations: 200}\n"
+                "  - {name: bw, op: send, pattern: bandwidth, sizes: [4K], duration: 6s}\n")
+    results = os.path.join(work, "pair.jsonl")
+    pair = subprocess.Popen([uniperf, "run", suite, "-c", config, "-o", results, "--heartbeat",
+                             str(HEARTBEAT), "--stall-timeout", str(HEARTBEAT)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        seen, in_quick = [], False
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = pair.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            in_quick = in_quick or "/ quick:" in line
+            if in_quick and line.split()[:1] == ["64"]:
+                break
+        else:
+            raise AssertionError("the first test never finished:\n" + "".join(seen))
+        time.sleep(1)  # inside `bw` now
+        os.killpg(pair.pid, signal.SIGSTOP)
+        time.sleep(2 * HEARTBEAT)
+        os.killpg(pair.pid, signal.SIGCONT)
+        out, err = pair.communicate(timeout=120)
+    finally:
+        if pair.poll() is None:
+            os.killpg(pair.pid, signal.SIGKILL)
+            pair.communicate()
+    assert pair.returncode == 0, f"exit {pair.returncode}\n{''.join(seen)}{out}\n{err}"
+    statuses = [json.loads(l)["status"] for l in open(results)]
+    assert statuses == ["ok", "ok", "ok"], statuses
+    print("ok: a local pair stopped as a whole and resumed runs on")

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -188,6 +189,7 @@ class Watchdog {
     const std::int64_t silence_ns = std::chrono::nanoseconds(heartbeat_.timeout).count();
     std::int64_t heard_ns = SteadyClock::now().time_since_epoch().count();
     std::int64_t next_beat_ns = heard_ns;
+    std::int64_t last_pass_ns = heard_ns;
     bool hung_up = false;          // the control connection reported its end
     bool heartbeat_ended = false;  // the heartbeat connection closed (or we severed it)
     bool silent = false;           // the peer's heartbeat stopped
@@ -217,6 +219,13 @@ class Watchdog {
         }
       }
       const auto now = SteadyClock::now().time_since_epoch().count();
+      // A pass takes 50 ms at most: a longer gap means this side was
+      // stopped or not scheduled (Ctrl-Z on a local pair stops both
+      // processes; a suspended laptop): the peer's silence is not its
+      // fault, its clock starts again (and so do the stall clocks).
+      const bool resumed = now - last_pass_ns > std::max<std::int64_t>(period_ns, 1'000'000'000);
+      if (resumed) heard_ns = std::max(heard_ns, now);
+      last_pass_ns = now;
       if (heartbeat_.fd >= 0 && !heartbeat_ended && now >= next_beat_ns) {
         const char beat = 'h';
         (void)::send(heartbeat_.fd, &beat, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -236,7 +245,7 @@ class Watchdog {
       }
       const auto deadline = deadline_ns_.load();
       if (deadline != 0 && now > deadline) raise(Cause::deadline);
-      if (deadline != 0 && stalled(now)) raise(Cause::stalled);
+      if (deadline != 0 && stalled(now, resumed)) raise(Cause::stalled);
       const std::atomic<bool>* stop = stop_request_.load();
       if (stop != nullptr && stop->load()) raise(Cause::interrupted);
       const auto fired = fired_ns_.load();
@@ -249,11 +258,12 @@ class Watchdog {
 
   /// Whether a flow that waits for completions has seen none for the stall
   /// limit (the watchdog's thread; a flow's clock restarts when its count
-  /// or phase changes, and for every flow when the list or the step does).
-  bool stalled(std::int64_t now) {
+  /// or phase changes, and for every flow when the list or the step does,
+  /// or this side was `resumed` after a stop).
+  bool stalled(std::int64_t now, bool resumed) {
     const std::int64_t limit = stall_ns_;
     std::lock_guard lock(progress_mutex_);
-    const bool restart = seen_generation_ != progress_generation_;
+    const bool restart = resumed || seen_generation_ != progress_generation_;
     seen_generation_ = progress_generation_;
     bool any = false;
     for (std::size_t i = 0; i < sources_.size(); ++i) {
