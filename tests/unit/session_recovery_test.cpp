@@ -197,8 +197,8 @@ TEST(SessionRecovery, AnInitiatorWhoseTransportStallsEndsThatTestAsStalled) {
                   "stalled"));
   // Where the loop was (the responder, waiting for the stalled initiator's
   // end of phase, may see the stall first and say so from its side).
-  EXPECT_TRUE(has(run, "stream", 4096, Status::error, " of 4 messages of the warm-up phase",
-                  "stalled"));
+  EXPECT_TRUE(
+      has(run, "stream", 4096, Status::error, " of 4 messages of the warm-up phase", "stalled"));
   EXPECT_TRUE(has(run, "after", 8, Status::ok));
   EXPECT_TRUE(has(run, "after", 32, Status::ok));
   EXPECT_LT(run.took, 60s);
