@@ -221,10 +221,13 @@ struct TestRunner::Impl {
   }
 
   /// Whether this side's part of a phase waits for completions: every side
-  /// that posts, and every side that receives; not the passive target of
-  /// one-sided ops (a read, atomic or write stream lands without one).
+  /// that posts (the initiator, both sides of a bi-directional test, both
+  /// sides of a ping-pong), and the receiver of two-sided ops; not the
+  /// passive target of one-sided ops (reads, atomics, a write stream land
+  /// without a completion on its side, though a latency test posts it
+  /// receives all the same).
   bool waits_for_completions() const {
-    return rank == 0 || flow.direction == Direction::bi || needs_receives ||
+    return rank == 0 || flow.direction == Direction::bi || is_two_sided(flow.op) ||
            (flow.pattern == Pattern::latency && flow.op == Op::write);
   }
 
