@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -130,6 +131,58 @@ TEST(TcpBootstrap, AMessageOverTheLimitIsNotSent) {
   connector.join();
   const Bytes big(kMaxFrameBytes + 1);
   EXPECT_THROW(client->send(big), BootstrapError);
+}
+
+TEST(TcpBootstrap, TheHeartbeatConnectionOpensBesideTheControlConnection) {
+  TcpListener listener("127.0.0.1", 0);
+  std::unique_ptr<Bootstrap> client;
+  std::thread connector([&] {
+    client = tcp_connect("127.0.0.1", listener.port(), 1, 5s);
+    client->open_heartbeat(10s);
+  });
+  std::unique_ptr<Bootstrap> server = listener.accept(0, 5s);
+  server->open_heartbeat(10s);  // the accepting side offers the port
+  connector.join();
+  ASSERT_GE(server->heartbeat_fd(), 0);
+  ASSERT_GE(client->heartbeat_fd(), 0);
+  EXPECT_NE(server->heartbeat_fd(), server->liveness_fd());
+  // A byte either way, and the control stream is untouched by them.
+  const char beat = 'h';
+  ASSERT_EQ(::send(client->heartbeat_fd(), &beat, 1, MSG_NOSIGNAL), 1);
+  ASSERT_EQ(::send(server->heartbeat_fd(), &beat, 1, MSG_NOSIGNAL), 1);
+  char got = 0;
+  EXPECT_EQ(::recv(server->heartbeat_fd(), &got, 1, 0), 1);
+  EXPECT_EQ(got, 'h');
+  EXPECT_EQ(::recv(client->heartbeat_fd(), &got, 1, 0), 1);
+  const std::string hello = "hello";
+  client->send(std::as_bytes(std::span(hello)));
+  EXPECT_EQ(server->receive_text(5s), hello);
+}
+
+TEST(TcpBootstrap, ASeveredConnectionEndsEveryWaitWithTheReason) {
+  TcpListener listener("127.0.0.1", 0);
+  std::unique_ptr<Bootstrap> client;
+  std::thread connector([&] { client = tcp_connect("127.0.0.1", listener.port(), 1, 5s); });
+  std::unique_ptr<Bootstrap> server = listener.accept(0, 5s);
+  connector.join();
+  // A wait in progress (another thread severs it), then every later one.
+  std::thread severer([&] {
+    std::this_thread::sleep_for(200ms);
+    server->sever("the peer stopped answering");
+  });
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    server->receive(30s);
+    ADD_FAILURE() << "no error";
+  } catch (const BootstrapError& e) {
+    EXPECT_STREQ(e.what(), "the peer stopped answering");
+  }
+  severer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
+  const std::string hello = "hello";
+  EXPECT_THROW(server->send(std::as_bytes(std::span(hello))), BootstrapError);
+  // The peer sees the connection end.
+  EXPECT_THROW(client->receive(5s), BootstrapError);
 }
 
 }  // namespace

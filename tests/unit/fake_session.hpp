@@ -25,14 +25,23 @@ struct FakeFaults {
   int failing_rank = -1;         ///< this side's receives fail ...
   std::uint32_t fail_from = 0;   ///< ... from this many bytes on
   std::uint64_t lose_every = 0;  ///< both sides lose every Nth message (unreliable delivery)
+  /// The failing side stops completing anything once it posts this many
+  /// bytes (a stalled transport) ...
+  std::uint32_t stall_from = 0;
+  /// ... which ends a test after this long without a completion.
+  std::chrono::seconds stall_timeout{10};
 };
 
 /// The fake transport as a plugin; each side of a test gets its own, both
 /// on one fabric.
 class FakePlugin final : public Plugin {
  public:
-  FakePlugin(FakeFabric& fabric, std::uint32_t fail_receives_from, std::uint64_t lose_every)
-      : fabric_(fabric), fail_receives_from_(fail_receives_from), lose_every_(lose_every) {}
+  FakePlugin(FakeFabric& fabric, std::uint32_t fail_receives_from, std::uint64_t lose_every,
+             std::uint32_t stall_from)
+      : fabric_(fabric),
+        fail_receives_from_(fail_receives_from),
+        lose_every_(lose_every),
+        stall_from_(stall_from) {}
   std::string name() const override { return "fake"; }
   std::string version() const override { return "1"; }
   std::string library_version() const override { return "fake 1"; }
@@ -45,6 +54,7 @@ class FakePlugin final : public Plugin {
     auto context = std::make_unique<FakeContext>(fabric_, caps);
     context->fail_receives_from = fail_receives_from_;
     context->lose_every = lose_every_;
+    context->stall_from = stall_from_;
     return context;
   }
 
@@ -52,6 +62,7 @@ class FakePlugin final : public Plugin {
   FakeFabric& fabric_;
   std::uint32_t fail_receives_from_;
   std::uint64_t lose_every_;
+  std::uint32_t stall_from_;
 };
 
 struct FakeRun {
@@ -74,20 +85,20 @@ inline FakeRun run_fake_suite(
 
   FakeFabric fabric;
   loader::PluginRegistry initiator_plugins({}), responder_plugins({});
-  initiator_plugins.adopt(
-      std::make_unique<FakePlugin>(fabric, faults.failing_rank == 0 ? faults.fail_from : 0,
-                                   faults.lose_every),
-      "test");
-  responder_plugins.adopt(
-      std::make_unique<FakePlugin>(fabric, faults.failing_rank == 1 ? faults.fail_from : 0,
-                                   faults.lose_every),
-      "test");
+  auto plugin_of = [&](int rank) {
+    const bool failing = faults.failing_rank == rank;
+    return std::make_unique<FakePlugin>(fabric, failing ? faults.fail_from : 0, faults.lose_every,
+                                        failing ? faults.stall_from : 0);
+  };
+  initiator_plugins.adopt(plugin_of(0), "test");
+  responder_plugins.adopt(plugin_of(1), "test");
 
   auto [control0, control1] = bootstrap::make_in_process_pair();
   session::RunSettings settings;
   // Far above what a failure may take to reach the other side: a test that
   // passes only because a deadline ended a hang fails the `took` bound.
   settings.size_timeout = 120s;
+  settings.stall_timeout = faults.stall_timeout;
 
   FakeRun run;
   const auto started = std::chrono::steady_clock::now();
@@ -122,16 +133,19 @@ inline const results::Record* find_record(const FakeRun& run, const std::string&
   return nullptr;
 }
 
-/// The record of (test, size) has `status` and a reason containing `reason_part`.
+/// The record of (test, size) has `status`, a reason containing
+/// `reason_part` and the failure kind `failure` ("" for none).
 inline ::testing::AssertionResult has(const FakeRun& run, const std::string& test,
                                       std::uint64_t size, results::Status status,
-                                      const std::string& reason_part = "") {
+                                      const std::string& reason_part = "",
+                                      const std::string& failure = "") {
   const results::Record* r = find_record(run, test, size);
   if (r == nullptr) return ::testing::AssertionFailure() << "no record " << test << " " << size;
-  if (r->status != status || r->reason.find(reason_part) == std::string::npos) {
+  if (r->status != status || r->reason.find(reason_part) == std::string::npos ||
+      r->failure != failure) {
     return ::testing::AssertionFailure()
            << test << " " << size << ": status " << results::to_string(r->status) << ", reason '"
-           << r->reason << "'";
+           << r->reason << "', failure '" << r->failure << "'";
   }
   return ::testing::AssertionSuccess();
 }

@@ -79,7 +79,8 @@ class FakeEndpoint final : public Endpoint {
  public:
   FakeEndpoint(std::shared_ptr<FakeWire> wire, FakeFabric& fabric, int rank,
                const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
-               std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from)
+               std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from,
+               std::uint32_t stall_from = 0)
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
@@ -88,7 +89,8 @@ class FakeEndpoint final : public Endpoint {
         counters_mutex_(counters_mutex),
         corrupt_every_(corrupt_every),
         reverse_atomics_(reverse_atomics),
-        fail_receives_from_(fail_receives_from) {}
+        fail_receives_from_(fail_receives_from),
+        stall_from_(stall_from) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -102,6 +104,7 @@ class FakeEndpoint final : public Endpoint {
     counters_.max_chain = std::max<std::uint64_t>(counters_.max_chain, count);
     for (std::size_t i = 0; i < count; ++i) {
       const WorkRequest& wr = requests[i];
+      if (stall_from_ != 0 && wr.length >= stall_from_) stalled_ = true;
       ++posted_;
       const std::uint64_t outstanding = posted_ - covered_;
       ++counters_.requests;
@@ -146,6 +149,7 @@ class FakeEndpoint final : public Endpoint {
   }
 
   std::size_t poll(Completion* out, std::size_t max) override {
+    if (stalled_) return 0;
     deliver();
     std::size_t n = 0;
     while (n < max && !completions_.empty()) {
@@ -294,6 +298,8 @@ class FakeEndpoint final : public Endpoint {
   std::uint32_t fail_receives_from_;
   std::uint64_t lose_every_ = 0;
   std::uint64_t pushed_ = 0;
+  std::uint32_t stall_from_;
+  bool stalled_ = false;  // a post of stall_from_ bytes or more: no completion ever again
   std::vector<WorkRequest> deferred_atomics_;
   std::uint64_t writes_ = 0;
   std::uint64_t posted_ = 0;
@@ -324,7 +330,7 @@ class FakeContext final : public Context {
     // an earlier one left on its wire.
     auto endpoint = std::make_unique<FakeEndpoint>(
         fabric_.wire(connects_++), fabric_, channel.rank(), params, counters, counters_mutex,
-        corrupt_every, reverse_atomics, fail_receives_from);
+        corrupt_every, reverse_atomics, fail_receives_from, stall_from);
     endpoint->lose_every(lose_every);
     return endpoint;
   }
@@ -340,6 +346,10 @@ class FakeContext final : public Context {
   /// Non-zero: every Nth message each side sends is lost (give the context
   /// capabilities with reliable_delivery false, as a UD transport would).
   std::uint64_t lose_every = 0;
+  /// Non-zero: once a request of at least this many bytes is posted, the
+  /// endpoint's poll() never returns a completion again (a stalled
+  /// transport: no error, nothing at all).
+  std::uint32_t stall_from = 0;
 
   static Capabilities everything() {
     Capabilities caps;

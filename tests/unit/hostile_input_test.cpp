@@ -203,6 +203,18 @@ TEST(HostileJson, ADeepHandshakeIsRefused) {
   }
 }
 
+/// A uniperf of another control protocol (4: before the heartbeat
+/// connection) is refused by version, before anything else is exchanged.
+TEST(HostileJson, APeerOfAnotherProtocolIsRefusedByVersion) {
+  const std::string older = std::to_string(session::kProtocolVersion - 1);
+  EXPECT_THAT(handshake_error("{\"magic\":\"uniperf\",\"protocol\":" + older +
+                              ",\"version\":\"0.0.9\",\"suite\":{\"name\":\"quick\"}}"),
+              HasSubstr("the peer speaks control protocol " + older +
+                        " (uniperf 0.0.9), this "
+                        "side speaks " +
+                        std::to_string(session::kProtocolVersion)));
+}
+
 /// Valid JSON of the wrong shape is "not a uniperf handshake", not a
 /// library's type error.
 TEST(HostileJson, AHandshakeOfTheWrongShapeIsAHandshakeError) {

@@ -124,6 +124,7 @@ void expect_same(const Record& a, const Record& b) {
   EXPECT_EQ(a.schema_version, b.schema_version);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.failure, b.failure);
   EXPECT_EQ(a.suite, b.suite);
   EXPECT_EQ(a.config, b.config);
   EXPECT_EQ(a.plugin, b.plugin);
@@ -277,6 +278,25 @@ TEST(RecordJson, RoundTripsThroughText) {
     expect_same(original, back);
     EXPECT_EQ(to_json(back).dump(), text);
   }
+}
+
+TEST(RecordJson, AStalledTestIsAnErrorWithItsFailureKind) {
+  Record stalled = not_run_record("tcp", "send_bw", 4096, Status::error,
+                                  "no completion for 10 s (--stall-timeout): run aborted after 3 "
+                                  "of 100 messages of the measured phase");
+  stalled.failure = "stalled";
+  const json j = to_json(stalled);
+  EXPECT_EQ(j.at("status"), "error");  // a 1.1 reader still reads it
+  EXPECT_EQ(j.at("failure"), "stalled");
+  EXPECT_EQ(j.at("schema_minor"), 2);
+  EXPECT_EQ(record_from_json(j).failure, "stalled");
+  // Only a failure of a known kind has the field.
+  EXPECT_FALSE(to_json(not_run_record("t", "x", 8, Status::error, "boom")).contains("failure"));
+
+  std::ostringstream out;
+  LiveReporter live(out);
+  live.on_record(stalled);
+  EXPECT_NE(out.str().find("4096 STALLED: no completion for 10 s"), std::string::npos) << out.str();
 }
 
 TEST(RecordJson, NonFiniteNumbersBecomeNullAndReadBackAsNan) {

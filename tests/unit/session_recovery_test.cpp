@@ -19,8 +19,17 @@ using testing::FakeFaults;
 using testing::FakeRun;
 using testing::has;
 
-FakeRun run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from) {
-  return testing::run_fake_suite(tests, FakeFaults{failing_rank, fail_from, 0});
+/// Both sides in this process; the side of rank `failing_rank` fails every
+/// receive of `fail_from` bytes or more, or with `stall` stops completing
+/// anything once it posts that many bytes (and a stall ends a test after
+/// 1 s, a limit every test here runs under).
+FakeRun run_suite(const std::string& tests, int failing_rank, std::uint32_t fail_from,
+                  bool stall = false) {
+  FakeFaults faults;
+  faults.failing_rank = failing_rank;
+  (stall ? faults.stall_from : faults.fail_from) = fail_from;
+  faults.stall_timeout = 1s;
+  return testing::run_fake_suite(tests, faults);
 }
 
 const std::string kStreamThenLatency =
@@ -71,6 +80,55 @@ TEST(SessionRecovery, APeerFailureStopsALoopThatReadsNoControlMessage) {
   EXPECT_TRUE(has(run, "pingpong", 64, Status::error, "the responder failed: receive"));
   EXPECT_TRUE(has(run, "after", 64, Status::ok));
   EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, AnInitiatorWhoseTransportStallsEndsThatTestAsStalled) {
+  // The initiator's endpoint stops completing anything once it posts 4 KiB:
+  // no error, no peer failure, only silence. The test ends after the stall
+  // limit (1 s here), not the size's deadline (120 s), and the run goes on.
+  const FakeRun run = run_suite(
+      "  - {name: stream, op: send, pattern: bandwidth, sizes: [8, 4096]}\n"
+      "  - {name: after, op: send, pattern: latency, sizes: [8, 32]}\n",
+      0, 4096, true);
+  ASSERT_EQ(run.records.size(), 4u);
+  EXPECT_TRUE(has(run, "stream", 8, Status::ok));
+  EXPECT_TRUE(has(run, "stream", 4096, Status::error, "no completion for 1 s (--stall-timeout)",
+                  "stalled"));
+  // Where the loop was (the responder, waiting for the stalled initiator's
+  // end of phase, may see the stall first and say so from its side).
+  EXPECT_TRUE(
+      has(run, "stream", 4096, Status::error, " of 4 messages of the warm-up phase", "stalled"));
+  EXPECT_TRUE(has(run, "after", 8, Status::ok));
+  EXPECT_TRUE(has(run, "after", 32, Status::ok));
+  EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, AStallOnTheRespondersSideIsAStallToo) {
+  // The responder's endpoint stops completing after its first 64-byte echo:
+  // both sides wait for a completion that never comes; whichever sees the
+  // stall first, the record says stalled, and the next test runs.
+  const FakeRun run = run_suite(
+      "  - {name: pingpong, op: send, pattern: latency, sizes: [8, 64]}\n"
+      "  - {name: after, op: write, pattern: latency, sizes: [32]}\n",
+      1, 64, true);
+  ASSERT_EQ(run.records.size(), 3u);
+  EXPECT_TRUE(has(run, "pingpong", 8, Status::ok));
+  EXPECT_TRUE(has(run, "pingpong", 64, Status::error, "no completion for 1 s", "stalled"));
+  EXPECT_TRUE(has(run, "after", 32, Status::ok));
+  EXPECT_LT(run.took, 60s);
+}
+
+TEST(SessionRecovery, ATargetOfOneSidedOpsIsNotStalledByWaiting) {
+  // A write stream's or a read ping-pong's target sees no completion at all
+  // (a latency test posts it receives all the same); a test that lasts
+  // longer than the stall limit must not count as stalled on its side.
+  const FakeRun run = run_suite(
+      "  - {name: writes, op: write, pattern: bandwidth, sizes: [64], duration: 3s, warmup: 0}\n"
+      "  - {name: reads, op: read, pattern: latency, sizes: [64], duration: 3s, warmup: 0}\n",
+      -1, 0, true);
+  ASSERT_EQ(run.records.size(), 2u);
+  EXPECT_TRUE(has(run, "writes", 64, Status::ok));
+  EXPECT_TRUE(has(run, "reads", 64, Status::ok));
 }
 
 }  // namespace

@@ -234,6 +234,16 @@ TEST(Junit, EscapesForXml) {
   EXPECT_EQ(xml_escape("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD") << "surrogate";
 }
 
+TEST(Junit, AStalledTestIsAnErrorOfTypeStalled) {
+  Record stalled = not_run("tcp", "send_bw", 4096, Status::error, "no completion for 10 s");
+  stalled.failure = "stalled";
+  std::ostringstream out;
+  write_junit(out, {stalled}, "stall");
+  EXPECT_NE(out.str().find("<error message=\"no completion for 10 s\" type=\"stalled\">"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(Junit, OneTestcasePerRecordAndExactCounts) {
   const std::vector<Record> records = {
       latency("ucx-shm", "send_lat", 8, 1.5),

@@ -103,6 +103,85 @@ TEST(Watchdog, ALoopThatReturnsFromItsAbortIsNotStuck) {
   EXPECT_EQ(stuck, 0);
 }
 
+/// A socket pair for the heartbeat: [0] the watchdog's end, [1] the peer's.
+struct HeartbeatPair {
+  int fds[2] = {-1, -1};
+  HeartbeatPair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0); }
+  ~HeartbeatPair() {
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
+};
+
+TEST(Watchdog, APeerWhoseHeartbeatStopsIsLostAfterTheTimeout) {
+  HeartbeatPair pair;
+  std::atomic<int> lost{0};
+  std::string lost_why;
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<std::int64_t> lost_after_ms{0};
+  Watchdog watchdog(-1, {}, {}, 15s, {pair.fds[0], 200ms, 1s, [&](const std::string& why) {
+                                        lost_why = why;
+                                        lost_after_ms =
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::steady_clock::now() - started)
+                                                .count();
+                                        ++lost;
+                                      }});
+  // Bounded generously (a loaded machine), but far below any deadline.
+  for (int i = 0; i < 1000 && !watchdog.fired(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(watchdog.fired());
+  EXPECT_EQ(watchdog.cause(), Watchdog::Cause::peer_stopped);
+  EXPECT_TRUE(watchdog.peer_lost());
+  EXPECT_EQ(watchdog.why(), "the peer stopped answering: no heartbeat for 1 s (--heartbeat)");
+  for (int i = 0; i < 100 && lost == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(lost_why, watchdog.why());
+  EXPECT_GE(lost_after_ms.load(), 1000);
+  // A new epoch does not bring the peer back: the next loop stops too.
+  watchdog.begin_epoch(1);
+  ASSERT_TRUE(fires(watchdog));
+  EXPECT_EQ(watchdog.cause(), Watchdog::Cause::peer_stopped);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(lost, 1);  // once
+  // The watchdog beat while it waited.
+  char beats[64];
+  EXPECT_GT(::recv(pair.fds[1], beats, sizeof beats, MSG_DONTWAIT), 0);
+}
+
+TEST(Watchdog, APeerThatKeepsBeatingIsNotLost) {
+  HeartbeatPair pair;
+  std::atomic<bool> done{false};
+  std::thread peer([&] {
+    while (!done) {
+      const char beat = 'h';
+      (void)::send(pair.fds[1], &beat, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  {
+    Watchdog watchdog(-1, {}, {}, 15s, {pair.fds[0], 100ms, 1s, {}});
+    std::this_thread::sleep_for(2500ms);
+    EXPECT_FALSE(watchdog.fired()) << watchdog.why();
+  }
+  done = true;
+  peer.join();
+}
+
+TEST(Watchdog, AClosedHeartbeatConnectionIsAPeerGone) {
+  HeartbeatPair pair;
+  Watchdog watchdog(-1, {}, {}, 15s, {pair.fds[0], 100ms, 60s, {}});
+  ::shutdown(pair.fds[1], SHUT_RDWR);
+  ASSERT_TRUE(fires(watchdog));
+  EXPECT_EQ(watchdog.cause(), Watchdog::Cause::peer_gone);
+}
+
+TEST(Watchdog, AZeroHeartbeatTimeoutDoesNotWatchSilence) {
+  HeartbeatPair pair;
+  Watchdog watchdog(-1, {}, {}, 15s, {pair.fds[0], 100ms, 0ms, {}});
+  std::this_thread::sleep_for(500ms);
+  EXPECT_FALSE(watchdog.fired());
+}
+
 TEST(Watchdog, ADisarmedDeadlineNeverFires) {
   Watchdog watchdog(-1);
   watchdog.arm(3600s);

@@ -12,9 +12,12 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <random>
+#include <string_view>
 #include <thread>
 
 namespace uniperf::bootstrap {
@@ -120,13 +123,91 @@ std::string printable(const std::byte* data, std::size_t size) {
   return text;
 }
 
+/// The port of a socket address (IPv4 or IPv6) set to `port`.
+void set_port(sockaddr_storage& address, std::uint16_t port) {
+  if (address.ss_family == AF_INET6)
+    reinterpret_cast<sockaddr_in6*>(&address)->sin6_port = htons(port);
+  else
+    reinterpret_cast<sockaddr_in*>(&address)->sin_port = htons(port);
+}
+
+std::uint16_t port_of(const sockaddr_storage& address) {
+  return ntohs(address.ss_family == AF_INET6
+                   ? reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port
+                   : reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+}
+
+int poll_until(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd pfd{fd, events, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(left, 0)));
+    if (ready < 0 && errno == EINTR) continue;
+    return ready;
+  }
+}
+
+/// Reads exactly `size` bytes from `fd` before `deadline`; false if it
+/// closed, failed or ran out of time first.
+bool read_exact(int fd, char* data, std::size_t size, Clock::time_point deadline) {
+  while (size > 0) {
+    if (poll_until(fd, POLLIN, deadline) <= 0) return false;
+    const ssize_t n = ::recv(fd, data, size, MSG_DONTWAIT);
+    if (n == 0) return false;
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// A one-time token that ties the heartbeat connection to its control
+/// connection: 16 hex digits.
+std::string random_token() {
+  std::random_device random;
+  const std::uint64_t value = (std::uint64_t{random()} << 32) ^ random();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+constexpr std::size_t kTokenChars = 16;
+
 class TcpBootstrap final : public Bootstrap {
  public:
-  TcpBootstrap(int fd, int rank) : fd_(fd), rank_(rank) { configure_socket(fd_); }
-  ~TcpBootstrap() override { ::close(fd_); }
+  TcpBootstrap(int fd, int rank, bool accepted) : fd_(fd), rank_(rank), accepted_(accepted) {
+    configure_socket(fd_);
+  }
+  ~TcpBootstrap() override {
+    if (heartbeat_fd_ >= 0) ::close(heartbeat_fd_);
+    ::close(fd_);
+  }
 
   int rank() const override { return rank_; }
   int liveness_fd() const override { return fd_; }
+  int heartbeat_fd() const override { return heartbeat_fd_; }
+
+  void open_heartbeat(std::chrono::milliseconds timeout) override {
+    if (heartbeat_fd_ >= 0) return;
+    heartbeat_fd_ = accepted_ ? accept_heartbeat(timeout) : connect_heartbeat(timeout);
+  }
+
+  // shutdown(), not close(): the descriptors stay valid for the threads
+  // that may be using them; their waits end at once.
+  void sever(const std::string& why) override {
+    {
+      std::lock_guard lock(sever_mutex_);
+      if (severed_) return;
+      sever_reason_ = why;
+      severed_ = true;
+    }
+    ::shutdown(fd_, SHUT_RDWR);
+    if (heartbeat_fd_ >= 0) ::shutdown(heartbeat_fd_, SHUT_RDWR);
+  }
 
   std::string peer_host() const override {
     sockaddr_storage address{};
@@ -146,6 +227,7 @@ class TcpBootstrap final : public Bootstrap {
   }
 
   void send(std::span<const std::byte> message) override {
+    throw_if_severed();
     if (message.size() > kMaxFrameBytes) {
       throw BootstrapError("a control message of " + std::to_string(message.size()) +
                            " bytes exceeds the limit of " + std::to_string(kMaxFrameBytes));
@@ -163,6 +245,7 @@ class TcpBootstrap final : public Bootstrap {
   // costs a few bytes of reading and a clear error, never a buffer of the
   // size its first bytes happen to spell.
   Bytes receive(std::chrono::milliseconds timeout) override {
+    throw_if_severed();
     const auto deadline = Clock::now() + timeout;
     std::byte header[kFrameHeaderBytes];
     read_all(header, sizeof header, deadline, timeout);
@@ -205,6 +288,7 @@ class TcpBootstrap final : public Bootstrap {
       const ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EINTR) continue;
+        throw_if_severed();
         throw BootstrapError(errno_text("control connection to the peer failed"));
       }
       data += n;
@@ -225,6 +309,7 @@ class TcpBootstrap final : public Bootstrap {
                              " ms");
       }
       const ssize_t n = ::recv(fd_, data, size, 0);
+      if (n <= 0) throw_if_severed();
       if (n == 0) throw BootstrapError("peer closed the control connection");
       if (n < 0) {
         if (errno == EINTR || errno == EAGAIN) continue;
@@ -235,8 +320,122 @@ class TcpBootstrap final : public Bootstrap {
     }
   }
 
+  void throw_if_severed() {
+    if (!severed_) return;
+    std::lock_guard lock(sever_mutex_);
+    throw BootstrapError(sever_reason_);
+  }
+
+  /// The accepting side: listens on an ephemeral port of the address the
+  /// peer reached, offers it in band with a token, and takes the first
+  /// connection that sends the token back (anything else that connects is
+  /// dropped).
+  int accept_heartbeat(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &length) != 0)
+      throw BootstrapError(errno_text("heartbeat: the control connection's address"));
+    set_port(local, 0);
+    const int listener = ::socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0) throw BootstrapError(errno_text("heartbeat: socket"));
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&local), length) != 0 ||
+        ::listen(listener, 4) != 0 ||
+        ::getsockname(listener, reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+      const std::string error = errno_text("cannot listen for the heartbeat connection");
+      ::close(listener);
+      throw BootstrapError(error);
+    }
+    const std::uint16_t port = port_of(local);
+    const std::string token = random_token();
+    try {
+      send_text("heartbeat " + std::to_string(port) + " " + token);
+    } catch (...) {
+      ::close(listener);
+      throw;
+    }
+    while (true) {
+      if (poll_until(listener, POLLIN, deadline) <= 0) {
+        ::close(listener);
+        throw BootstrapError("the peer did not open the heartbeat connection to port " +
+                             std::to_string(port) + " within " +
+                             std::to_string(timeout.count() / 1000) +
+                             " s (a firewall between the hosts?)");
+      }
+      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      char theirs[kTokenChars];
+      if (read_exact(fd, theirs, sizeof theirs, deadline) &&
+          std::string_view(theirs, sizeof theirs) == token) {
+        ::close(listener);
+        configure_socket(fd);
+        try {
+          send_text("heartbeat ok");
+        } catch (...) {
+          ::close(fd);
+          throw;
+        }
+        return fd;
+      }
+      ::close(fd);
+    }
+  }
+
+  /// The connecting side: connects to the offered port at the address it
+  /// reached the peer on and sends the token.
+  int connect_heartbeat(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    const std::string offer = receive_text(timeout);
+    unsigned port = 0;
+    char token[kTokenChars + 1] = {};
+    if (std::sscanf(offer.c_str(), "heartbeat %u %16s", &port, token) != 2 || port == 0 ||
+        port > 65535 || std::strlen(token) != kTokenChars) {
+      throw BootstrapError("control protocol error: expected the heartbeat offer, got \"" +
+                           printable(reinterpret_cast<const std::byte*>(offer.data()),
+                                     std::min<std::size_t>(offer.size(), 64)) +
+                           "\"");
+    }
+    sockaddr_storage peer{};
+    socklen_t length = sizeof peer;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &length) != 0)
+      throw BootstrapError(errno_text("heartbeat: the control connection's peer"));
+    set_port(peer, static_cast<std::uint16_t>(port));
+    const int fd = ::socket(peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) throw BootstrapError(errno_text("heartbeat: socket"));
+    auto fail = [&](const std::string& what) {
+      ::close(fd);
+      throw BootstrapError("cannot open the heartbeat connection to port " + std::to_string(port) +
+                           ": " + what);
+    };
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&peer), length) != 0) {
+      if (errno != EINPROGRESS) fail(std::strerror(errno));
+      if (poll_until(fd, POLLOUT, deadline) <= 0) fail("timed out");
+      int error = 0;
+      socklen_t error_length = sizeof error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_length);
+      if (error != 0) fail(std::strerror(error));
+    }
+    if (::send(fd, token, kTokenChars, MSG_NOSIGNAL) != static_cast<ssize_t>(kTokenChars))
+      fail(errno_text("sending its token"));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    configure_socket(fd);
+    std::string answer;
+    try {
+      answer = receive_text(timeout);
+    } catch (const BootstrapError& e) {
+      fail(e.what());
+    }
+    if (answer != "heartbeat ok") fail("the peer did not accept it");
+    return fd;
+  }
+
   int fd_;
   int rank_;
+  bool accepted_;  // this side accepted the control connection (it listens for the heartbeat)
+  int heartbeat_fd_ = -1;
+  std::atomic<bool> severed_{false};
+  std::mutex sever_mutex_;
+  std::string sever_reason_;
 };
 
 addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive) {
@@ -321,7 +520,7 @@ std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::millisecon
   }
   const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) throw BootstrapError(errno_text("accept failed"));
-  return std::make_unique<TcpBootstrap>(fd, rank);
+  return std::make_unique<TcpBootstrap>(fd, rank, true);
 }
 
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
@@ -335,7 +534,7 @@ std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t po
       if (fd < 0) continue;
       if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
         freeaddrinfo(addresses);
-        return std::make_unique<TcpBootstrap>(fd, rank);
+        return std::make_unique<TcpBootstrap>(fd, rank, false);
       }
       last_error = std::strerror(errno);
       ::close(fd);

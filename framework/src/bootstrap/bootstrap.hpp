@@ -55,6 +55,24 @@ class Bootstrap {
   /// The peer's numeric IP address ("127.0.0.1" in-process); "" if unknown.
   virtual std::string peer_host() const { return ""; }
 
+  /// Opens the heartbeat connection beside the control connection (both
+  /// sides call it at the same point of the conversation, after the
+  /// handshake): a second small TCP connection that only the watchdogs'
+  /// threads read and write, so a peer that stops answering (SIGSTOP, a hung
+  /// host whose kernel still acknowledges) is noticed without a byte more on
+  /// the framed control stream. The side that accepted the control
+  /// connection listens on an ephemeral port of the same address and names
+  /// it in band with a one-time token; the other connects and sends the
+  /// token back. Throws BootstrapError. In-process: nothing to open.
+  virtual void open_heartbeat(std::chrono::milliseconds /*timeout*/) {}
+  /// The heartbeat connection's descriptor; -1 when there is none.
+  virtual int heartbeat_fd() const { return -1; }
+  /// Ends the control connection from this side, from any thread: every
+  /// wait on it, now or later, throws BootstrapError(`why`) (the watchdog's
+  /// answer to a peer that stopped answering: the run then ends as with a
+  /// lost peer).
+  virtual void sever(const std::string& /*why*/) {}
+
   void send_text(const std::string& text) { send(std::as_bytes(std::span(text))); }
   std::string receive_text(std::chrono::milliseconds timeout);
 

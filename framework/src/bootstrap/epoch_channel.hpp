@@ -40,6 +40,8 @@ class EpochChannel final : public Bootstrap {
   std::string peer_host() const override { return base_.peer_host(); }
   void interrupt_peer(std::uint8_t tag) override { base_.interrupt_peer(tag); }
   std::optional<std::uint8_t> take_interrupt() override { return base_.take_interrupt(); }
+  int heartbeat_fd() const override { return base_.heartbeat_fd(); }
+  void sever(const std::string& why) override { base_.sever(why); }
 
   /// A message of the current epoch.
   void send(std::span<const std::byte> message) override;

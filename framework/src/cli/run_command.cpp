@@ -205,6 +205,24 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "Seconds one size may run past its duration before it counts as hung")
       ->default_val(120)
       ->check(CLI::Range(1, 7 * 24 * 3600));
+  command
+      ->add_option("--stall-timeout", options.stall_timeout_s,
+                   "Seconds without a completion while a test waits for one before that test "
+                   "ends as stalled (the run goes on); 0: only --timeout applies")
+      ->default_val(10)
+      ->check(CLI::Range(0, 7 * 24 * 3600));
+  command
+      ->add_option("--heartbeat", options.heartbeat_s,
+                   "Seconds without a heartbeat from the peer (sent every second on a connection "
+                   "of its own) before it counts as lost, exit 3; 0: not watched")
+      ->default_val(5)
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const double s = std::strtod(text.c_str(), nullptr);
+            if (s == 0 || (s >= 2 && s <= 3600)) return "";
+            return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
+          },
+          "SECONDS"));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
   command
       ->add_option("--trials", options.trials,
@@ -323,6 +341,11 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   };
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  settings.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  // Beats go out every second whatever the timeout (the peer's timeout may
+  // differ from ours), so a timeout is at least two periods.
+  settings.heartbeat_period = 1s;
+  settings.heartbeat_timeout = std::chrono::milliseconds(std::llround(options.heartbeat_s * 1000));
   settings.stop_requested = &g_stop_requested;
   // A second signal, or a transport call that never returns after its loop
   // was aborted: what finished is written and the process ends here.

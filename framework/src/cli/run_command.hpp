@@ -22,8 +22,10 @@ struct ConnectionOptions {
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
-  std::optional<int> cpu;                 // --cpu N: pin this process
-  std::optional<int> peer_cpu;            // --peer-cpu N: pin a local pair's responder
+  double heartbeat_s = 5;       // --heartbeat S: a peer silent this long is lost (0: not watched)
+  int stall_timeout_s = 10;     // --stall-timeout S: no completion this long ends a test (0: off)
+  std::optional<int> cpu;       // --cpu N: pin this process
+  std::optional<int> peer_cpu;  // --peer-cpu N: pin a local pair's responder
   std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
   bool run_forever = false;               // --run-infinitely
   std::optional<double> report_interval;  // --report-interval S: run-forever window

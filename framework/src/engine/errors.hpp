@@ -15,6 +15,8 @@ namespace uniperf::engine {
 /// A TransportError, as the endpoint it interrupted is no longer usable.
 struct Aborted : TransportError {
   Aborted() : TransportError("run aborted: the peer is gone or the test passed its deadline") {}
+  /// `where`: how far the loop got ("after 12 of 200 messages of ...").
+  explicit Aborted(const std::string& where) : TransportError("run aborted " + where) {}
 };
 
 /// The peer sent a control message the engine did not expect here: the two

@@ -82,6 +82,31 @@ inline std::uint64_t stop_after_signal(std::uint64_t phase_posted, std::uint32_t
 
 }  // namespace policy
 
+/// A flow's sign of life for the session's watchdog (another thread): how
+/// many polls found completions, and whether this side now waits for any
+/// (an odd `phase`: inside a phase where completions must come; the target
+/// of one-sided ops waits for none). One writer, the flow's thread.
+///
+/// progressed() is a relaxed load and store of a counter on the cache line
+/// the backoff's own counter already dirties: a plain add on x86 and
+/// AArch64, no locked instruction, no fence. The watchdog reads it about 20
+/// times a second, so the line moves between cores that often, not per
+/// completion (measured: docs/architecture.md, "A stalled transport").
+struct ProgressMeter {
+  std::atomic<std::uint64_t> completions{0};
+  std::atomic<std::uint32_t> phase{0};
+
+  void progressed() {
+    completions.store(completions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  /// Around a phase, outside the timed loop.
+  void begin_waiting() { phase.store(phase.load(std::memory_order_relaxed) | 1); }
+  void end_waiting() {
+    const std::uint32_t p = phase.load(std::memory_order_relaxed);
+    if (p & 1) phase.store(p + 1);
+  }
+};
+
 /// Busy polling on a machine with more runnable threads than cores: a side
 /// that spins while its peer waits for the same core holds that core for its
 /// whole time slice, so a ping-pong between two spinners sharing a core
@@ -91,11 +116,18 @@ inline std::uint64_t stop_after_signal(std::uint64_t phase_posted, std::uint32_t
 /// libraries' yield-when-idle). On an idle machine a wait that long is far
 /// off any small message's critical path, and a yield with nothing else to
 /// run returns at once.
+///
+/// The same progressed() call also feeds the flow's ProgressMeter, which
+/// the session's watchdog samples from its own thread to tell a stalled
+/// transport (no completion for --stall-timeout) from a slow one.
 class IdleBackoff {
  public:
   static constexpr std::uint32_t kPollsBeforeYield = 2048;
 
-  void progressed() { empty_polls_ = 0; }
+  void progressed() {
+    empty_polls_ = 0;
+    meter_.progressed();
+  }
   void empty_poll() {
     if (++empty_polls_ == kPollsBeforeYield) [[unlikely]] {
       empty_polls_ = 0;
@@ -103,8 +135,12 @@ class IdleBackoff {
     }
   }
 
+  ProgressMeter& meter() { return meter_; }
+  const ProgressMeter& meter() const { return meter_; }
+
  private:
   std::uint32_t empty_polls_ = 0;
+  ProgressMeter meter_;
 };
 
 /// One endpoint with its buffer halves, prebuilt requests and counters.

@@ -195,14 +195,59 @@ struct TestRunner::Impl {
     peer.barrier();
 
     const bool event = flow.completion == CompletionMode::event;
-    if (flow.pattern == Pattern::latency) {
-      event ? latency_phase<true>(iterations, seconds, timed, deadline, out)
-            : latency_phase<false>(iterations, seconds, timed, deadline, out);
-    } else {
-      event ? stream_phase<true>(seconds, timed, deadline, out)
-            : stream_phase<false>(seconds, timed, deadline, out);
+    ProgressMeter& meter = lanes.backoff.meter();
+    // The watchdog watches for a stall only while this side waits for
+    // completions (not between phases, nor on the target of one-sided ops,
+    // which sees none).
+    if (waits_for_completions()) meter.begin_waiting();
+    try {
+      if (flow.pattern == Pattern::latency) {
+        event ? latency_phase<true>(iterations, seconds, timed, deadline, out)
+              : latency_phase<false>(iterations, seconds, timed, deadline, out);
+      } else {
+        event ? stream_phase<true>(seconds, timed, deadline, out)
+              : stream_phase<false>(seconds, timed, deadline, out);
+      }
+    } catch (const Aborted&) {
+      meter.end_waiting();
+      // Where the loop was, for the record's reason (a stall's above all).
+      throw Aborted(progress_text(timed));
+    } catch (...) {
+      meter.end_waiting();
+      throw;
     }
+    meter.end_waiting();
     peer.barrier();
+  }
+
+  /// Whether this side's part of a phase waits for completions: every side
+  /// that posts (the initiator, both sides of a bi-directional test, both
+  /// sides of a ping-pong), and the receiver of two-sided ops; not the
+  /// passive target of one-sided ops (reads, atomics, a write stream land
+  /// without a completion on its side, though a latency test posts it
+  /// receives all the same).
+  bool waits_for_completions() const {
+    return rank == 0 || flow.direction == Direction::bi || is_two_sided(flow.op) ||
+           (flow.pattern == Pattern::latency && flow.op == Op::write);
+  }
+
+  /// "after 12 of 200 messages of the measured phase" (sends completed, or
+  /// receives for a side that only receives).
+  std::string progress_text(bool timed) const {
+    std::uint64_t done = 0, total = 0;
+    bool bounded = true;
+    for (const Lane& lane : lanes.all()) {
+      const bool sends = lane.posted > lane.phase_start;
+      done += sends ? (lane.completed > lane.phase_start ? lane.completed - lane.phase_start : 0)
+                    : lane.received;
+      if (lane.target == kUnbounded)
+        bounded = false;
+      else
+        total += lane.target - lane.phase_start;
+    }
+    return "after " + std::to_string(done) +
+           (bounded && total > 0 ? " of " + std::to_string(total) : std::string()) +
+           " messages of the " + (timed ? "measured" : "warm-up") + " phase";
   }
 
   /// A ping-pong or round-trip phase: the loop for the op and side, then the
@@ -327,6 +372,10 @@ void TestRunner::setup() {
 
 SizeOutcome TestRunner::run(std::uint64_t size) {
   return impl_->run(size);
+}
+
+const ProgressMeter& TestRunner::progress() const {
+  return impl_->lanes.backoff.meter();
 }
 
 }  // namespace uniperf::engine

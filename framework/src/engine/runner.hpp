@@ -17,6 +17,10 @@
 #include "engine/plan.hpp"
 
 namespace uniperf::engine {
+struct ProgressMeter;
+}
+
+namespace uniperf::engine {
 
 /// What this side measured for one size.
 struct SizeOutcome {
@@ -54,6 +58,8 @@ class TestRunner {
   /// Runs warm-up and measurement at one of the plan's sizes. Both sides
   /// call it.
   SizeOutcome run(std::uint64_t size);
+  /// The flow's sign of life, for the session's watchdog (another thread).
+  const ProgressMeter& progress() const;
 
  private:
   struct Impl;

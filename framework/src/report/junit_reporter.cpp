@@ -38,8 +38,9 @@ void write_testcase(std::ostream& out, const Record& r) {
     return;
   }
   if (r.status == Status::error) {
-    out << ">\n      <error message=\"" << xml_escape(r.reason) << "\" type=\"error\">"
-        << xml_escape(r.reason) << "</error>\n    </testcase>\n";
+    out << ">\n      <error message=\"" << xml_escape(r.reason) << "\" type=\""
+        << xml_escape(r.failure.empty() ? "error" : r.failure) << "\">" << xml_escape(r.reason)
+        << "</error>\n    </testcase>\n";
     return;
   }
   const auto [value, metric] = headline(r);

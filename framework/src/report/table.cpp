@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 
@@ -44,8 +45,16 @@ std::string loss_text(const results::BandwidthStats& b) {
                      100 * b.loss_rate());
 }
 
-std::string_view status_word(Status status) {
-  return status == Status::skipped ? "SKIPPED" : "ERROR";
+/// SKIPPED, ERROR, or a failure's kind ("STALLED") when the record has one.
+std::string status_word(const Record& r) {
+  if (r.status == Status::skipped) return "SKIPPED";
+  if (r.status == Status::error && !r.failure.empty()) {
+    std::string word = r.failure;
+    std::transform(word.begin(), word.end(), word.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return word;
+  }
+  return "ERROR";
 }
 
 constexpr int kLatencyDecimals = 3;
@@ -165,7 +174,7 @@ void print_record_line(std::ostream& out, const Record& r) {
                        r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
   } else if (r.status != Status::ok) {
-    out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r.status), one_line(r.reason));
+    out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r), one_line(r.reason));
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
   } else if (r.flow.pattern == model::Pattern::latency && r.latency) {
     const auto& l = *r.latency;
@@ -224,7 +233,10 @@ void ComparisonTable::add(const Record& r) {
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, ""};
   } else {
-    cell = Cell{false, 0, r.status == Status::ok ? "-" : std::string(to_string(r.status))};
+    cell = Cell{false, 0,
+                r.status == Status::ok ? "-"
+                : !r.failure.empty()   ? r.failure
+                                       : std::string(to_string(r.status))};
   }
 }
 

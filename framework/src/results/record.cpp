@@ -6,6 +6,8 @@
 //   schema_version   1 (the major; schema_minor the minor, absent = 0)
 //   status           "ok" | "skipped" | "error"
 //   reason           why it was skipped or failed; "" when ok
+//   failure          only with status "error" when the kind is known (added
+//                    in 1.2): "stalled" (no completion for --stall-timeout)
 //   suite, config, test, preset    names; preset is "" or perftest / osu / itperf
 //   size             message size in bytes
 //   plugin           {name, version, library_version, device}
@@ -157,6 +159,7 @@ json to_json(const Record& r) {
             {"timestamp", r.timestamp},
             {"provenance", r.provenance},
             {"warnings", r.warnings}};
+  if (!r.failure.empty()) j["failure"] = r.failure;
   put_results(j, r.latency, r.bandwidth);
   if (!r.trials.empty()) {
     json per_trial = json::array();
@@ -442,6 +445,7 @@ Record record_from_json(const json& j) {
     r.provenance = j["provenance"];
   }
   if (j.contains("warnings")) r.warnings = top.strings("warnings");
+  if (j.contains("failure")) r.failure = top.string("failure");  // added in 1.2
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

@@ -83,6 +83,11 @@ struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
   std::string reason;  ///< for skipped / error
+  /// With status error, what kind of failure when the engine can tell
+  /// (added in 1.2; "" otherwise): "stalled", no completion came for
+  /// --stall-timeout. A field, not a status value: a new status value would
+  /// be a schema major (older readers refuse an unknown one).
+  std::string failure;
 
   std::string suite;
   std::string config;

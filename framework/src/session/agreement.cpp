@@ -158,6 +158,12 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
     send_mine();  // a uniperf peer: a mismatch below is reported on both sides alike
   }
   check_same_run(mine, theirs, suite);
+  // Only a peer of this run gets the heartbeat connection.
+  try {
+    control.open_heartbeat(control.timeout());
+  } catch (const bootstrap::BootstrapError& e) {
+    throw HandshakeError(std::string("opening the heartbeat connection failed: ") + e.what());
+  }
   return theirs.value("provenance", json(nullptr));
 }
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <thread>
 
+#include "engine/lane.hpp"
+
 namespace uniperf::session {
 
 void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context& context,
@@ -25,6 +27,14 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context
         std::make_unique<engine::TestRunner>(*flow_context, channel, plans[k], watchdog_.abort()));
     runners_.back()->setup();
   }
+  std::vector<Watchdog::ProgressSource> sources;
+  for (const auto& runner : runners_)
+    sources.push_back({&runner->progress().completions, &runner->progress().phase});
+  watchdog_.watch_progress(std::move(sources));
+}
+
+ConcurrentFlows::~ConcurrentFlows() {
+  watchdog_.watch_progress({});  // before the runners and their meters go
 }
 
 std::vector<engine::SizeOutcome> ConcurrentFlows::run_size(std::uint64_t size) {

@@ -21,6 +21,9 @@ class ConcurrentFlows {
  public:
   ConcurrentFlows(bootstrap::Bootstrap& control, Watchdog& watchdog)
       : control_(control), watchdog_(watchdog) {}
+  ~ConcurrentFlows();
+  ConcurrentFlows(const ConcurrentFlows&) = delete;
+  ConcurrentFlows& operator=(const ConcurrentFlows&) = delete;
 
   /// Sets every flow up, one after the other in the same order on both
   /// sides (only their measured phases run at once). `context` serves the

@@ -81,10 +81,14 @@ class SuiteRun {
         settings_(settings),
         observer_(observer),
         channel_(control),
-        watchdog_(
-            control.liveness_fd(), [this] { return channel_.take_interrupt(); }, settings.stuck,
-            settings.stuck_grace) {
+        watchdog_(control.liveness_fd(), [this] { return channel_.take_interrupt(); },
+                  settings.stuck, settings.stuck_grace,
+                  {control.heartbeat_fd(), settings.heartbeat_period, settings.heartbeat_timeout,
+                   // A peer that stopped answering is lost: every wait on the
+                   // control connection ends now, as when it closes.
+                   [this](const std::string& why) { control_.sever(why); }}) {
     watchdog_.abort_on(settings.stop_requested);
+    watchdog_.stall_after(settings.stall_timeout);
   }
 
   RunOutcome run(const std::vector<model::ConfigSpec>& configs, SuitePosition start,
@@ -293,6 +297,9 @@ class SuiteRun {
           } else {
             record.status = results::Status::error;
             record.reason = fail_test(test, e.what());
+            // A stall, seen here or by the peer first (its reason in its
+            // words): the test ends, the run goes on.
+            if (record.reason.find(kStalledWords) != std::string::npos) record.failure = "stalled";
             not_run = "not run: size " + std::to_string(size) + " of this test failed";
           }
         }
@@ -390,8 +397,7 @@ class SuiteRun {
     // stderr, where the user of a two-host run sees it.
     if (control_.rank() != 0)
       std::cerr << "uniperf: test '" << test.name << "' failed here: " << reason << "\n";
-    if (observer_.on_failure)
-      observer_.on_failure(reason, watchdog_.cause() == Watchdog::Cause::peer_gone);
+    if (observer_.on_failure) observer_.on_failure(reason, watchdog_.peer_lost());
     return reason;
   }
 
@@ -400,6 +406,7 @@ class SuiteRun {
     try {
       return step();
     } catch (const std::exception& e) {
+      if (!stopped_) std::cerr << "uniperf: lost the peer: " << e.what() << "\n";
       stopped_ = true;
       stop_reason_ = std::string("not run: lost the peer: ") + e.what();
       if (observer_.on_failure) observer_.on_failure(e.what(), true);

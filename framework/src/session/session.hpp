@@ -24,8 +24,10 @@ namespace uniperf::session {
 // 2: provenance, trial counts, run-forever stop; 3: the engine's typed messages
 // (engine/peer_protocol.hpp) replace CBOR keys, JSON "done" and a decimal count;
 // 4: the initiator's handshake goes first, and every later message carries its
-// epoch (bootstrap/epoch_channel.hpp); 5: every stream phase ends with a
-// count of the messages each side received (unreliable transports' loss).
+// epoch (bootstrap/epoch_channel.hpp); 5: the handshake ends by opening the
+// heartbeat connection (Bootstrap::open_heartbeat), and every stream phase
+// ends with a count of the messages each side received (unreliable
+// transports' loss).
 inline constexpr int kProtocolVersion = 5;
 
 struct HandshakeError : std::runtime_error {
@@ -79,6 +81,15 @@ struct RunSettings {
   /// `stuck_grace`; it must end the process.
   std::function<void(const std::string& why, bool peer_lost)> stuck;
   std::chrono::seconds stuck_grace{15};
+  /// The heartbeat (Watchdog::Heartbeat): a peer that sent none for
+  /// `heartbeat_timeout` is lost (0: not watched); beats go out every
+  /// `heartbeat_period`.
+  std::chrono::milliseconds heartbeat_timeout{5000};
+  std::chrono::milliseconds heartbeat_period{1000};
+  /// A flow that waits for completions and gets none for this long is
+  /// stalled: its test ends (record status error, failure "stalled") and the
+  /// run goes on. 0: not watched (the size's deadline still applies).
+  std::chrono::milliseconds stall_timeout{10000};
 };
 
 /// Runs the suite over every config on an established, handshaken control
