@@ -4,7 +4,7 @@ ranks find each other through the launcher (PMIx when built with libpmix,
 else the launcher's environment), rank 0 writes the records, and every record
 says which bootstrap it used. `-np 3` is refused with a clear message (exit
 2). Skipped (77) when mpirun is absent."""
-import json, os, shutil, signal, subprocess, sys, tempfile, time
+import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: launcher\ntests:\n"
@@ -77,6 +77,34 @@ with tempfile.TemporaryDirectory() as work:
               f"bootstrap {how['method']} ({how.get('pmix_version', 'no PMIx')}), "
               f"connect {how.get('connect_ms', 0):.0f} ms")
 
+    # The environment path, as a uniperf built without libpmix takes it: at
+    # the derived port when both ranks are here (no PMIx namespace in the
+    # ranks' environment), and at --coordinator.
+    tcp = os.path.join(source_dir, "configs/tcp.yaml")
+    for rendezvous in (None, "coordinator"):
+        out = os.path.join(work, "env.jsonl")
+        if rendezvous:  # a free port, found now
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                rendezvous = f"127.0.0.1:{s.getsockname()[1]}"
+            extra = ["--coordinator", rendezvous]
+        else:
+            extra = []
+        result, seconds = run_once(MPIRUN + ["-np", "2", "env", "-u", "PMIX_NAMESPACE", uniperf, "run",
+                                             suite, "-c", tcp, "-o", out, "--timeout", "60"] + extra, 240)
+        assert result.returncode == 0, (extra, result.returncode, result.stdout, result.stderr)
+        got = records(out)
+        assert len(got) == 3 and all(r["status"] == "ok" for r in got), got
+        how = got[0]["provenance"]["bootstrap"]
+        assert how["method"] == "launcher-env" and how["launcher"] == "openmpi", how
+        if rendezvous:
+            assert how["rendezvous"] == rendezvous, how
+        else:
+            port = int(how["rendezvous"].rsplit(":", 1)[1])
+            assert how["rendezvous"].startswith("127.0.0.1:") and 20000 <= port < 30000, how
+        print(f"ok: mpirun -np 2 without PMIx, rendezvous {how['rendezvous']}: {seconds:.1f} s, "
+              f"connect {how['connect_ms']:.0f} ms")
+
     # A local pair of the same suite, for the bootstrap time beside it.
     out = os.path.join(work, "pair.jsonl")
     pair, _ = run_once([uniperf, "run", suite, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
@@ -85,6 +113,20 @@ with tempfile.TemporaryDirectory() as work:
     how = records(out)[0]["provenance"]["bootstrap"]
     assert how["method"] == "local-pair", how
     print(f"ok: local pair: connect {how.get('connect_ms', 0):.0f} ms")
+
+    # A rank that dies mid-run ends the other within seconds, not at the end
+    # of its 120 s test: rank 1 kills itself 5 s in (the shell execs uniperf,
+    # so $$ is uniperf).
+    long_suite = os.path.join(work, "long.yaml")
+    open(long_suite, "w").write("suite: launcher-long\ntests:\n"
+                                "  - {name: long, op: send, pattern: bandwidth, sizes: [4K], duration: 120s}\n")
+    out = os.path.join(work, "dead.jsonl")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -9 $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {tcp} -o {out}')
+    result, seconds = run_once(MPIRUN + ["-np", "2", "sh", "-c", script], 240)
+    assert result.returncode != 0, (result.returncode, result.stderr)
+    assert seconds < 90, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
+    print(f"ok: rank 1 killed 5 s in: the run ended after {seconds:.1f} s, exit {result.returncode}")
 
     # Three ranks: refused, clearly, by every rank, before anything runs.
     out = os.path.join(work, "three.jsonl")
