@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/launcher.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/local_pair.hpp"
 #include "cli/run_output.hpp"
@@ -193,6 +194,10 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->check(CLI::ExistingFile);
   command->add_option("--peer", options.peer,
                       "Run against a `uniperf ... --listen` on HOST[:PORT] (this side measures)");
+  command->add_option(
+      "--coordinator", options.coordinator,
+      "Under a launcher without PMIx (mpirun, srun): rank 0's HOST:PORT, where the ranks meet "
+      "(default when every rank is on this host: 127.0.0.1 and a port derived from the job)");
   options.listen_flags.push_back(command
                                      ->add_option("--listen", options.listen,
                                                   "Serve a peer on [HOST:]PORT (default port " +
@@ -257,27 +262,60 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                                   ? split_host_port("--listen", options.listen, "0.0.0.0")
                                   : std::pair<std::string, std::uint16_t>{};
 
-  // The measuring side (a local pair's first process, or --peer) writes the
+  // Started by a launcher (mpirun, srun): its two ranks are the pair, rank 0
+  // measures (docs/architecture.md, "Bootstrap"). A local pair's responder
+  // (--pair-connect) is never one, whatever environment it inherited.
+  std::optional<bootstrap::LauncherInfo> launcher;
+  std::optional<std::pair<std::string, std::uint16_t>> coordinator;
+  try {
+    if (options.pair_connect.empty())
+      launcher = bootstrap::detect_launcher(bootstrap::current_environment());
+  } catch (const bootstrap::BootstrapError& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!options.coordinator.empty()) {
+    if (!launcher)
+      throw std::invalid_argument(
+          "--coordinator is for a run started by a launcher (mpirun, srun); use --peer/--listen");
+    coordinator = split_host_port("--coordinator", options.coordinator, "127.0.0.1");
+  }
+  if (launcher && (!options.peer.empty() || options.listening()))
+    std::cerr << "uniperf: warning: started by a launcher (" << launcher->launcher
+              << "): --peer/--listen are ignored, the launcher's ranks are the pair\n";
+  const bool launched_rank0 = launcher && launcher->rank == 0;
+
+  // The measuring side (a local pair's first process, --peer, or rank 0) writes the
   // results file and the report files; they are opened now, so a bad path
   // (a directory, a folder that does not exist) fails before anything runs.
   std::optional<RunOutput> output;
-  if (options.pair_connect.empty() && !options.listening())
+  if (launcher ? launched_rank0 : options.pair_connect.empty() && !options.listening())
     output.emplace(options.output, options.report_files, suite.name);
 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.
-  const std::optional<int> my_cpu = options.pair_connect.empty() ? options.cpu : options.peer_cpu;
+  // A launcher's rank 1 is the responder too: the same command line runs on
+  // every rank, so --cpu pins rank 0 and --peer-cpu rank 1.
+  const bool responder = !options.pair_connect.empty() || (launcher && launcher->rank == 1);
+  const std::optional<int> my_cpu = responder ? options.peer_cpu : options.cpu;
   if (my_cpu) session::pin_to_cpu(*my_cpu);
   const nlohmann::json my_facts = session::provenance();
   nlohmann::json peer_facts;
 
+  // Declared before `control`: a PMIx session ends after the connection.
+  std::unique_ptr<bootstrap::LauncherConnection> launched;
   std::unique_ptr<bootstrap::Bootstrap> control;
   std::optional<cli::LocalPair> pair;
+  bool handshaken = false;
+  const auto connect_started = std::chrono::steady_clock::now();
   try {
     if (!options.pair_connect.empty()) {
       const auto [host, port] =
           split_host_port("--pair-connect", options.pair_connect, "127.0.0.1");
       control = bootstrap::tcp_connect(host, port, 1, 10s);
+    } else if (launcher) {
+      launched = bootstrap::connect_launcher(*launcher, coordinator, 60s);
+      control = std::move(launched->control);
     } else if (!options.peer.empty()) {
       const auto [host, port] = peer_address;
       control = bootstrap::tcp_connect(host, port, 0, 30s);
@@ -295,6 +333,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
         try {
           peer_facts = session::handshake(*control, suite, configs, my_facts);
           if (!peer_facts.is_object()) peer_facts = nlohmann::json::object();
+          handshaken = true;
         } catch (const session::HandshakeError& e) {
           std::cerr << fmt::format("uniperf: refused a connection from {}: {}; still waiting\n",
                                    control->peer_host(), e.what());
@@ -305,13 +344,17 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       pair.emplace(argc, argv);
       control = pair->accept();
     }
-    if (!options.listening()) peer_facts = session::handshake(*control, suite, configs, my_facts);
+    if (!handshaken) peer_facts = session::handshake(*control, suite, configs, my_facts);
+  } catch (const bootstrap::UnsupportedRanks& e) {
+    if (launched_rank0) std::cerr << "uniperf: " << e.what() << "\n";  // once, not per rank
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitNoPeer;
   }
 
   const bool initiator = control->rank() == 0;
+  const auto connect_ready = std::chrono::steady_clock::now();
 
   report::LiveReporter live(std::cout);
   report::Progress progress;
@@ -362,9 +405,21 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                peer_lost ? kExitNoPeer : kExitTestErrors);
   };
   if (initiator) {
-    const bool remote = !options.peer.empty();
+    const bool remote = !options.peer.empty() && !launcher;
+    nlohmann::json how = {{"method", launcher ? launched->facts.method
+                                     : remote ? std::string("peer")
+                                              : std::string("local-pair")}};
+    if (launcher) {
+      how["launcher"] = launched->facts.launcher;
+      how["ranks"] = launched->facts.ranks;
+      how["rendezvous"] = launched->facts.rendezvous;
+      if (!launched->facts.pmix_version.empty()) how["pmix_version"] = launched->facts.pmix_version;
+    }
+    how["connect_ms"] =
+        std::chrono::duration<double, std::milli>(connect_ready - connect_started).count();
     settings.provenance = {
         {"uniperf", session::build_info()},
+        {"bootstrap", how},
         {"suite_sha256", suite.content_hash},
         {"initiator", my_facts},
         {"responder", peer_facts},

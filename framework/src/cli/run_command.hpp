@@ -1,5 +1,6 @@
 // `uniperf run SUITE` and the connection every run shares with the one-off
-// forms: a local pair, --peer or --listen, then the session and the reports.
+// forms: a launcher's two ranks, --peer or --listen, or a local pair, then the
+// session and the reports.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@ struct ConnectionOptions {
   std::vector<std::string> configs;
   std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
   std::string listen;        // --listen [HOST:]PORT: this side serves
+  std::string coordinator;   // --coordinator HOST:PORT: rank 0's rendezvous under a launcher
   std::string pair_connect;  // internal: the responder of a local pair
   std::string pair_resume;   // internal: a fresh responder starts at CONFIG:TEST
   std::string output;

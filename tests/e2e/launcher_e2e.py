@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""A run started by `mpirun -np 2` measures what a local pair measures: its two
+ranks find each other through the launcher (PMIx when built with libpmix,
+else the launcher's environment), rank 0 writes the records, and every record
+says which bootstrap it used. `-np 3` is refused with a clear message (exit
+2). Skipped (77) when mpirun is absent."""
+import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+
+uniperf, source_dir = sys.argv[1], sys.argv[2]
+SUITE = ("suite: launcher\ntests:\n"
+         "  - {name: lat, op: send, pattern: latency, sizes: [8, 4096], iterations: 200}\n"
+         "  - {name: bw, op: send, pattern: bandwidth, sizes: [65536], iterations: 200}\n")
+
+mpirun = shutil.which("mpirun")
+if mpirun is None:
+    print("SKIP: mpirun is not installed (apt-get install openmpi-bin)")
+    sys.exit(77)
+
+# Open MPI refuses root without these; --oversubscribe lets 3 ranks start on
+# a 2-core machine.
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
+
+
+def run_once(argv, timeout):
+    """Runs argv in a session of its own; one that outlives `timeout` is
+    killed with everything it started (the ranks too) and is an exit of 124."""
+    started = time.monotonic()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        code, err = 124, f"timed out after {timeout} s\n{err}"
+    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
+
+
+def launched(np, suite, config, out, timeout=240):
+    # --timeout bounds a size that hangs, so a stuck run ends well before ours.
+    return run_once(MPIRUN + ["-np", str(np), uniperf, "run", suite, "-c", config, "-o", out,
+                              "--timeout", "60"], timeout)
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+with tempfile.TemporaryDirectory() as work:
+    suite = os.path.join(work, "suite.yaml")
+    open(suite, "w").write(SUITE)
+
+    configs = ["tcp.yaml"]
+    if os.path.exists(os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf", "libuniperf-ucx.so")):
+        configs.append("ucx-shm.yaml")
+    for name in configs:
+        config = os.path.join(source_dir, "configs", name)
+        out = os.path.join(work, name + ".jsonl")
+        result, seconds = launched(2, suite, config, out)
+        assert result.returncode == 0, (name, result.returncode, result.stdout, result.stderr)
+        got = records(out)
+        assert len(got) == 3, (name, got)
+        for r in got:
+            assert r["status"] in ("ok", "skipped"), (name, r.get("status"), r.get("reason"))
+            how = r["provenance"]["bootstrap"]
+            assert how["method"] in ("pmix", "launcher-env"), how
+            assert how["launcher"] == "openmpi", how
+            assert how["ranks"] == 2, how
+        assert any(r["status"] == "ok" for r in got), (name, got)
+        # Both ranks were on this host: the responder's facts came through.
+        assert got[0]["provenance"]["responder"]["host"], got[0]["provenance"]
+        print(f"ok: mpirun -np 2 {name}: {len(got)} records in {seconds:.1f} s, "
+              f"bootstrap {how['method']} ({how.get('pmix_version', 'no PMIx')}), "
+              f"connect {how.get('connect_ms', 0):.0f} ms")
+
+    # The environment path, as a uniperf built without libpmix takes it: at
+    # the derived port when both ranks are here (no PMIx namespace in the
+    # ranks' environment), and at --coordinator.
+    tcp = os.path.join(source_dir, "configs/tcp.yaml")
+    for rendezvous in (None, "coordinator"):
+        out = os.path.join(work, "env.jsonl")
+        if rendezvous:  # a free port, found now
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                rendezvous = f"127.0.0.1:{s.getsockname()[1]}"
+            extra = ["--coordinator", rendezvous]
+        else:
+            extra = []
+        result, seconds = run_once(MPIRUN + ["-np", "2", "env", "-u", "PMIX_NAMESPACE", uniperf, "run",
+                                             suite, "-c", tcp, "-o", out, "--timeout", "60"] + extra, 240)
+        assert result.returncode == 0, (extra, result.returncode, result.stdout, result.stderr)
+        got = records(out)
+        assert len(got) == 3 and all(r["status"] == "ok" for r in got), got
+        how = got[0]["provenance"]["bootstrap"]
+        assert how["method"] == "launcher-env" and how["launcher"] == "openmpi", how
+        if rendezvous:
+            assert how["rendezvous"] == rendezvous, how
+        else:
+            port = int(how["rendezvous"].rsplit(":", 1)[1])
+            assert how["rendezvous"].startswith("127.0.0.1:") and 20000 <= port < 30000, how
+        print(f"ok: mpirun -np 2 without PMIx, rendezvous {how['rendezvous']}: {seconds:.1f} s, "
+              f"connect {how['connect_ms']:.0f} ms")
+
+    # A local pair of the same suite, for the bootstrap time beside it.
+    out = os.path.join(work, "pair.jsonl")
+    pair, _ = run_once([uniperf, "run", suite, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                        "-o", out, "--timeout", "60"], 240)
+    assert pair.returncode == 0, (pair.returncode, pair.stderr)
+    how = records(out)[0]["provenance"]["bootstrap"]
+    assert how["method"] == "local-pair", how
+    print(f"ok: local pair: connect {how.get('connect_ms', 0):.0f} ms")
+
+    # A rank that dies mid-run ends the other within seconds, not at the end
+    # of its 120 s test: rank 1 kills itself 5 s in (the shell execs uniperf,
+    # so $$ is uniperf).
+    long_suite = os.path.join(work, "long.yaml")
+    open(long_suite, "w").write("suite: launcher-long\ntests:\n"
+                                "  - {name: long, op: send, pattern: bandwidth, sizes: [4K], duration: 120s}\n")
+    out = os.path.join(work, "dead.jsonl")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -9 $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {tcp} -o {out}')
+    result, seconds = run_once(MPIRUN + ["-np", "2", "sh", "-c", script], 240)
+    assert result.returncode != 0, (result.returncode, result.stderr)
+    assert seconds < 90, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
+    print(f"ok: rank 1 killed 5 s in: the run ended after {seconds:.1f} s, exit {result.returncode}")
+
+    # Three ranks: refused, clearly, by every rank, before anything runs.
+    out = os.path.join(work, "three.jsonl")
+    result, _ = run_once(MPIRUN + ["-np", "3", uniperf, "run", suite, "-c",
+                                   os.path.join(source_dir, "configs/tcp.yaml"), "-o", out], 180)
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "3 ranks: only 2 are supported until N-rank patterns land" in result.stderr, result.stderr
+    assert not os.path.exists(out) or not records(out), "a refused run wrote records"
+    print("ok: mpirun -np 3 refused with exit 2")

@@ -1,0 +1,162 @@
+// The launcher detection rules (bootstrap/launcher.hpp): from an
+// environment to a decision, without a launcher.
+#include "bootstrap/launcher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace uniperf::bootstrap {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(LauncherDetection, NoLauncherVariablesIsNoLauncher) {
+  EXPECT_FALSE(detect_launcher({}));
+  EXPECT_FALSE(detect_launcher({{"HOME", "/root"}, {"PATH", "/usr/bin"}}));
+}
+
+TEST(LauncherDetection, OpenMpiRanksOnOneHost) {
+  const Environment env = {
+      {"OMPI_COMM_WORLD_RANK", "1"},       {"OMPI_COMM_WORLD_SIZE", "2"},
+      {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"OMPI_MCA_ess_base_jobid", "608436225"},
+      {"PMIX_NAMESPACE", "608436225"},     {"PMIX_RANK", "1"},
+      {"PMIX_VERSION", "4.2.2rc2"}};
+  const auto info = detect_launcher(env);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "openmpi");
+  EXPECT_EQ(info->rank, 1);
+  EXPECT_EQ(info->size, 2);
+  EXPECT_TRUE(info->all_local);
+  EXPECT_TRUE(info->pmix);
+  EXPECT_EQ(info->pmix_version, "4.2.2rc2");
+  EXPECT_EQ(info->job_id, "608436225");
+}
+
+TEST(LauncherDetection, OpenMpiRanksOnTwoHostsAreNotLocal) {
+  const auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "0"},
+                                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                                     {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}});
+  ASSERT_TRUE(info);
+  EXPECT_FALSE(info->all_local);
+  EXPECT_FALSE(info->pmix);
+}
+
+TEST(LauncherDetection, ThreeRanksAreDetectedForTheCallerToRefuse) {
+  const auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->size, 3);
+  EXPECT_THROW(connect_launcher(*info, std::nullopt, 1s), UnsupportedRanks);
+}
+
+TEST(LauncherDetection, ASingleRankRunsLikeAPlainCommand) {
+  EXPECT_FALSE(detect_launcher({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}}));
+  EXPECT_FALSE(detect_launcher(
+      {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}}));
+}
+
+TEST(LauncherDetection, SlurmStepRanks) {
+  const auto info = detect_launcher({{"SLURM_PROCID", "0"},
+                                     {"SLURM_STEP_ID", "3"},
+                                     {"SLURM_JOB_ID", "1234"},
+                                     {"SLURM_NTASKS", "8"},
+                                     {"SLURM_STEP_NUM_TASKS", "2"},
+                                     {"SLURM_STEP_NUM_NODES", "1"},
+                                     {"SLURM_NNODES", "4"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "slurm");
+  EXPECT_EQ(info->size, 2);  // the step's tasks, not the allocation's
+  EXPECT_TRUE(info->all_local);
+  EXPECT_EQ(info->job_id, "1234.3");
+}
+
+TEST(LauncherDetection, ABatchScriptIsNotARank) {
+  // sbatch sets SLURM_PROCID=0 and SLURM_NTASKS for the script itself; only
+  // srun's step (SLURM_STEP_ID) makes ranks.
+  EXPECT_FALSE(
+      detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "7"}}));
+}
+
+TEST(LauncherDetection, OpenMpiWinsOverSlurmAndPmix) {
+  const auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "1"},
+                                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                                     {"SLURM_PROCID", "0"},
+                                     {"SLURM_STEP_ID", "0"},
+                                     {"SLURM_STEP_NUM_TASKS", "2"},
+                                     {"PMIX_NAMESPACE", "x"},
+                                     {"PMIX_RANK", "1"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "openmpi");
+  EXPECT_EQ(info->rank, 1);
+}
+
+TEST(LauncherDetection, PmixAloneLeavesTheSizeToPmix) {
+  const auto info = detect_launcher({{"PMIX_NAMESPACE", "slurm.pmix.9.0"}, {"PMIX_RANK", "0"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "pmix");
+  EXPECT_EQ(info->size, 0);
+  EXPECT_TRUE(info->pmix);
+  EXPECT_FALSE(detect_launcher({{"PMIX_RANK", "0"}}));  // no namespace: no PMIx server
+}
+
+TEST(LauncherDetection, NonNumbersAreIgnoredAndBadRanksRefused) {
+  EXPECT_FALSE(detect_launcher({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}}));
+  EXPECT_THROW(detect_launcher({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
+               BootstrapError);
+  EXPECT_THROW(detect_launcher({{"OMPI_COMM_WORLD_RANK", "-1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
+               BootstrapError);
+}
+
+TEST(LauncherDetection, DerivedPortIsStablePerJobAndBelowTheEphemeralRange) {
+  EXPECT_EQ(derived_port("608436225"), derived_port("608436225"));
+  EXPECT_NE(derived_port("608436225"), derived_port("608436226"));
+  EXPECT_EQ(derived_port(""), 20000);
+  for (const char* job : {"1", "1234.0", "slurm.pmix.9.0", "608436225"}) {
+    EXPECT_GE(derived_port(job), 20000);
+    EXPECT_LT(derived_port(job), 30000);
+  }
+}
+
+TEST(LauncherDetection, TwoRanksWithoutPmixMeetAtTheCoordinator) {
+  LauncherInfo rank0;
+  rank0.launcher = "openmpi";
+  rank0.size = 2;
+  rank0.all_local = true;
+  LauncherInfo rank1 = rank0;
+  rank1.rank = 1;
+  // Without PMIx (pmix=false) both take the environment path; an ephemeral
+  // port is not derivable, so the test names the coordinator port.
+  std::uint16_t port = 0;
+  {
+    const TcpListener probe("127.0.0.1", 0);  // only to find a free port
+    port = probe.port();
+  }
+  // Rank 1 retries its connect until rank 0 listens, whichever starts first.
+  std::unique_ptr<LauncherConnection> one;
+  std::thread connector([&] { one = connect_launcher(rank1, {{"127.0.0.1", port}}, 20s); });
+  const auto zero = connect_launcher(rank0, {{"127.0.0.1", port}}, 20s);
+  connector.join();
+  ASSERT_TRUE(zero && one);
+  EXPECT_EQ(zero->control->rank(), 0);
+  EXPECT_EQ(one->control->rank(), 1);
+  EXPECT_EQ(zero->facts.method, "launcher-env");
+  EXPECT_EQ(zero->facts.rendezvous, "127.0.0.1:" + std::to_string(port));
+  zero->control->send_text("hello");
+  EXPECT_EQ(one->control->receive_text(10s), "hello");
+}
+
+TEST(LauncherDetection, ManyHostsWithoutCoordinatorOrPmixIsAClearError) {
+  LauncherInfo info;
+  info.launcher = "openmpi";
+  info.rank = 1;
+  info.size = 2;
+  try {
+    connect_launcher(info, std::nullopt, 1s);
+    FAIL() << "connected without a rendezvous";
+  } catch (const BootstrapError& e) {
+    EXPECT_NE(std::string(e.what()).find("--coordinator"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace uniperf::bootstrap
