@@ -791,6 +791,48 @@ TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
   EXPECT_EQ(WEXITSTATUS(status), 3) << slurp(scratch / "server.log");
 }
 
+/// A run whose both sides sit in a slow plugin open (the e2e fixture plugin
+/// slow_open, 5 s) while `victim` ("server" or "client") is killed: the
+/// survivor learns of it only at the next meeting of the control
+/// connection, outside any test, and must still say on stderr that it lost
+/// its peer (it once exited 3 without a word).
+void expect_lost_peer_named(const std::string& victim) {
+  Scratch scratch;
+  const auto config = scratch / "slow.yaml";
+  std::ofstream(config) << "name: slow\nplugin: slow_open\nenv:\n"
+                        << "  UNIPERF_FIXTURE_OPEN_DELAY_MS: \"5000\"\n";
+  ::setenv("UNIPERF_PLUGIN_PATH", UNIPERF_E2E_PLUGIN_DIR, 1);
+  const int port = free_port() + 4;
+  const std::vector<std::string> test = {"lat", "--op",     "send",         "-s",
+                                         "8",   "--config", config.string()};
+  auto server_args = test;
+  server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
+  auto client_args = test;
+  client_args.insert(client_args.end(), {"--peer", "127.0.0.1:" + std::to_string(port)});
+  const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
+  ::unsetenv("UNIPERF_PLUGIN_PATH");
+
+  std::this_thread::sleep_for(2500ms);  // both sides inside the 5 s open
+  const pid_t killed = victim == "server" ? server : client;
+  const pid_t survivor = victim == "server" ? client : server;
+  ::kill(killed, SIGKILL);
+  ::waitpid(killed, nullptr, 0);
+  int status = 0;
+  ASSERT_TRUE(exits_within(survivor, 30s, status)) << "the survivor still runs 30 s on";
+  const std::string log = slurp(scratch / (victim == "server" ? "client.log" : "server.log"));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << log;
+  EXPECT_NE(log.find("lost the peer"), std::string::npos) << log;
+}
+
+TEST(Peers, AResponderLostBetweenMeetingsIsNamedOnStderr) {
+  expect_lost_peer_named("server");
+}
+
+TEST(Peers, AnInitiatorLostBetweenMeetingsIsNamedOnStderr) {
+  expect_lost_peer_named("client");
+}
+
 TEST(Cli, ListAndInfoDescribeThePlugins) {
   const Outcome list = uniperf("list", 60);
   EXPECT_EQ(list.exit_code, 0);

@@ -352,11 +352,23 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // records, so this is how a script on the server's host can tell that it
   // failed; on both sides a lost peer is 3, not just a failed test.
   int failure_exit = kExitOk;
-  observer.on_failure = [&](const std::string&, bool peer_lost) {
+  std::string lost_peer;  // why the peer was lost, the first time
+  observer.on_failure = [&](const std::string& why, bool peer_lost) {
     if (failure_exit != kExitNoPeer) failure_exit = peer_lost ? kExitNoPeer : kExitTestErrors;
+    if (peer_lost && lost_peer.empty()) lost_peer = why;
   };
   const auto records = session::run(*control, suite, configs, plugins, settings, observer);
+  const std::string peer_host = control->peer_host();
   control.reset();  // closes the control connection: the peer ends now
+  // Exit 3 is said in words on both sides: a peer lost between tests (at a
+  // meeting of the control connection) fails no record's test and leaves
+  // the responder no record at all.
+  if (failure_exit == kExitNoPeer) {
+    std::cerr << fmt::format("uniperf: lost the peer ({}{}): {}\n",
+                             initiator ? "the responder" : "the initiator",
+                             peer_host.empty() ? "" : " on " + peer_host,
+                             lost_peer.empty() ? "the control connection closed" : lost_peer);
+  }
   if (pair) pair->wait();
   if (!initiator) return failure_exit;
 
