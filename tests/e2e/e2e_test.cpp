@@ -420,6 +420,27 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
 }
 
+// A ping-pong over two endpoints takes turns between them; the tcp plugin
+// moves a message only while its endpoint is driven, and an 8 MiB echo does
+// not fit in a socket buffer. The responder, waiting on the next lane, once
+// left the rest of the last echo unsent and both sides waited for ever
+// (found by the odd-parameter sweep).
+TEST(Endpoints, ALargePingPongOverTwoTcpEndpointsCompletes) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const auto results = scratch / "two.jsonl";
+  const Outcome o = uniperf(
+      "lat --op send -s 8M -n 10 --endpoints 2 --validate --timeout 20 "
+      "--config configs/tcp.yaml --output " +
+      results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  EXPECT_EQ(records[0].at("iterations_run"), 10);
+  EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
+}
+
 // ---------------------------------------------------------------------------
 // Concurrent flows: each flow on its own thread (and, where the plugin's
 // endpoints are not thread-safe, its own Context), results per flow.
