@@ -15,10 +15,9 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr auto kConnectTimeout = 20s;
-// How long a request refused with -FI_EAGAIN may wait (deferred_) with
-// nothing leaving before the endpoint is called broken. The engine never
-// posts beyond the queue sizes it asked for, so this only trips on a stuck
-// peer.
+// How long post() drives progress while the provider keeps answering
+// -FI_EAGAIN before it calls the endpoint broken. The engine never posts
+// beyond the queue sizes it asked for, so this only trips on a stuck peer.
 constexpr auto kAgainTimeout = 10s;
 constexpr std::size_t kCqBatch = 32;
 
@@ -71,7 +70,6 @@ void OfiEndpoint::open_common(const EndpointParams& params) {
   // Ring sizes: powers of two with room for every request the engine may
   // have outstanding, and the completions of all of them at once.
   send_slots_.reset(std::max(params.send_depth, 2u));
-  deferred_.reserve(send_slots_.capacity());  // no allocation on the hot path
   const std::size_t send_slots = send_slots_.capacity();
   recv_slots_.resize(std::max(params.recv_depth, 1u));
   free_recv_.resize(recv_slots_.size());
@@ -293,8 +291,6 @@ std::unique_ptr<RemoteRegion> OfiEndpoint::import_region(std::uint64_t address,
 // ---------------------------------------------------------------------------
 
 void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
-  if (!deferred_.empty()) [[unlikely]]
-    post_deferred();
   for (std::size_t i = 0; i < count; ++i) {
     const WorkRequest& wr = requests[i];
     if (send_slots_.full()) [[unlikely]] {
@@ -309,37 +305,17 @@ void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
     if (wr.flags & WorkRequest::kFence) flags |= FI_FENCE;
     if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
     if (wr.flags & WorkRequest::kInline) flags |= FI_INJECT;
-    // Behind a deferred request, or refused itself: it waits, in order.
-    if (!deferred_.empty() || !submit(wr, flags, slot)) [[unlikely]] {
-      if (deferred_.empty()) deferred_since_ = Clock::now();
-      deferred_.push_back(Deferred{wr, flags & ~std::uint64_t{FI_MORE}, &slot});
-    }
+    submit(wr, flags, slot);
   }
 }
 
-void OfiEndpoint::post_deferred() {
-  std::size_t sent = 0;
-  while (sent < deferred_.size() &&
-         submit(deferred_[sent].wr, deferred_[sent].flags, *deferred_[sent].slot)) {
-    ++sent;
-  }
-  const auto now = Clock::now();
-  if (sent != 0) {
-    deferred_.erase(deferred_.begin(), deferred_.begin() + static_cast<std::ptrdiff_t>(sent));
-    deferred_since_ = now;
-  } else if (!deferred_.empty() && now - deferred_since_ > kAgainTimeout) {
-    throw TransportError("ofi: the provider refused " +
-                         std::string(to_string(deferred_.front().wr.op)) + " with -FI_EAGAIN for " +
-                         std::to_string(kAgainTimeout.count()) + " s (is the peer alive?)");
-  }
-}
-
-bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot) {
+void OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot) {
   auto* local = static_cast<OfiMemory*>(wr.local);
   auto* remote = static_cast<const OfiRemote*>(wr.remote);
   void* desc = local->desc();
   iovec iov{local->at(wr.local_offset), wr.length};
-  for (int attempt = 0;; ++attempt) {
+  Clock::time_point give_up{};
+  for (;;) {
     ssize_t rc = 0;
     switch (wr.op) {
       case Op::send: {
@@ -388,14 +364,19 @@ bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
       }
     }
     if (rc == 0) [[likely]]
-      return true;
+      return;
     if (rc != -FI_EAGAIN) throw TransportError(fi_error(std::string(to_string(wr.op)), rc));
     // The provider needs progress (or its queue is momentarily full): read
-    // the CQ into the rings, which is also what progresses it, and retry
-    // once; then the request waits in deferred_ (the peer may need this
-    // side to return to the engine before it can take more).
-    if (attempt == 1) return false;
+    // the CQ into the rings, which is also what progresses it, and retry.
     drain();
+    const auto now = Clock::now();
+    if (give_up == Clock::time_point{}) {
+      give_up = now + kAgainTimeout;
+    } else if (now > give_up) {
+      throw TransportError("ofi: the provider refused " + std::string(to_string(wr.op)) +
+                           " with -FI_EAGAIN for " + std::to_string(kAgainTimeout.count()) +
+                           " s (is the peer alive?)");
+    }
   }
 }
 
@@ -496,8 +477,6 @@ void OfiEndpoint::collect() {
 
 std::size_t OfiEndpoint::poll(Completion* out, std::size_t max) {
   drain();
-  if (!deferred_.empty()) [[unlikely]]
-    post_deferred();
   collect();
   return ready_.pop_into(out, max);
 }
@@ -506,13 +485,6 @@ bool OfiEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*thresh
   if (wait_fd_ < 0) [[unlikely]]
     throw TransportError("ofi: wait() on an endpoint opened without completion events");
   if (!ready_.empty()) return true;
-  if (!deferred_.empty()) {
-    // Nothing signals when the provider has room again: try now, and let
-    // the engine poll.
-    drain();
-    post_deferred();
-    return true;
-  }
   // fi_trywait says whether sleeping on the descriptor is safe now, i.e.
   // no completion is already queued where the descriptor would not signal.
   fid* fids[] = {&cq_->fid};
@@ -525,8 +497,6 @@ void OfiEndpoint::progress() {
   // Manual-progress providers move data (incoming one-sided operations too)
   // only inside CQ calls; a zero-count read progresses without consuming.
   fi_cq_read(cq_.get(), nullptr, 0);
-  if (!deferred_.empty()) [[unlikely]]
-    post_deferred();
 }
 
 std::string OfiEndpoint::describe(std::int32_t status) const {
