@@ -420,6 +420,27 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
 }
 
+// A ping-pong over two endpoints takes turns between them; the tcp plugin
+// moves a message only while its endpoint is driven, and an 8 MiB echo does
+// not fit in a socket buffer. The responder, waiting on the next lane, once
+// left the rest of the last echo unsent and both sides waited for ever
+// (found by the odd-parameter sweep).
+TEST(Endpoints, ALargePingPongOverTwoTcpEndpointsCompletes) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const auto results = scratch / "two.jsonl";
+  const Outcome o = uniperf(
+      "lat --op send -s 8M -n 10 --endpoints 2 --validate --timeout 20 "
+      "--config configs/tcp.yaml --output " +
+      results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  EXPECT_EQ(records[0].at("iterations_run"), 10);
+  EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
+}
+
 // ---------------------------------------------------------------------------
 // Concurrent flows: each flow on its own thread (and, where the plugin's
 // endpoints are not thread-safe, its own Context), results per flow.
@@ -789,6 +810,48 @@ TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
   // It failed, and says so: a script on the server's host can tell.
   ASSERT_TRUE(WIFEXITED(status)) << slurp(scratch / "server.log");
   EXPECT_EQ(WEXITSTATUS(status), 3) << slurp(scratch / "server.log");
+}
+
+/// A run whose both sides sit in a slow plugin open (the e2e fixture plugin
+/// slow_open, 5 s) while `victim` ("server" or "client") is killed: the
+/// survivor learns of it only at the next meeting of the control
+/// connection, outside any test, and must still say on stderr that it lost
+/// its peer (it once exited 3 without a word).
+void expect_lost_peer_named(const std::string& victim) {
+  Scratch scratch;
+  const auto config = scratch / "slow.yaml";
+  std::ofstream(config) << "name: slow\nplugin: slow_open\nenv:\n"
+                        << "  UNIPERF_FIXTURE_OPEN_DELAY_MS: \"5000\"\n";
+  ::setenv("UNIPERF_PLUGIN_PATH", UNIPERF_E2E_PLUGIN_DIR, 1);
+  const int port = free_port() + 4;
+  const std::vector<std::string> test = {"lat", "--op",     "send",         "-s",
+                                         "8",   "--config", config.string()};
+  auto server_args = test;
+  server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
+  auto client_args = test;
+  client_args.insert(client_args.end(), {"--peer", "127.0.0.1:" + std::to_string(port)});
+  const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
+  ::unsetenv("UNIPERF_PLUGIN_PATH");
+
+  std::this_thread::sleep_for(2500ms);  // both sides inside the 5 s open
+  const pid_t killed = victim == "server" ? server : client;
+  const pid_t survivor = victim == "server" ? client : server;
+  ::kill(killed, SIGKILL);
+  ::waitpid(killed, nullptr, 0);
+  int status = 0;
+  ASSERT_TRUE(exits_within(survivor, 30s, status)) << "the survivor still runs 30 s on";
+  const std::string log = slurp(scratch / (victim == "server" ? "client.log" : "server.log"));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << log;
+  EXPECT_NE(log.find("lost the peer"), std::string::npos) << log;
+}
+
+TEST(Peers, AResponderLostBetweenMeetingsIsNamedOnStderr) {
+  expect_lost_peer_named("server");
+}
+
+TEST(Peers, AnInitiatorLostBetweenMeetingsIsNamedOnStderr) {
+  expect_lost_peer_named("client");
 }
 
 TEST(Cli, ListAndInfoDescribeThePlugins) {

@@ -446,24 +446,30 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // A local pair's lost responder is replaced (below), so there a lost
   // peer is a failed test, not the end of the run.
   int failure_exit = kExitOk;
-  observer.on_failure = [&](const std::string&, bool peer_lost) {
+  std::string lost_peer;  // why the peer was lost, the first time
+  observer.on_failure = [&](const std::string& why, bool peer_lost) {
     if (failure_exit != kExitNoPeer)
       failure_exit = peer_lost && !pair ? kExitNoPeer : kExitTestErrors;
+    if (peer_lost && lost_peer.empty()) lost_peer = why;
   };
-  session::SuitePosition start;
-  if (!options.pair_resume.empty()) start = parse_resume(options.pair_resume);
+  std::optional<session::SuitePosition> resume;
+  if (!options.pair_resume.empty()) resume = parse_resume(options.pair_resume);
   std::vector<results::Record> records;
   while (true) {
     session::RunOutcome part = session::run_from(*control, suite, configs, plugins, settings,
-                                                 observer, start, pair.has_value());
+                                                 observer, resume, pair.has_value());
     std::move(part.records.begin(), part.records.end(), std::back_inserter(records));
     if (!part.resume_at || part.resume_at->config >= configs.size() || g_stop_requested) break;
     // The responder died or stopped answering: a fresh one runs the rest,
     // from the test after the one it was lost in.
-    start = *part.resume_at;
+    const session::SuitePosition start = *part.resume_at;
+    resume = start;
     std::cerr << fmt::format(
-        "uniperf: lost the local responder; a fresh one goes on from config '{}' test '{}'\n",
-        configs[start.config].name, suite.tests[start.test].name);
+        "uniperf: lost the local responder ({}); a fresh one goes on from config '{}' test "
+        "'{}'\n",
+        lost_peer.empty() ? "the control connection closed" : lost_peer, configs[start.config].name,
+        suite.tests[start.test].name);
+    lost_peer.clear();
     control.reset();
     try {
       pair->replace(fmt::format("{}:{}", start.config, start.test));
@@ -475,7 +481,17 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       break;
     }
   }
+  const std::string peer_host = control ? control->peer_host() : "";
   control.reset();  // closes the control connection: the peer ends now
+  // Exit 3 is said in words on both sides: a peer lost between tests (at a
+  // meeting of the control connection) fails no record's test and leaves
+  // the responder no record at all.
+  if (failure_exit == kExitNoPeer) {
+    std::cerr << fmt::format("uniperf: lost the peer ({}{}): {}\n",
+                             initiator ? "the responder" : "the initiator",
+                             peer_host.empty() ? "" : " on " + peer_host,
+                             lost_peer.empty() ? "the control connection closed" : lost_peer);
+  }
   if (pair) pair->wait();
   if (!initiator) return failure_exit;
 

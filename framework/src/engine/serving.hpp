@@ -86,6 +86,15 @@ class Server {
       return true;
     }
     if constexpr (Progress) lane.endpoint->progress();
+    // Over several endpoints the echoes take turns: the last echo, on
+    // another lane, may not have left yet on a transport that moves bytes
+    // only while its endpoint is driven (the tcp plugin's socket took part
+    // of an 8 MiB echo); the peer waits for it before pinging this lane.
+    if (lanes_.size() > 1) {
+      for (Lane& other : lanes_.all()) {
+        if (&other != &lane) other.endpoint->progress();
+      }
+    }
     if (lanes_.abort_requested()) [[unlikely]]
       Lanes::aborted();
     if constexpr (Event)

@@ -91,10 +91,12 @@ class SuiteRun {
     watchdog_.stall_after(settings.stall_timeout);
   }
 
-  RunOutcome run(const std::vector<model::ConfigSpec>& configs, SuitePosition start,
+  RunOutcome run(const std::vector<model::ConfigSpec>& configs, std::optional<SuitePosition> resume,
                  bool replaceable_peer) {
     configs_ = &configs;
+    const SuitePosition start = resume.value_or(SuitePosition{});
     start_ = start;
+    resumed_ = resume.has_value();
     replaceable_ = replaceable_peer;
     std::size_t total = 0, before = 0;
     for (const auto& test : suite_.tests) total += test.sizes.size();
@@ -125,12 +127,13 @@ class SuiteRun {
   bool replacing() const { return stopped_ && replaceable_; }
 
   /// The peer was lost before the test at here_ started. The next run
-  /// starts there, unless this run itself started there and ran nothing:
-  /// then the fresh peer was lost again at the same point (a responder that
-  /// dies opening this config, say), so that test is recorded as not run
-  /// and the next run starts after it. Either way the suite moves on.
+  /// starts there, unless this run was itself resumed there and ran
+  /// nothing: then the fresh peer was lost again at the same point (a
+  /// responder that dies opening this config, say), so that test is
+  /// recorded as not run and the next run starts after it. Either way the
+  /// suite moves on.
   void lost_before_here() {
-    if (ran_any_ || here_.config != start_.config || here_.test != start_.test ||
+    if (!resumed_ || ran_any_ || here_.config != start_.config || here_.test != start_.test ||
         here_.config >= configs_->size()) {
       resume_at_ = here_;
       return;
@@ -458,8 +461,9 @@ class SuiteRun {
   std::optional<int> device_numa_node_;
 
   const std::vector<model::ConfigSpec>* configs_ = nullptr;
-  SuitePosition start_;  ///< where this run began
-  SuitePosition here_;   ///< the config and test under way
+  SuitePosition start_;   ///< where this run began
+  bool resumed_ = false;  ///< with a fresh peer, after the last one was lost
+  SuitePosition here_;    ///< the config and test under way
   bool replaceable_ = false;
   bool ran_any_ = false;  ///< a test of this run got as far as its sizes
   std::optional<SuitePosition> resume_at_;
@@ -477,15 +481,15 @@ std::vector<results::Record> run(bootstrap::Bootstrap& control, const model::Sui
                                  loader::PluginRegistry& plugins, const RunSettings& settings,
                                  const Observer& observer) {
   SuiteRun suite_run(control, suite, plugins, settings, observer);
-  return suite_run.run(configs, {}, false).records;
+  return suite_run.run(configs, std::nullopt, false).records;
 }
 
 RunOutcome run_from(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                     const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
-                    const RunSettings& settings, const Observer& observer, SuitePosition start,
-                    bool replaceable_peer) {
+                    const RunSettings& settings, const Observer& observer,
+                    std::optional<SuitePosition> resume, bool replaceable_peer) {
   SuiteRun suite_run(control, suite, plugins, settings, observer);
-  return suite_run.run(configs, start, replaceable_peer);
+  return suite_run.run(configs, resume, replaceable_peer);
 }
 
 }  // namespace uniperf::session

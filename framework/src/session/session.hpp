@@ -118,8 +118,9 @@ struct RunOutcome {
   std::optional<SuitePosition> resume_at;
 };
 
-/// run() from `start` (both sides start alike: the initiator tells a fresh
-/// responder where). With `replaceable_peer` (a local pair, whose responder
+/// run(), or with `resume` a run resumed there with a fresh peer (both
+/// sides start alike: the initiator tells the fresh responder where). With
+/// `replaceable_peer` (a local pair, whose responder
 /// the initiator can start again) a lost peer does not end the run with
 /// "not run" records: this run stops where the peer was lost and says where
 /// to resume. The test under way when it was lost is an error record and is
@@ -127,7 +128,7 @@ struct RunOutcome {
 /// it starts, so every resumed run gets further.
 RunOutcome run_from(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                     const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
-                    const RunSettings& settings, const Observer& observer, SuitePosition start,
-                    bool replaceable_peer);
+                    const RunSettings& settings, const Observer& observer,
+                    std::optional<SuitePosition> resume, bool replaceable_peer);
 
 }  // namespace uniperf::session
