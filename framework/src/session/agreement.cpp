@@ -158,11 +158,14 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
     send_mine();  // a uniperf peer: a mismatch below is reported on both sides alike
   }
   check_same_run(mine, theirs, suite);
-  // Only a peer of this run gets the heartbeat connection.
+  // Only a peer of this run gets the heartbeat connection. It has shown it
+  // is one, so losing it here is losing the peer (exit 3 on a listening
+  // server too), not refusing a stranger (HandshakeError: keep waiting).
   try {
     control.open_heartbeat(control.timeout());
   } catch (const bootstrap::BootstrapError& e) {
-    throw HandshakeError(std::string("opening the heartbeat connection failed: ") + e.what());
+    throw bootstrap::BootstrapError(
+        std::string("lost the peer while opening the heartbeat connection: ") + e.what());
   }
   return theirs.value("provenance", json(nullptr));
 }
