@@ -320,6 +320,17 @@ TEST(SuiteFlows, BuffersCycleByDefaultOrSingleOnRequest) {
   expect_error(one_test("    op: send\n    buffers: double\n"), 5, "buffers", "cycle");
 }
 
+TEST(SuiteFlows, MaxLossIsAFractionOrAPercentage) {
+  EXPECT_EQ(only_test(one_test("    op: send\n")).flows[0].max_loss, 1.0);  // only reported
+  EXPECT_EQ(only_test(one_test("    op: send\n    max_loss: 1%\n")).flows[0].max_loss, 0.01);
+  EXPECT_EQ(only_test(one_test("    op: send\n    max_loss: 0.25\n")).flows[0].max_loss, 0.25);
+  EXPECT_EQ(only_test(one_test("    op: send\n    max_loss: 0\n")).flows[0].max_loss, 0.0);
+  for (const char* bad : {"150%", "1.5", "-0.1", "lots", "nan", "'%'"}) {
+    expect_error(one_test(std::string("    op: send\n    max_loss: ") + bad + "\n"), 5, "max_loss",
+                 "expected a fraction from 0 to 1 or a percentage");
+  }
+}
+
 TEST(SuitePresets, Itperf) {
   const auto bandwidth =
       only_test(one_test("    preset: itperf\n    op: send\n    pattern: bandwidth\n"));
