@@ -346,7 +346,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     }
     if (!handshaken) peer_facts = session::handshake(*control, suite, configs, my_facts);
   } catch (const bootstrap::UnsupportedRanks& e) {
-    if (launched_rank0) std::cerr << "uniperf: " << e.what() << "\n";  // once, not per rank
+    // Every rank says it: mpirun kills the others at the first exit, so the
+    // one that says it first may be any of them.
+    std::cerr << "uniperf: rank " << launcher->rank << ": " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
