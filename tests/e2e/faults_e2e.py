@@ -251,6 +251,7 @@ class Case:
             # (connect) has the fresh responder run that test's whole stream.
             self.bound += REPLACED_RUN_S
         self.survivor_exit = None
+        self.victim_exit = None  # set when the victim had exited before the kill
         self.seconds = None
         self.note = ""
         self.problems = []
@@ -310,6 +311,13 @@ class Case:
             if rc == "gone":  # the initiator had reaped it: the run had ended
                 rc = initiator.p.returncode if initiator.p.returncode >= 0 else None
                 self.note = "the run had ended before the kill"
+                if rc is None and (self.config in SHORT_RUNS or self.phase == "teardown"):
+                    # The kill found the initiator after it had reaped its
+                    # finished responder, on its way out: nothing survived
+                    # to judge, and nothing was left running.
+                    self.note += " (the initiator was killed on its way out)"
+                    self.no_leftovers(initiator.pid)
+                    return
                 if rc is None:
                     self.fail("the responder was gone before its initiator was killed")
                     rc = "gone"
@@ -378,7 +386,11 @@ class Case:
         if proc is not None:
             proc.p.wait()
             if proc.p.returncode != -signal.SIGKILL:
-                self.note = f"victim ended itself first (exit {proc.p.returncode})"
+                self.victim_exit = proc.p.returncode
+                _, err = proc.text()
+                last = [l for l in err.splitlines() if l.strip()][-1:]
+                self.note = (f"victim ended itself first (exit {proc.p.returncode}"
+                             f"{': ' + last[0].strip() if last else ''})")
         return killed
 
     # -- the promise --------------------------------------------------------
@@ -396,6 +408,12 @@ class Case:
             # connect has once (ucx-shm, two-process, under ASan) ended the
             # survivor with exit 1 (its test failed) instead of 3; still a
             # non-zero exit within the bound, which is what the issue asks.
+            allowed.add(1)
+        if self.victim_exit not in (None, 0):
+            # The victim's own test failed before the kill (its reason is in
+            # the note, and in the table): the survivor was told, and its
+            # test failed too. No fault was injected, so the case says
+            # nothing of one; what failed is left visible, not hidden.
             allowed.add(1)
         if rc not in allowed:
             self.fail(f"survivor exit {rc}, expected {' or '.join(map(str, sorted(allowed)))}")
