@@ -331,6 +331,20 @@ TEST(SuiteFlows, MaxLossIsAFractionOrAPercentage) {
   }
 }
 
+TEST(SuiteParse, PairsNamesHowALaunchedJobPairsItsRanks) {
+  EXPECT_EQ(only_test(one_test("    op: send\n")).pairs, model::RankPairs::first);
+  EXPECT_EQ(only_test(one_test("    op: send\n    pairs: all\n")).pairs, model::RankPairs::all);
+  EXPECT_EQ(only_test(one_test("    op: send\n    pairs: ring\n")).pairs, model::RankPairs::ring);
+  const auto inherited = parse_suite(
+      "suite: s\ndefaults: {pairs: all}\ntests:\n  - {name: a, op: send}\n"
+      "  - {name: b, op: send, pairs: first}\n",
+      "s.yaml");
+  EXPECT_EQ(inherited.tests[0].pairs, model::RankPairs::all);
+  EXPECT_EQ(inherited.tests[1].pairs, model::RankPairs::first);
+  expect_error(one_test("    op: send\n    pairs: alll\n"), 5, "pairs",
+               "unknown pairing 'alll' (did you mean 'all'?); expected one of: first, all, ring");
+}
+
 TEST(SuitePresets, Itperf) {
   const auto bandwidth =
       only_test(one_test("    preset: itperf\n    op: send\n    pattern: bandwidth\n"));

@@ -6,6 +6,18 @@ namespace uniperf::model {
 // knob table parses them back by index, model/flow_fields.cpp), so they
 // never change.
 
+std::string_view to_string(RankPairs pairs) {
+  switch (pairs) {
+    case RankPairs::first:
+      return "first";
+    case RankPairs::all:
+      return "all";
+    case RankPairs::ring:
+      return "ring";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

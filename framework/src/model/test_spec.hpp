@@ -35,6 +35,19 @@ inline constexpr std::size_t kCompletionModeCount = 2;
 enum class BufferMode : std::uint8_t { cycle, single };
 inline constexpr std::size_t kBufferModeCount = 2;
 
+/// Which ranks of a launched job (mpirun, srun with more than two ranks)
+/// a test pairs, as disjoint pairs run at once in rounds
+/// (session/rank_pairs.hpp). Outside a launcher, and with two ranks, there
+/// is one pair whatever it says.
+///   first: ranks 0 and 1 only (the others idle): a run of a suite written
+///     for one pair measures what it measured before.
+///   all: every pair of ranks once, the lower rank measuring: n-1 rounds of
+///     n/2 pairs (n rounds when n is odd), the node-pair matrix.
+///   ring: each rank with the next (and the last with rank 0): 2 rounds,
+///     3 when n is odd (neighbours share a rank, so they cannot all run at once).
+enum class RankPairs : std::uint8_t { first, all, ring };
+inline constexpr std::size_t kRankPairsCount = 3;
+
 /// One flow: a stream of one op at one size between two endpoint sets.
 /// A test holds one or more flows started at one barrier.
 struct FlowSpec {
@@ -79,7 +92,8 @@ struct TestSpec {
   std::string preset;  ///< "" or perftest / osu / itperf (already applied)
   std::vector<std::uint64_t> sizes;
   Duration duration;
-  std::vector<FlowSpec> flows;    ///< at least one
+  std::vector<FlowSpec> flows;  ///< at least one
+  RankPairs pairs = RankPairs::first;
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
 
@@ -88,5 +102,6 @@ std::string_view to_string(Direction);
 std::string_view to_string(WindowMode);
 std::string_view to_string(CompletionMode);
 std::string_view to_string(BufferMode);
+std::string_view to_string(RankPairs);
 
 }  // namespace uniperf::model

@@ -39,7 +39,7 @@ const std::vector<std::string>& flow_keys() {
 
 /// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = {"name", "preset", "sizes"};
+  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs"};
   for (const model::RunField& field : model::kRunFields) {
     if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
   }
@@ -275,6 +275,27 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
                       "unknown preset '" + test.preset + "'" +
                           suggestion(test.preset, preset_names()) +
                           "; expected one of: " + join(preset_names()));
+    }
+  }
+
+  // Which ranks of a launched job it pairs (model::RankPairs).
+  if (given.count("pairs")) {
+    const std::string& text = given["pairs"].text;
+    bool known_choice = false;
+    for (std::size_t i = 0; i < model::kRankPairsCount; ++i) {
+      const auto choice = static_cast<model::RankPairs>(i);
+      if (text == model::to_string(choice)) {
+        test.pairs = choice;
+        known_choice = true;
+      }
+    }
+    if (!known_choice) {
+      std::vector<std::string> choices;
+      for (std::size_t i = 0; i < model::kRankPairsCount; ++i)
+        choices.emplace_back(model::to_string(static_cast<model::RankPairs>(i)));
+      throw SpecError(file, given["pairs"].line, "pairs",
+                      "unknown pairing '" + text + "'" + suggestion(text, choices) +
+                          "; expected one of: " + join(choices));
     }
   }
 

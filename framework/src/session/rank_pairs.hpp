@@ -1,0 +1,36 @@
+// Which ranks of a launched job meet in a test, and when (model::RankPairs):
+// disjoint pairs that run at once, round after round, so that a job of n
+// ranks measures every pair in n-1 rounds rather than n(n-1)/2 tests one
+// after another. A pure function of the pattern and the job's size.
+#pragma once
+
+#include <vector>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::session {
+
+/// Two ranks measured together: the initiator measures (and its records
+/// name it first), the responder serves.
+struct RankPair {
+  int initiator = 0;
+  int responder = 0;
+  friend bool operator==(const RankPair&, const RankPair&) = default;
+};
+
+/// Pairs that share no rank, run at the same time.
+using Round = std::vector<RankPair>;
+
+/// The rounds of `pairs` over `ranks` ranks (at least 2), in order. Every
+/// rank is in at most one pair of a round.
+///   first: one round, {0, 1}.
+///   all: the circle method: rank n-1 (for odd n, an absent rank that
+///     leaves one rank idle per round) stays put while the others rotate,
+///     so every pair meets exactly once, in n-1 rounds (n when n is odd);
+///     the lower rank of a pair is its initiator.
+///   ring: the pairs {i, i+1 mod n}, each rank sending to the next (for
+///     two ranks the one pair {0, 1}): the even-numbered pairs, then the
+///     odd ones, then, when n is odd, {n-1, 0} on its own.
+std::vector<Round> rounds_of(model::RankPairs pairs, int ranks);
+
+}  // namespace uniperf::session

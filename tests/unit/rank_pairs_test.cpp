@@ -1,0 +1,79 @@
+// The rounds a launched job's ranks are paired in (session/rank_pairs.hpp).
+#include "session/rank_pairs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+
+namespace uniperf::session {
+namespace {
+
+using model::RankPairs;
+
+/// No rank twice in a round, every pair well formed.
+void expect_disjoint(const std::vector<Round>& rounds, int ranks) {
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    std::set<int> busy;
+    for (const RankPair& pair : rounds[r]) {
+      EXPECT_NE(pair.initiator, pair.responder);
+      EXPECT_GE(pair.initiator, 0);
+      EXPECT_LT(pair.initiator, ranks);
+      EXPECT_GE(pair.responder, 0);
+      EXPECT_LT(pair.responder, ranks);
+      EXPECT_TRUE(busy.insert(pair.initiator).second) << "round " << r;
+      EXPECT_TRUE(busy.insert(pair.responder).second) << "round " << r;
+    }
+  }
+}
+
+TEST(RankPairs, AllMeetsEveryPairOnceInNMinusOneRoundsOrNWhenOdd) {
+  for (int n = 2; n <= 33; ++n) {
+    SCOPED_TRACE(n);
+    const auto rounds = rounds_of(RankPairs::all, n);
+    EXPECT_EQ(rounds.size(), static_cast<std::size_t>(n % 2 == 0 ? n - 1 : n));
+    expect_disjoint(rounds, n);
+    std::set<std::pair<int, int>> met;
+    for (const Round& round : rounds) {
+      EXPECT_EQ(round.size(), static_cast<std::size_t>(n / 2));
+      for (const RankPair& pair : round) {
+        EXPECT_LT(pair.initiator, pair.responder);  // the lower rank measures
+        EXPECT_TRUE(met.insert({pair.initiator, pair.responder}).second);
+      }
+    }
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2));
+  }
+}
+
+TEST(RankPairs, RingSendsEachRankToTheNextInTwoRoundsOrThreeWhenOdd) {
+  EXPECT_EQ(rounds_of(RankPairs::ring, 2), (std::vector<Round>{{{0, 1}}}));
+  EXPECT_EQ(rounds_of(RankPairs::ring, 4),
+            (std::vector<Round>{{{0, 1}, {2, 3}}, {{1, 2}, {3, 0}}}));
+  EXPECT_EQ(rounds_of(RankPairs::ring, 5),
+            (std::vector<Round>{{{0, 1}, {2, 3}}, {{1, 2}, {3, 4}}, {{4, 0}}}));
+  for (int n = 3; n <= 17; ++n) {
+    SCOPED_TRACE(n);
+    const auto rounds = rounds_of(RankPairs::ring, n);
+    expect_disjoint(rounds, n);
+    std::set<int> senders;
+    for (const Round& round : rounds) {
+      for (const RankPair& pair : round) {
+        EXPECT_EQ(pair.responder, (pair.initiator + 1) % n);
+        EXPECT_TRUE(senders.insert(pair.initiator).second);
+      }
+    }
+    EXPECT_EQ(senders.size(), static_cast<std::size_t>(n));
+  }
+}
+
+TEST(RankPairs, FirstIsRanksZeroAndOneWhateverTheSize) {
+  for (int n : {2, 3, 64})
+    EXPECT_EQ(rounds_of(RankPairs::first, n), (std::vector<Round>{{{0, 1}}}));
+}
+
+TEST(RankPairs, ALoneRankHasNoPairs) {
+  EXPECT_THROW(rounds_of(RankPairs::all, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace uniperf::session
