@@ -197,6 +197,16 @@ void LiveReporter::on_record(const Record& r) {
     config_ = r.config;
     test_ = r.test;
     print_header(out_, r);
+    pair_.clear();
+  }
+  // A job of many ranks: the pair each group of lines was measured between.
+  if (r.placement) {
+    const auto& p = *r.placement;
+    std::string pair =
+        fmt::format("  ranks {} ({}) -> {} ({}), round {} of pairs: {}", p.initiator.rank,
+                    p.initiator.host, p.responder.rank, p.responder.host, p.round + 1, p.pairs);
+    if (pair != pair_) out_ << pair << "\n";
+    pair_ = std::move(pair);
   }
   print_record_line(out_, r);
   // Flushed per line: a run takes minutes and the line is the only sign of life.

@@ -32,6 +32,7 @@ class LiveReporter {
   bool started_ = false;
   std::string config_;
   std::string test_;
+  std::string pair_;  ///< the ranks of the last record's placement, if any
 };
 
 /// Writes one live line, without a header (LiveReporter adds those).

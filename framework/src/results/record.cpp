@@ -116,6 +116,19 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
 
 }  // namespace
 
+json to_json(const Placement& placement) {
+  auto place = [](const RankPlace& p) {
+    json one = {{"rank", p.rank}, {"host", p.host}};
+    if (p.local_rank) one["local_rank"] = *p.local_rank;
+    return one;
+  };
+  return {{"pairs", placement.pairs},
+          {"round", placement.round},
+          {"ranks", placement.ranks},
+          {"initiator", place(placement.initiator)},
+          {"responder", place(placement.responder)}};
+}
+
 json to_json(const Record& r) {
   json params = to_json(r.flow);
   for (const model::RunField& field : model::kRunFields) {
@@ -176,6 +189,7 @@ json to_json(const Record& r) {
     }
     j["trials"] = {{"count", r.trials.size()}, {"per_trial", per_trial}, {"ci95", ci}};
   }
+  if (r.placement) j["placement"] = to_json(*r.placement);
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -383,6 +397,28 @@ void read_results(const FieldReader& top, const json& j, std::optional<LatencySt
 
 }  // namespace
 
+Placement placement_from_json(const json& j) {
+  const FieldReader placement(j, "placement");
+  auto place = [&j](const char* side) {
+    const FieldReader one(j.at(side), std::string("placement.") + side);
+    RankPlace p;
+    p.rank = static_cast<int>(one.unsigned_integer("rank", 1 << 30));
+    p.host = one.string("host");
+    if (j.at(side).contains("local_rank"))
+      p.local_rank = static_cast<int>(one.unsigned_integer("local_rank", 1 << 30));
+    return p;
+  };
+  Placement p;
+  p.pairs = placement.string("pairs");
+  p.round = placement.unsigned_integer("round", 1 << 30);
+  p.ranks = static_cast<int>(placement.unsigned_integer("ranks", 1 << 30));
+  placement.object("initiator");  // fails unless an object
+  placement.object("responder");
+  p.initiator = place("initiator");
+  p.responder = place("responder");
+  return p;
+}
+
 Record record_from_json(const json& j) {
   const FieldReader top(j, "");
   Record r;
@@ -445,7 +481,8 @@ Record record_from_json(const json& j) {
     r.provenance = j["provenance"];
   }
   if (j.contains("warnings")) r.warnings = top.strings("warnings");
-  if (j.contains("failure")) r.failure = top.string("failure");  // added in 1.2
+  if (j.contains("failure")) r.failure = top.string("failure");                    // added in 1.2
+  if (j.contains("placement")) r.placement = placement_from_json(j["placement"]);  // 1.3
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

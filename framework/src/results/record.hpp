@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 2;
+inline constexpr int kSchemaMinor = 3;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -79,6 +79,26 @@ struct FlowResult {
   std::uint64_t corrupted_bytes = 0;
 };
 
+/// One rank of a launched job, as a record names it.
+struct RankPlace {
+  int rank = 0;
+  std::string host;  ///< its host name
+  /// Among the job's ranks on that host (the launcher's local rank), so
+  /// ranks sharing a host are told apart; absent when the launcher did not say.
+  std::optional<int> local_rank;
+};
+
+/// (1.3) Where a record of a launched job of more than two ranks was
+/// measured: which pairing of the test, in which round, between which
+/// ranks. Absent for a single pair (a local pair, --peer, two ranks).
+struct Placement {
+  std::string pairs;      ///< the test's model::RankPairs, e.g. "all"
+  std::size_t round = 0;  ///< from 0, the round of the test it ran in
+  int ranks = 0;          ///< the job's size
+  RankPlace initiator;    ///< measured
+  RankPlace responder;    ///< served
+};
+
 struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
@@ -134,6 +154,7 @@ struct Record {
   /// bandwidth are then over every trial's samples pooled.
   std::vector<TrialSummary> trials;
   std::map<std::string, Interval> ci95;
+  std::optional<Placement> placement;  ///< (1.3) see Placement
 };
 
 /// A record of another schema major: readable JSON, but not comparable
@@ -150,5 +171,8 @@ nlohmann::json to_json(const model::FlowSpec&);
 /// missing required field, a wrong type, an unknown enum spelling or a
 /// schema_version this build does not know.
 Record record_from_json(const nlohmann::json&);
+nlohmann::json to_json(const Placement&);
+/// Throws as record_from_json does, naming the field under "placement.".
+Placement placement_from_json(const nlohmann::json&);
 
 }  // namespace uniperf::results

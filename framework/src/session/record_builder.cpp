@@ -154,6 +154,7 @@ results::Record RecordBuilder::make(const model::ConfigSpec& config, const model
   r.host = host_;
   r.timestamp = utc_timestamp();
   r.provenance = settings_.provenance;
+  r.placement = settings_.placement;
   r.warnings = settings_.warnings;
   // window_ack measures whole windows (the receiver acknowledges every
   // `window` messages): a count that is not one is rounded up, and said so.

@@ -70,6 +70,9 @@ struct RunSettings {
   /// results::Record::provenance) and the preflight warnings.
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<std::string> warnings;
+  /// Copied into every record: where it was measured, in a launched job of
+  /// more than two ranks (cli/rank_job.hpp).
+  std::optional<results::Placement> placement;
   /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
   /// current window (the two sides agree on it at each window boundary, so
   /// either side's Ctrl-C ends both cleanly); any other test is aborted at
