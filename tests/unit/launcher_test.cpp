@@ -42,11 +42,81 @@ TEST(LauncherDetection, OpenMpiRanksOnTwoHostsAreNotLocal) {
   EXPECT_FALSE(info->pmix);
 }
 
-TEST(LauncherDetection, ThreeRanksAreDetectedForTheCallerToRefuse) {
-  const auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"}});
+TEST(LauncherDetection, LocalRanksAreToldApart) {
+  const auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "2"},
+                                     {"OMPI_COMM_WORLD_SIZE", "3"},
+                                     {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
   ASSERT_TRUE(info);
   EXPECT_EQ(info->size, 3);
-  EXPECT_THROW(connect_launcher(*info, std::nullopt, 1s), UnsupportedRanks);
+  EXPECT_EQ(info->local_rank, 1);
+  const auto slurm = detect_launcher({{"SLURM_PROCID", "5"},
+                                      {"SLURM_STEP_ID", "0"},
+                                      {"SLURM_STEP_NUM_TASKS", "8"},
+                                      {"SLURM_LOCALID", "3"}});
+  ASSERT_TRUE(slurm);
+  EXPECT_EQ(slurm->local_rank, 3);
+  EXPECT_EQ(
+      detect_launcher({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}})->local_rank,
+      -1);
+}
+
+/// A port free a moment ago, for a coordinator address.
+std::uint16_t free_port() {
+  return TcpListener("127.0.0.1", 0).port();
+}
+
+LauncherInfo rank_of(int rank, int size) {
+  LauncherInfo info;
+  info.launcher = "openmpi";
+  info.rank = rank;
+  info.size = size;
+  info.all_local = true;
+  return info;
+}
+
+TEST(LauncherStar, EveryRankReachesRankZeroWhichKnowsEachByRank) {
+  const auto coordinator = std::make_pair(std::string("127.0.0.1"), free_port());
+  std::vector<std::unique_ptr<LauncherConnection>> joined(4);
+  std::vector<std::thread> ranks;
+  for (int r = 3; r >= 0; --r) {  // rank 0 last: the others retry until it listens
+    ranks.emplace_back([&, r] { joined[r] = connect_launcher(rank_of(r, 4), coordinator, 10s); });
+  }
+  for (auto& t : ranks) t.join();
+  ASSERT_EQ(joined[0]->links.size(), 4u);
+  EXPECT_FALSE(joined[0]->links[0]);
+  for (int r = 1; r < 4; ++r) {
+    ASSERT_EQ(joined[r]->links.size(), 1u);
+    EXPECT_EQ(joined[r]->rank, r);
+    joined[r]->links[0]->send_text("from " + std::to_string(r));
+  }
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(joined[0]->links[r]->receive_text(5s), "from " + std::to_string(r));
+    EXPECT_EQ(joined[0]->links[r]->rank(), 0);
+    EXPECT_EQ(joined[r]->links[0]->rank(), 1);
+  }
+  EXPECT_EQ(joined[0]->facts.ranks, 4);
+}
+
+TEST(LauncherStar, ARankThatNeverComesIsNamedWithinTheTimeout) {
+  const auto coordinator = std::make_pair(std::string("127.0.0.1"), free_port());
+  std::unique_ptr<LauncherConnection> rank1;
+  std::thread joiner([&] {
+    try {
+      rank1 = connect_launcher(rank_of(1, 3), coordinator, 3s);
+    } catch (const BootstrapError&) {
+      // Rank 0 gave up before rank 1 came: what this test is about happened anyway.
+    }
+  });
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    connect_launcher(rank_of(0, 3), coordinator, 2s);
+    ADD_FAILURE() << "rank 0 went on without rank 2";
+  } catch (const BootstrapError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 2 of 3 never connected"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 8s);
+  joiner.join();
 }
 
 TEST(LauncherDetection, ASingleRankRunsLikeAPlainCommand) {
@@ -137,12 +207,14 @@ TEST(LauncherDetection, TwoRanksWithoutPmixMeetAtTheCoordinator) {
   const auto zero = connect_launcher(rank0, {{"127.0.0.1", port}}, 20s);
   connector.join();
   ASSERT_TRUE(zero && one);
-  EXPECT_EQ(zero->control->rank(), 0);
-  EXPECT_EQ(one->control->rank(), 1);
+  ASSERT_EQ(zero->links.size(), 2u);
+  ASSERT_EQ(one->links.size(), 1u);
+  EXPECT_EQ(zero->links[1]->rank(), 0);
+  EXPECT_EQ(one->links[0]->rank(), 1);
   EXPECT_EQ(zero->facts.method, "launcher-env");
   EXPECT_EQ(zero->facts.rendezvous, "127.0.0.1:" + std::to_string(port));
-  zero->control->send_text("hello");
-  EXPECT_EQ(one->control->receive_text(10s), "hello");
+  zero->links[1]->send_text("hello");
+  EXPECT_EQ(one->links[0]->receive_text(10s), "hello");
 }
 
 TEST(LauncherDetection, ManyHostsWithoutCoordinatorOrPmixIsAClearError) {

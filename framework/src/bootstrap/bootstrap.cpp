@@ -53,6 +53,7 @@ class InProcessBootstrap final : public Bootstrap {
 
   int rank() const override { return rank_; }
   std::string peer_host() const override { return "127.0.0.1"; }
+  std::string local_host() const override { return "127.0.0.1"; }
 
   void send(std::span<const std::byte> message) override {
     std::lock_guard lock(queues_->mutex);
@@ -209,22 +210,8 @@ class TcpBootstrap final : public Bootstrap {
     if (heartbeat_fd_ >= 0) ::shutdown(heartbeat_fd_, SHUT_RDWR);
   }
 
-  std::string peer_host() const override {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
-    char host[NI_MAXHOST] = {};
-    if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof host,
-                      nullptr, 0, NI_NUMERICHOST) != 0) {
-      return "";
-    }
-    // A dual-stack listener sees IPv4 peers as IPv4-mapped IPv6 addresses.
-    std::string_view text = host;
-    if (text.starts_with("::ffff:") && text.find('.') != std::string_view::npos) {
-      text.remove_prefix(7);
-    }
-    return std::string(text);
-  }
+  std::string peer_host() const override { return address_of(::getpeername); }
+  std::string local_host() const override { return address_of(::getsockname); }
 
   void send(std::span<const std::byte> message) override {
     throw_if_severed();
@@ -427,6 +414,24 @@ class TcpBootstrap final : public Bootstrap {
     }
     if (answer != "heartbeat ok") fail("the peer did not accept it");
     return fd;
+  }
+
+  /// One end's numeric address, by getpeername or getsockname.
+  std::string address_of(int (*name_of)(int, sockaddr*, socklen_t*)) const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (name_of(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+    char host[NI_MAXHOST] = {};
+    if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof host,
+                      nullptr, 0, NI_NUMERICHOST) != 0) {
+      return "";
+    }
+    // A dual-stack listener sees IPv4 peers as IPv4-mapped IPv6 addresses.
+    std::string_view text = host;
+    if (text.starts_with("::ffff:") && text.find('.') != std::string_view::npos) {
+      text.remove_prefix(7);
+    }
+    return std::string(text);
   }
 
   int fd_;

@@ -54,6 +54,9 @@ class Bootstrap {
   virtual std::optional<std::uint8_t> take_interrupt() { return std::nullopt; }
   /// The peer's numeric IP address ("127.0.0.1" in-process); "" if unknown.
   virtual std::string peer_host() const { return ""; }
+  /// This end's numeric IP address: the one the peer reached, so the one to
+  /// announce to it and its neighbours ("127.0.0.1" in-process); "" if unknown.
+  virtual std::string local_host() const { return ""; }
 
   /// Opens the heartbeat connection beside the control connection (both
   /// sides call it at the same point of the conversation, after the

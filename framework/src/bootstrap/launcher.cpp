@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
@@ -72,13 +73,6 @@ class StepDeadline {
   std::thread thread_;
 };
 
-void require_two_ranks(int size) {
-  if (size != 2) {
-    throw UnsupportedRanks(std::to_string(size) +
-                           " ranks: only 2 are supported until N-rank patterns land");
-  }
-}
-
 }  // namespace
 
 Environment current_environment() {
@@ -104,6 +98,7 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
     info.rank = *ompi_rank;
     info.size = *ompi_size;
     info.all_local = number(env, "OMPI_COMM_WORLD_LOCAL_SIZE") == ompi_size;
+    info.local_rank = number(env, "OMPI_COMM_WORLD_LOCAL_RANK").value_or(-1);
     info.job_id = text_of(env, "OMPI_MCA_ess_base_jobid");
     if (info.job_id.empty()) info.job_id = text_of(env, "PMIX_NAMESPACE");
   } else if (slurm_rank && slurm_step) {
@@ -116,6 +111,7 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
     auto nodes = number(env, "SLURM_STEP_NUM_NODES");
     if (!nodes) nodes = number(env, "SLURM_NNODES");
     info.all_local = nodes == 1;
+    info.local_rank = number(env, "SLURM_LOCALID").value_or(-1);
     const std::string step = env.contains("SLURM_STEP_ID") ? text_of(env, "SLURM_STEP_ID")
                                                            : text_of(env, "SLURM_STEPID");
     info.job_id = text_of(env, "SLURM_JOB_ID") + "." + step;
@@ -167,7 +163,7 @@ struct LauncherConnection::PmixSession {};
 
 LauncherConnection::LauncherConnection() = default;
 LauncherConnection::~LauncherConnection() {
-  control.reset();  // the peer sees the connection close before PMIx ends
+  links.clear();  // the others see the connections close before PMIx ends
   pmix.reset();
 }
 
@@ -175,8 +171,8 @@ namespace {
 
 const char* const kControlKey = "uniperf.control";
 
-/// Rank 0: listens on an ephemeral port; the address rank 1 connects to.
-std::pair<std::unique_ptr<TcpListener>, std::string> listen_for_rank1(bool all_local) {
+/// Rank 0: listens on an ephemeral port; the address the others connect to.
+std::pair<std::unique_ptr<TcpListener>, std::string> listen_for_ranks(bool all_local) {
   auto listener = std::make_unique<TcpListener>(all_local ? "127.0.0.1" : "0.0.0.0", 0);
   std::string address =
       (all_local ? "127.0.0.1" : this_host()) + ":" + std::to_string(listener->port());
@@ -191,6 +187,53 @@ std::pair<std::string, std::uint16_t> split_address(const std::string& address) 
   if (std::from_chars(address.data() + colon + 1, end, port).ptr != end || port > 65535)
     throw BootstrapError("bad rendezvous address '" + address + "'");
   return {address.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
+/// Rank 0's side of the star: one connection from every other rank, each
+/// saying its rank first, all within `timeout`.
+void accept_ranks(TcpListener& listener, LauncherConnection& connection,
+                  std::chrono::milliseconds timeout) {
+  connection.links.resize(static_cast<std::size_t>(connection.size));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&deadline] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  for (int joined = 1; joined < connection.size; ++joined) {
+    std::unique_ptr<Bootstrap> link;
+    try {
+      link = listener.accept(0, left());
+    } catch (const BootstrapError&) {
+      std::string missing;
+      for (int r = 1; r < connection.size; ++r) {
+        if (!connection.links[static_cast<std::size_t>(r)])
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      }
+      throw BootstrapError("rank(s) " + missing + " of " + std::to_string(connection.size) +
+                           " never connected to rank 0 within " +
+                           std::to_string(timeout.count() / 1000) + " s (died or never started)");
+    }
+    const std::string hello = link->receive_text(left());
+    int rank = -1;
+    if (hello.starts_with("rank ")) {
+      const char* first = hello.data() + 5;
+      const char* last = hello.data() + hello.size();
+      if (std::from_chars(first, last, rank).ptr != last) rank = -1;
+    }
+    if (rank <= 0 || rank >= connection.size || connection.links[static_cast<std::size_t>(rank)])
+      throw BootstrapError("rank 0 got a connection that said '" + hello.substr(0, 40) +
+                           "', not the rank of another member of this job");
+    connection.links[static_cast<std::size_t>(rank)] = std::move(link);
+  }
+}
+
+/// Any other rank's side: connects to rank 0 and says who it is.
+void join_rank0(const std::string& host, std::uint16_t port, LauncherConnection& connection,
+                std::chrono::milliseconds timeout) {
+  auto link = tcp_connect(host, port, 1, timeout);
+  link->send_text("rank " + std::to_string(connection.rank));
+  connection.links.push_back(std::move(link));
 }
 
 #ifdef UNIPERF_HAVE_PMIX
@@ -226,13 +269,15 @@ std::unique_ptr<LauncherConnection> connect_pmix(const LauncherInfo& info,
                        .ranks = size,
                        .pmix_version = PMIx_Get_version(),
                        .rendezvous = ""};
-  require_two_ranks(size);
+  if (size < 2) throw BootstrapError("PMIx says the job has " + std::to_string(size) + " rank(s)");
+  connection->rank = rank;
+  connection->size = size;
 
   const int seconds = static_cast<int>(std::max<long long>(1, timeout.count() / 1000));
   std::unique_ptr<TcpListener> listener;
   if (rank == 0) {
     std::string address;
-    std::tie(listener, address) = listen_for_rank1(info.all_local);
+    std::tie(listener, address) = listen_for_ranks(info.all_local);
     connection->facts.rendezvous = address;
     pmix_value_t value{};
     PMIx_Value_load(&value, address.c_str(), PMIX_STRING);
@@ -256,7 +301,7 @@ std::unique_ptr<LauncherConnection> connect_pmix(const LauncherInfo& info,
     if (status != PMIX_SUCCESS) throw BootstrapError(pmix_error("PMIx_Fence", status));
   }
   if (rank == 0) {
-    connection->control = listener->accept(0, timeout);
+    accept_ranks(*listener, *connection, timeout);
     return connection;
   }
   std::string address;
@@ -277,7 +322,7 @@ std::unique_ptr<LauncherConnection> connect_pmix(const LauncherInfo& info,
   }
   connection->facts.rendezvous = address;
   const auto [host, port] = split_address(address);
-  connection->control = tcp_connect(host, port, 1, timeout);
+  join_rank0(host, port, *connection, timeout);
   return connection;
 }
 #endif
@@ -297,7 +342,8 @@ std::unique_ptr<LauncherConnection> connect_env(
         "started by a PMIx launcher, but this uniperf was built without libpmix, and the "
         "environment does not say how many ranks the job has");
   }
-  require_two_ranks(info.size);
+  connection->rank = info.rank;
+  connection->size = info.size;
   std::string host;
   std::uint16_t port = 0;
   if (coordinator) {
@@ -313,9 +359,9 @@ std::unique_ptr<LauncherConnection> connect_env(
   connection->facts.rendezvous = host + ":" + std::to_string(port);
   if (info.rank == 0) {
     TcpListener listener(coordinator ? "0.0.0.0" : host, port);
-    connection->control = listener.accept(0, timeout);
+    accept_ranks(listener, *connection, timeout);
   } else {
-    connection->control = tcp_connect(host, port, 1, timeout);
+    join_rank0(host, port, *connection, timeout);
   }
   return connection;
 }
@@ -326,7 +372,6 @@ std::unique_ptr<LauncherConnection> connect_launcher(
     const LauncherInfo& info,
     const std::optional<std::pair<std::string, std::uint16_t>>& coordinator,
     std::chrono::milliseconds timeout) {
-  if (info.size > 0) require_two_ranks(info.size);  // before anything waits on the other ranks
 #ifdef UNIPERF_HAVE_PMIX
   if (info.pmix && !coordinator) return connect_pmix(info, timeout);
 #endif

@@ -1,11 +1,15 @@
 // The control connection of a run started by a launcher (mpirun, srun, any
 // PMIx launcher) instead of --listen/--peer (docs/architecture.md,
-// "Bootstrap"). Two ranks for now: rank 0 measures, rank 1 serves.
+// "Bootstrap"): every rank holds a control connection to rank 0, the
+// coordinator (a star). With two ranks that one connection is the pair's:
+// rank 0 measures, rank 1 serves. With more, rank 0 tells the ranks whom to
+// pair with, test by test (cli/rank_job.hpp).
 //
 // Detection is a pure function of the environment (detect_launcher), so its
 // rules are tested without a launcher; connect_launcher() then makes the
-// TCP control connection, through PMIx when uniperf was built with libpmix
-// and the process has a PMIx server, else through a rendezvous at rank 0.
+// TCP control connections, finding rank 0 through PMIx when uniperf was
+// built with libpmix and the process has a PMIx server, else through a
+// rendezvous at rank 0.
 #pragma once
 
 #include <chrono>
@@ -14,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 
@@ -24,6 +29,7 @@ struct LauncherInfo {
   std::string launcher;      ///< "openmpi", "slurm" or "pmix" (which variables said so)
   int rank = 0;              ///< this process's rank in the job
   int size = 0;              ///< the ranks in the job
+  int local_rank = -1;       ///< among the job's ranks on this host; -1 if unknown
   bool all_local = false;    ///< every rank runs on this host
   std::string job_id;        ///< names the job (for the derived port); "" if unknown
   bool pmix = false;         ///< a PMIx server is reachable (PMIX_NAMESPACE and PMIX_RANK)
@@ -69,8 +75,8 @@ struct LauncherFacts {
   std::string rendezvous;    ///< host:port of rank 0's control listener
 };
 
-/// A launched run's control connection, and the PMIx session it keeps open
-/// until it ends (PMIx_Finalize in the destructor).
+/// A launched run's control connections, and the PMIx session it keeps
+/// open until it ends (PMIx_Finalize in the destructor).
 class LauncherConnection {
  public:
   LauncherConnection();
@@ -78,25 +84,25 @@ class LauncherConnection {
   LauncherConnection(const LauncherConnection&) = delete;
   LauncherConnection& operator=(const LauncherConnection&) = delete;
 
-  std::unique_ptr<Bootstrap> control;
+  int rank = 0;  ///< this process's
+  int size = 0;  ///< the job's ranks (PMIx may know it when the environment did not)
+  /// On rank 0, links[r] is the connection to rank r (links[0] is empty);
+  /// on any other rank, links[0] is the connection to rank 0. On each,
+  /// rank 0's end is Bootstrap rank 0 (the initiator of a pair of two).
+  std::vector<std::unique_ptr<Bootstrap>> links;
   LauncherFacts facts;
 
   struct PmixSession;
   std::unique_ptr<PmixSession> pmix;
 };
 
-/// Thrown when the job has another number of ranks than 2.
-struct UnsupportedRanks : BootstrapError {
-  using BootstrapError::BootstrapError;
-};
-
-/// Connects rank 0 (listens, rank 0 of the control connection) and rank 1
-/// (connects) of the job `info` describes. `coordinator` ("" or HOST:PORT
-/// split already) is where rank 0 listens and rank 1 connects in the
-/// environment path; the PMIx path ignores it. Every step is bounded by
-/// `timeout` (the fence, the get, the accept and the connect), so a rank
-/// that died before connecting ends the other with a BootstrapError.
-/// Throws UnsupportedRanks when the job has more or fewer than 2 ranks.
+/// Connects every rank of the job `info` describes to rank 0: rank 0
+/// listens, the others connect and say their rank first. `coordinator`
+/// ("" or HOST:PORT split already) is where rank 0 listens and the others
+/// connect in the environment path; the PMIx path ignores it. Every step
+/// is bounded by `timeout` (the fence, the get, the accepts and the
+/// connect), so a rank that died before connecting ends the others with a
+/// BootstrapError naming the ranks that never came.
 std::unique_ptr<LauncherConnection> connect_launcher(
     const LauncherInfo& info,
     const std::optional<std::pair<std::string, std::uint16_t>>& coordinator,
