@@ -18,8 +18,10 @@
 #include "bootstrap/launcher.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/local_pair.hpp"
+#include "cli/rank_job.hpp"
 #include "cli/run_output.hpp"
 #include "loader/plugin_registry.hpp"
+#include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
 #include "session/provenance.hpp"
@@ -315,7 +317,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       control = bootstrap::tcp_connect(host, port, 1, 10s);
     } else if (launcher) {
       launched = bootstrap::connect_launcher(*launcher, coordinator, 60s);
-      control = std::move(launched->control);
+      // Two ranks are one pair over their one connection; more are a job
+      // of pairs that rank 0 coordinates (cli/rank_job.hpp).
+      if (launched->size == 2) control = std::move(launched->links[launched->rank == 0 ? 1 : 0]);
     } else if (!options.peer.empty()) {
       const auto [host, port] = peer_address;
       control = bootstrap::tcp_connect(host, port, 0, 30s);
@@ -344,18 +348,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       pair.emplace(argc, argv);
       control = pair->accept();
     }
-    if (!handshaken) peer_facts = session::handshake(*control, suite, configs, my_facts);
-  } catch (const bootstrap::UnsupportedRanks& e) {
-    // Every rank says it: mpirun kills the others at the first exit, so the
-    // one that says it first may be any of them.
-    std::cerr << "uniperf: rank " << launcher->rank << ": " << e.what() << "\n";
-    return kExitBadInput;
+    if (!handshaken && control) peer_facts = session::handshake(*control, suite, configs, my_facts);
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitNoPeer;
   }
 
-  const bool initiator = control->rank() == 0;
+  const bool initiator = control ? control->rank() == 0 : launched_rank0;
   const auto connect_ready = std::chrono::steady_clock::now();
 
   report::LiveReporter live(std::cout);
@@ -406,7 +405,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                    std::to_string(grace.count()) + " s since, so uniperf ends here",
                peer_lost ? kExitNoPeer : kExitTestErrors);
   };
-  if (initiator) {
+  if (initiator && control) {
     const bool remote = !options.peer.empty() && !launcher;
     nlohmann::json how = {{"method", launcher ? launched->facts.method
                                      : remote ? std::string("peer")
@@ -454,6 +453,22 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       failure_exit = peer_lost && !pair ? kExitNoPeer : kExitTestErrors;
     if (peer_lost && lost_peer.empty()) lost_peer = why;
   };
+  if (!control) {
+    RankJob job{.suite = suite,
+                .configs = configs,
+                .plugins = plugins,
+                .job = *launched,
+                .launcher = *launcher,
+                .settings = settings,
+                .observer = observer,
+                .output = output ? &*output : nullptr,
+                .my_facts = my_facts,
+                .stop_requested = &g_stop_requested};
+    const int exit_code = run_rank_job(job);
+    if (launched_rank0 && output)
+      report::print_matrices(std::cout, report::build_matrices(output->records()));
+    return exit_code;
+  }
   std::optional<session::SuitePosition> resume;
   if (!options.pair_resume.empty()) resume = parse_resume(options.pair_resume);
   std::vector<results::Record> records;

@@ -1,0 +1,451 @@
+#include "cli/rank_job.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "cli/exit_codes.hpp"
+#include "session/provenance.hpp"
+#include "session/rank_pairs.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+/// How long a pair's two ends may take to find each other.
+constexpr auto kPairConnectTimeout = 30s;
+
+/// What rank 0 knows of each rank.
+struct Member {
+  std::string host;  ///< host name
+  std::optional<int> local_rank;
+  std::string pair_address;  ///< HOST:PORT of its pair listener
+  json facts;                ///< session::provenance() there
+};
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+/// How long rank 0 waits for a rank's report of one round of `test`, and a
+/// rank for its next step: the test's own length, a size's deadline per
+/// size, and a minute for the pair to connect and open its plugin.
+std::chrono::milliseconds round_budget(const model::TestSpec& test,
+                                       const session::RunSettings& settings) {
+  const double per_size = test.duration.seconds * std::max<std::uint32_t>(1, test.duration.trials);
+  const auto sizes = static_cast<double>(test.sizes.size());
+  const double seconds =
+      sizes * (per_size + static_cast<double>(settings.size_timeout.count())) + 60;
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+/// Watches the star's connections from a thread of its own, so that a rank
+/// that is gone ends this rank's own pair session at once (through the
+/// session's stop flag) rather than when the session ends; and mirrors the
+/// run's own stop request (a signal) into the same flag.
+class LinkWatch {
+ public:
+  LinkWatch(const bootstrap::LauncherConnection& job, const std::atomic<bool>* external)
+      : external_(external) {
+    for (std::size_t r = 0; r < job.links.size(); ++r) {
+      if (!job.links[r]) continue;
+      const int rank = job.rank == 0 ? static_cast<int>(r) : 0;
+      watched_.push_back({rank, job.links[r]->liveness_fd()});
+    }
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~LinkWatch() {
+    done_ = true;
+    thread_.join();
+  }
+  LinkWatch(const LinkWatch&) = delete;
+  LinkWatch& operator=(const LinkWatch&) = delete;
+
+  /// The session's stop flag.
+  const std::atomic<bool>* stop_flag() const { return &stop_; }
+  /// The first rank seen gone, if any.
+  std::optional<int> lost() const {
+    const int rank = lost_.load();
+    return rank < 0 ? std::nullopt : std::optional<int>(rank);
+  }
+  bool interrupted() const { return external_ != nullptr && external_->load(); }
+
+ private:
+  struct Watched {
+    int rank;
+    int fd;
+  };
+
+  void watch() {
+    std::vector<pollfd> fds;
+    for (const Watched& w : watched_)
+      if (w.fd >= 0) fds.push_back({w.fd, POLLRDHUP, 0});
+    while (!done_) {
+      if (interrupted()) stop_ = true;
+      const int ready = ::poll(fds.data(), fds.size(), 100);
+      if (ready <= 0) continue;
+      for (std::size_t i = 0; i < fds.size(); ++i) {
+        if ((fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
+        int expected = -1;
+        lost_.compare_exchange_strong(expected, watched_[i].rank);
+        stop_ = true;
+        fds[i].fd = -1;  // poll ignores it from now on
+      }
+    }
+  }
+
+  const std::atomic<bool>* external_;
+  std::vector<Watched> watched_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> lost_{-1};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+/// A rank that is gone: the job ends.
+struct RankLost : std::runtime_error {
+  RankLost(int which, const std::string& why) : std::runtime_error(why), rank(which) {}
+  int rank;
+};
+
+/// One rank's part in one round of one test.
+struct Part {
+  std::string role = "idle";  ///< "initiator", "responder" or "idle"
+  std::size_t config = 0;
+  std::size_t test = 0;
+  std::string partner_address;  ///< the initiator's: the responder's pair listener
+  std::optional<results::Placement> placement;
+};
+
+json to_json(const Part& part) {
+  json j = {{"step", "pair"},
+            {"role", part.role},
+            {"config", part.config},
+            {"test", part.test},
+            {"address", part.partner_address}};
+  if (part.placement) j["placement"] = results::to_json(*part.placement);
+  return j;
+}
+
+Part part_from_json(const json& j) {
+  Part part;
+  part.role = j.at("role").get<std::string>();
+  part.config = j.at("config").get<std::size_t>();
+  part.test = j.at("test").get<std::size_t>();
+  part.partner_address = j.at("address").get<std::string>();
+  if (j.contains("placement")) part.placement = results::placement_from_json(j.at("placement"));
+  return part;
+}
+
+std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("bad address '" + address + "'");
+  return {address.substr(0, colon),
+          static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)))};
+}
+
+/// What a rank's part of a round left: the records it measured (an
+/// initiator's) and whether a test of its own failed.
+struct PartResult {
+  std::vector<results::Record> records;
+  std::string failure;  ///< why a step outside the session failed; "" if none
+  bool test_failed = false;
+};
+
+class RankRunner {
+ public:
+  explicit RankRunner(RankJob& job)
+      : job_(job),
+        listener_(job.launcher.all_local ? "127.0.0.1" : "0.0.0.0", 0),
+        watch_(job.job, job.stop_requested) {}
+
+  int run() { return job_.job.rank == 0 ? coordinate() : serve(); }
+
+ private:
+  // ------------------------------------------------------------ rank 0
+
+  int coordinate() {
+    const int ranks = job_.job.size;
+    std::vector<Member> members(static_cast<std::size_t>(ranks));
+    members[0] = me();
+    int exit_code = kExitOk;
+    try {
+      for (int r = 1; r < ranks; ++r) {
+        const json hello = receive(r, 60s);
+        Member& m = members[static_cast<std::size_t>(r)];
+        m.host = hello.at("host").get<std::string>();
+        if (hello.contains("local_rank")) m.local_rank = hello.at("local_rank").get<int>();
+        m.pair_address = hello.at("pair").get<std::string>();
+        m.facts = hello.at("facts");
+      }
+      for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
+        for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
+          const model::TestSpec& test = job_.suite.tests[t];
+          const auto rounds = session::rounds_of(test.pairs, ranks);
+          for (std::size_t k = 0; k < rounds.size() && !stopping(); ++k) {
+            std::vector<Part> parts(static_cast<std::size_t>(ranks));
+            for (Part& p : parts) {
+              p.config = c;
+              p.test = t;
+            }
+            for (const session::RankPair& pair : rounds[k]) {
+              results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
+                                           .round = k,
+                                           .ranks = ranks,
+                                           .initiator = place(members, pair.initiator),
+                                           .responder = place(members, pair.responder)};
+              Part& initiator = parts[static_cast<std::size_t>(pair.initiator)];
+              initiator.role = "initiator";
+              initiator.partner_address =
+                  members[static_cast<std::size_t>(pair.responder)].pair_address;
+              initiator.placement = placement;
+              Part& responder = parts[static_cast<std::size_t>(pair.responder)];
+              responder.role = "responder";
+              responder.placement = placement;
+            }
+            for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
+            PartResult own = play(parts[0]);
+            note(own, 0, members[0]);
+            for (auto& record : own.records) gather(std::move(record));
+            const auto deadline = Clock::now() + round_budget(test, job_.settings);
+            for (int r = 1; r < ranks; ++r) collect(r, deadline, members);
+          }
+        }
+      }
+      if (const auto lost = watch_.lost()) throw RankLost(*lost, "its connection to rank 0 closed");
+      for (int r = 1; r < ranks; ++r) send(r, {{"step", "done"}});
+    } catch (const RankLost& e) {
+      const Member& m = members[static_cast<std::size_t>(e.rank)];
+      std::cerr << fmt::format(
+          "uniperf: lost rank {}{}: {}; ending the job (the records that finished are kept)\n",
+          e.rank, m.host.empty() ? "" : " on " + m.host, e.what());
+      exit_code = kExitNoPeer;
+    }
+    job_.job.links.clear();  // the other ranks end now
+    if (job_.output != nullptr) job_.output->commit();
+    if (exit_code == kExitNoPeer) return exit_code;
+    if (watch_.interrupted()) {
+      std::cerr << "uniperf: interrupted; the finished records are kept\n";
+      return kExitInterrupted;
+    }
+    for (const auto& record : gathered_)
+      if (record.status == results::Status::error) return kExitTestErrors;
+    return test_failed_ ? kExitTestErrors : kExitOk;
+  }
+
+  static results::RankPlace place(const std::vector<Member>& members, int rank) {
+    const Member& m = members[static_cast<std::size_t>(rank)];
+    return {.rank = rank, .host = m.host, .local_rank = m.local_rank};
+  }
+
+  /// A rank's report of its round: its records, then the end.
+  void collect(int rank, Clock::time_point deadline, const std::vector<Member>& members) {
+    while (true) {
+      const json message = receive(rank, deadline);
+      if (message.contains("record")) {
+        try {
+          gather(results::record_from_json(message.at("record")));
+        } catch (const std::exception& e) {
+          throw RankLost(rank, std::string("it sent a record this build cannot read: ") + e.what());
+        }
+        continue;
+      }
+      PartResult result;
+      result.failure = message.value("failure", "");
+      result.test_failed = message.value("test_failed", false);
+      note(result, rank, members[static_cast<std::size_t>(rank)]);
+      return;
+    }
+  }
+
+  void note(const PartResult& result, int rank, const Member& member) {
+    if (result.test_failed) test_failed_ = true;
+    if (result.failure.empty()) return;
+    test_failed_ = true;
+    std::cerr << fmt::format("uniperf: rank {} on {}: {}\n", rank, member.host, result.failure);
+  }
+
+  void gather(results::Record record) {
+    if (job_.observer.on_record) job_.observer.on_record(record);
+    gathered_.push_back(std::move(record));
+  }
+
+  bool stopping() const { return watch_.interrupted() || watch_.lost(); }
+
+  void send(int rank, const json& message) {
+    try {
+      job_.job.links[static_cast<std::size_t>(rank)]->send_text(message.dump());
+    } catch (const bootstrap::BootstrapError& e) {
+      throw RankLost(rank, e.what());
+    }
+  }
+
+  json receive(int rank, std::chrono::milliseconds timeout) {
+    return receive(rank, Clock::now() + timeout);
+  }
+
+  /// The next message from `rank`, waiting no later than `deadline`; a rank
+  /// seen gone meanwhile (by the watch: any rank, not only this one) ends
+  /// the wait at once.
+  json receive(int rank, Clock::time_point deadline) {
+    bootstrap::Bootstrap& link = *job_.job.links[static_cast<std::size_t>(rank)];
+    try {
+      while (!link.message_ready()) {
+        if (const auto lost = watch_.lost(); lost && *lost != rank)
+          throw RankLost(*lost, "its connection to rank 0 closed");
+        if (Clock::now() >= deadline) {
+          throw RankLost(rank,
+                         "its report did not come within the round's budget (its test's length, "
+                         "plus --size-timeout per size, plus a minute)");
+        }
+        std::this_thread::sleep_for(20ms);
+      }
+      return json::parse(link.receive_text(10s));
+    } catch (const bootstrap::BootstrapError& e) {
+      throw RankLost(rank, e.what());
+    } catch (const json::exception& e) {
+      throw RankLost(rank, std::string("it sent a message that is not JSON: ") + e.what());
+    }
+  }
+
+  // ------------------------------------------------------------ ranks 1..n-1
+
+  int serve() {
+    bootstrap::Bootstrap& rank0 = *job_.job.links[0];
+    const std::string rank0_host = rank0.peer_host();
+    bool test_failed = false;
+    std::chrono::milliseconds longest = 60s;
+    for (const auto& test : job_.suite.tests)
+      longest = std::max(longest, round_budget(test, job_.settings));
+    try {
+      const Member self = me();
+      json hello = {{"host", self.host}, {"pair", self.pair_address}, {"facts", self.facts}};
+      if (self.local_rank) hello["local_rank"] = *self.local_rank;
+      rank0.send_text(hello.dump());
+      while (true) {
+        // Rank 0 may be in a round of its own as long as the longest test.
+        const json step = json::parse(rank0.receive_text(2 * longest));
+        if (step.value("step", "") == "done") break;
+        PartResult result = play(part_from_json(step));
+        test_failed |= result.test_failed || !result.failure.empty();
+        for (const auto& record : result.records)
+          rank0.send_text(json{{"record", results::to_json(record)}}.dump());
+        json end = {{"step", "end"}, {"test_failed", result.test_failed}};
+        if (!result.failure.empty()) end["failure"] = result.failure;
+        rank0.send_text(end.dump());
+      }
+    } catch (const bootstrap::BootstrapError& e) {
+      std::cerr << fmt::format("uniperf: rank {}: lost rank 0 (the coordinator) on {}: {}\n",
+                               job_.job.rank, rank0_host, e.what());
+      return kExitNoPeer;
+    } catch (const json::exception& e) {
+      std::cerr << fmt::format("uniperf: rank {}: rank 0 sent what this build cannot read: {}\n",
+                               job_.job.rank, e.what());
+      return kExitNoPeer;
+    }
+    if (watch_.interrupted()) return kExitInterrupted;
+    return test_failed ? kExitTestErrors : kExitOk;
+  }
+
+  // ------------------------------------------------------------ every rank
+
+  Member me() const {
+    // The address rank 0 reached this rank at is the one to give the others
+    // (a host name may resolve elsewhere, or alike for every namespace).
+    const auto& link = job_.job.rank == 0 ? job_.job.links[1] : job_.job.links[0];
+    const std::string address = job_.launcher.all_local ? "127.0.0.1" : link->local_host();
+    Member m;
+    m.host = host_name();
+    if (job_.launcher.local_rank >= 0) m.local_rank = job_.launcher.local_rank;
+    m.pair_address = fmt::format("{}:{}", address, listener_.port());
+    m.facts = job_.my_facts;
+    return m;
+  }
+
+  /// One pair session of one test, as either end; nothing when idle.
+  PartResult play(const Part& part) {
+    PartResult result;
+    if (part.role == "idle") return result;
+    model::SuiteSpec suite = job_.suite;
+    suite.tests = {job_.suite.tests.at(part.test)};
+    const std::vector<model::ConfigSpec> configs = {job_.configs.at(part.config)};
+    const bool initiator = part.role == "initiator";
+    std::unique_ptr<bootstrap::Bootstrap> pair;
+    json peer_facts;
+    try {
+      if (initiator) {
+        const auto [host, port] = split_address(part.partner_address);
+        pair = bootstrap::tcp_connect(host, port, 0, kPairConnectTimeout);
+      } else {
+        pair = listener_.accept(1, kPairConnectTimeout);
+      }
+      peer_facts = session::handshake(*pair, suite, configs, job_.my_facts);
+    } catch (const std::exception& e) {
+      const auto& p = *part.placement;
+      result.failure =
+          fmt::format("the pair {} -> {} of test '{}' could not meet: {}", p.initiator.rank,
+                      p.responder.rank, suite.tests[0].name, e.what());
+      return result;
+    }
+    session::RunSettings settings = job_.settings;
+    settings.stop_requested = watch_.stop_flag();
+    settings.placement = part.placement;
+    if (initiator) {
+      settings.provenance = {{"uniperf", session::build_info()},
+                             {"bootstrap",
+                              {{"method", job_.job.facts.method},
+                               {"launcher", job_.job.facts.launcher},
+                               {"ranks", job_.job.facts.ranks},
+                               {"rendezvous", job_.job.facts.rendezvous}}},
+                             {"suite_sha256", job_.suite.content_hash},
+                             {"initiator", job_.my_facts},
+                             {"responder", peer_facts}};
+      if (!job_.job.facts.pmix_version.empty())
+        settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
+    }
+    session::Observer observer;
+    if (job_.job.rank == 0) {
+      observer.on_start = job_.observer.on_start;
+      observer.on_interim = job_.observer.on_interim;
+    }
+    observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
+    result.records = session::run_from(*pair, suite, configs, job_.plugins, settings, observer,
+                                       std::nullopt, false)
+                         .records;
+    return result;
+  }
+
+  RankJob& job_;
+  bootstrap::TcpListener listener_;
+  LinkWatch watch_;
+  std::vector<results::Record> gathered_;
+  bool test_failed_ = false;
+};
+
+}  // namespace
+
+int run_rank_job(RankJob& job) {
+  for (const auto& test : job.suite.tests) {
+    if (test.duration.forever) {
+      throw std::invalid_argument("test '" + test.name +
+                                  "': a run-forever test needs a single pair; a job of " +
+                                  std::to_string(job.job.size) + " ranks runs its tests in rounds");
+    }
+  }
+  RankRunner runner(job);
+  return runner.run();
+}
+
+}  // namespace uniperf::cli

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""A job of more than two ranks under `mpirun --oversubscribe` (cli/rank_job.hpp):
+each test's `pairs:` pairs the ranks in rounds of disjoint pairs, every
+record names its two ranks (placement), and rank 0 gathers them all into
+the one results file.
+
+  * -np 4 over every local config whose plugin is built (tcp, ucx-shm,
+    ucx-tcp, ofi-tcp): `pairs: all` measures each of the 6 pairs once in 3
+    rounds of 2, `ring` each rank to the next in 2 rounds, `first` ranks 0
+    and 1 only;
+  * -np 3: `all` with an odd count, 3 rounds of one pair, one rank idle in each;
+  * a rank killed 4 s into a job whose rounds last 30 s: every rank ends
+    within seconds (not after the rounds), mpirun exits non-zero, rank 0 says
+    which rank it lost, and the results file holds only whole records.
+
+Skipped (77) when mpirun is absent."""
+import json, os, shutil, signal, subprocess, sys, tempfile, time
+
+uniperf, source_dir = sys.argv[1], sys.argv[2]
+SUITE = ("suite: ranks\ntests:\n"
+         "  - {name: lat, op: send, pattern: latency, sizes: [8, 4096], iterations: 300, pairs: all}\n"
+         "  - {name: bw, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, pairs: ring}\n"
+         "  - {name: one, op: send, pattern: latency, sizes: [8], iterations: 300}\n")
+
+mpirun = shutil.which("mpirun")
+if mpirun is None:
+    print("SKIP: mpirun is not installed (apt-get install openmpi-bin)")
+    sys.exit(77)
+
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
+PLUGINS = os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf")
+
+
+def run_once(argv, timeout):
+    """Runs argv in a session of its own; one that outlives `timeout` is
+    killed with everything it started (the ranks too) and is an exit of 124."""
+    started = time.monotonic()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        code, err = 124, f"timed out after {timeout} s\n{err}"
+    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def pairs_of(got, test):
+    return [(r["placement"]["round"], r["placement"]["initiator"]["rank"],
+             r["placement"]["responder"]["rank"]) for r in got if r["test"] == test]
+
+
+def check_four(name, got, seconds):
+    for r in got:
+        assert r["status"] == "ok", (name, r["test"], r["size"], r["status"], r["reason"])
+        p = r["placement"]
+        assert p["ranks"] == 4 and r["provenance"]["bootstrap"]["ranks"] == 4, p
+        assert p["initiator"]["host"] and p["responder"]["host"], p
+        # Every rank is on this host: their local ranks tell them apart.
+        assert p["initiator"]["local_rank"] != p["responder"]["local_rank"], p
+    lat = pairs_of(got, "lat")
+    assert len(lat) == 6 * 2, lat  # 6 pairs, 2 sizes each
+    met = {(i, j) for _, i, j in lat}
+    assert met == {(i, j) for i in range(4) for j in range(i + 1, 4)}, met
+    for k in range(3):  # 3 rounds of 2 disjoint pairs
+        in_round = {(i, j) for rnd, i, j in lat if rnd == k}
+        assert len(in_round) == 2, (k, in_round)
+        ranks = [x for pair in in_round for x in pair]
+        assert len(set(ranks)) == 4, (k, in_round)
+    ring = pairs_of(got, "bw")
+    assert sorted((i, j) for _, i, j in ring) == [(0, 1), (1, 2), (2, 3), (3, 0)], ring
+    assert {rnd for rnd, _, _ in ring} == {0, 1}, ring
+    assert pairs_of(got, "one") == [(0, 0, 1)], pairs_of(got, "one")
+    print(f"ok: mpirun -np 4 {name}: {len(got)} records in {seconds:.1f} s "
+          f"({got[0]['provenance']['bootstrap']['method']} bootstrap)")
+
+
+with tempfile.TemporaryDirectory() as work:
+    suite = os.path.join(work, "suite.yaml")
+    open(suite, "w").write(SUITE)
+
+    configs = [("tcp", "tcp"), ("ucx-shm", "ucx"), ("ucx-tcp", "ucx"), ("ofi-tcp", "ofi")]
+    for name, plugin in configs:
+        if not os.path.exists(os.path.join(PLUGINS, f"libuniperf-{plugin}.so")):
+            print(f"note: {name} left out: the {plugin} plugin is not built")
+            continue
+        out = os.path.join(work, name + ".jsonl")
+        result, seconds = run_once(MPIRUN + ["-np", "4", uniperf, "run", suite, "-c",
+                                             os.path.join(source_dir, "configs", name + ".yaml"),
+                                             "-o", out, "--timeout", "60"], 300)
+        assert result.returncode == 0, (name, result.returncode, result.stdout, result.stderr)
+        check_four(name, records(out), seconds)
+        # Rank 0 names each pair above its lines.
+        assert "ranks 0 (" in result.stdout and "round 3 of pairs: all" in result.stdout, \
+            result.stdout
+
+    # An odd count: one rank sits each round out.
+    out = os.path.join(work, "three.jsonl")
+    result, seconds = run_once(MPIRUN + ["-np", "3", uniperf, "run", suite, "-c",
+                                         os.path.join(source_dir, "configs/tcp.yaml"), "-o", out,
+                                         "--timeout", "60"], 300)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    lat = pairs_of(records(out), "lat")
+    assert sorted({(i, j) for _, i, j in lat}) == [(0, 1), (0, 2), (1, 2)], lat
+    assert {rnd for rnd, _, _ in lat} == {0, 1, 2}, lat
+    print(f"ok: mpirun -np 3: every pair once in 3 rounds, {seconds:.1f} s")
+
+    # A rank that dies mid-round ends the whole job within seconds. Each
+    # rank's stderr goes to a file of its own (mpirun may drop the output
+    # of the ranks it kills).
+    long_suite = os.path.join(work, "long.yaml")
+    open(long_suite, "w").write(
+        "suite: ranks-long\ntests:\n"
+        "  - {name: long, op: send, pattern: bandwidth, sizes: [4K], duration: 30s, pairs: all}\n")
+    out = os.path.join(work, "dead.jsonl")
+    tcp = os.path.join(source_dir, "configs/tcp.yaml")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -9 $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
+              f'2>{work}/dead-rank$OMPI_COMM_WORLD_RANK.err')
+    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], 240)
+    assert result.returncode != 0, (result.returncode, result.stderr)
+    # Three rounds of 30 s would be 90 s; the job must end soon after the kill.
+    assert seconds < 45, f"a dead rank took {seconds:.0f} s to end the job: {result.stderr}"
+    said = open(os.path.join(work, "dead-rank0.err")).read()
+    assert "lost rank 2" in said, said
+    kept = records(out) if os.path.exists(out) else []  # every line whole JSON
+    for r in kept:
+        assert r["status"] in ("ok", "error", "skipped") and "placement" in r, r
+    lost_line = next(line for line in said.splitlines() if "lost rank 2" in line)
+    print(f"ok: rank 2 killed 4 s in: the job ended after {seconds:.1f} s, exit "
+          f"{result.returncode}; rank 0 said: {lost_line}")
