@@ -10,6 +10,7 @@
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
+#include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
 
@@ -46,6 +47,18 @@ const ReportView kViews[] = {
      "HTML report",
      [](std::ostream& out, const Records& records, const std::string& title) {
        report::write_html(out, records, title);
+     }},
+    {"--matrix", &ReportFiles::matrix,
+     "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "
+     "the suspect pairs and ranks",
+     "node-pair matrices",
+     [](std::ostream& out, const Records& records, const std::string&) {
+       report::write_matrix_json(out, records);
+     }},
+    {"--matrix-csv", &ReportFiles::matrix_csv,
+     "Write the node-pair matrices as CSV to FILE, a row per pair and direction", "matrix CSV",
+     [](std::ostream& out, const Records& records, const std::string&) {
+       report::write_matrix_csv(out, records);
      }},
 };
 

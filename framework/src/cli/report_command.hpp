@@ -18,6 +18,8 @@ struct ReportFiles {
   std::string csv;
   std::string junit;
   std::string html;
+  std::string matrix;      ///< pairs: all as N x N matrices, JSON
+  std::string matrix_csv;  ///< the same, a row per cell
 };
 
 /// Adds --csv, --junit and --html to `command`.
