@@ -67,6 +67,11 @@ def check_four(name, got, seconds):
         assert p["initiator"]["host"] and p["responder"]["host"], p
         # Every rank is on this host: their local ranks tell them apart.
         assert p["initiator"]["local_rank"] != p["responder"]["local_rank"], p
+    # The second pass (retests of suspect pairs, one pair a round) depends
+    # on this machine's load; its rounds come after the first pass's 3.
+    retests = [r for r in got if r["placement"].get("retest")]
+    assert all(r["test"] == "lat" and r["placement"]["round"] >= 3 for r in retests), retests
+    got = [r for r in got if not r["placement"].get("retest")]
     lat = pairs_of(got, "lat")
     assert len(lat) == 6 * 2, lat  # 6 pairs, 2 sizes each
     met = {(i, j) for _, i, j in lat}
@@ -80,8 +85,9 @@ def check_four(name, got, seconds):
     assert sorted((i, j) for _, i, j in ring) == [(0, 1), (1, 2), (2, 3), (3, 0)], ring
     assert {rnd for rnd, _, _ in ring} == {0, 1}, ring
     assert pairs_of(got, "one") == [(0, 0, 1)], pairs_of(got, "one")
-    print(f"ok: mpirun -np 4 {name}: {len(got)} records in {seconds:.1f} s "
-          f"({got[0]['provenance']['bootstrap']['method']} bootstrap)")
+    print(f"ok: mpirun -np 4 {name}: {len(got)} records and {len(retests)} of suspect pairs "
+          f"retested alone, in {seconds:.1f} s ({got[0]['provenance']['bootstrap']['method']} "
+          "bootstrap)")
 
 
 with tempfile.TemporaryDirectory() as work:
@@ -109,7 +115,7 @@ with tempfile.TemporaryDirectory() as work:
                                          os.path.join(source_dir, "configs/tcp.yaml"), "-o", out,
                                          "--timeout", "60"], 300)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
-    lat = pairs_of(records(out), "lat")
+    lat = [(rnd, i, j) for rnd, i, j in pairs_of(records(out), "lat") if rnd < 3]
     assert sorted({(i, j) for _, i, j in lat}) == [(0, 1), (0, 2), (1, 2)], lat
     assert {rnd for rnd, _, _ in lat} == {0, 1, 2}, lat
     print(f"ok: mpirun -np 3: every pair once in 3 rounds, {seconds:.1f} s")

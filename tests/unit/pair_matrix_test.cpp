@@ -87,6 +87,24 @@ TEST(PairMatrix, BandwidthBelowTheFractionOfTheBestIsSuspectAndTheRuleIsSettable
   EXPECT_TRUE(lenient.suspect_pairs.empty());
 }
 
+TEST(PairMatrix, ARetestAloneClearsAPairItsRoundSlowedAndConfirmsABadOne) {
+  auto records = four_ranks(3.0, {{0, 1}, {2, 3}}, 8.0);
+  Record cleared = pair_record(0, 1, 4, 3.2);  // alone, it is as fast as the rest
+  cleared.placement->retest = true;
+  Record confirmed = pair_record(2, 3, 4, 7.5);  // alone, still slow
+  confirmed.placement->retest = true;
+  records.push_back(cleared);
+  records.push_back(confirmed);
+  const auto m = build_matrices(records)[0];
+  EXPECT_EQ(m.cells[0][1], 8.0);  // the cells are the first pass's
+  EXPECT_EQ(m.suspect_pairs, (std::vector<std::pair<int, int>>{{2, 3}}));
+  EXPECT_EQ(m.cleared_pairs, (std::vector<std::pair<int, int>>{{0, 1}}));
+  std::ostringstream text;
+  print_matrices(text, {m});
+  EXPECT_NE(text.str().find("cleared by their retest alone: 0-1"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("8  "), std::string::npos) << text.str();  // 0-1 not marked '!'
+}
+
 TEST(PairMatrix, AFailedPairIsMissingNotZero) {
   auto records = four_ranks(3.0, {}, 0);
   records[1] = pair_record(0, 2, 4, 0, false, results::Status::error);

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
 #include "cli/exit_codes.hpp"
+#include "report/pair_matrix.hpp"
 #include "session/provenance.hpp"
 #include "session/rank_pairs.hpp"
 
@@ -194,33 +196,22 @@ class RankRunner {
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
           const auto rounds = session::rounds_of(test.pairs, ranks);
-          for (std::size_t k = 0; k < rounds.size() && !stopping(); ++k) {
-            std::vector<Part> parts(static_cast<std::size_t>(ranks));
-            for (Part& p : parts) {
-              p.config = c;
-              p.test = t;
-            }
-            for (const session::RankPair& pair : rounds[k]) {
-              results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
-                                           .round = k,
-                                           .ranks = ranks,
-                                           .initiator = place(members, pair.initiator),
-                                           .responder = place(members, pair.responder)};
-              Part& initiator = parts[static_cast<std::size_t>(pair.initiator)];
-              initiator.role = "initiator";
-              initiator.partner_address =
-                  members[static_cast<std::size_t>(pair.responder)].pair_address;
-              initiator.placement = placement;
-              Part& responder = parts[static_cast<std::size_t>(pair.responder)];
-              responder.role = "responder";
-              responder.placement = placement;
-            }
-            for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
-            PartResult own = play(parts[0]);
-            note(own, 0, members[0]);
-            for (auto& record : own.records) gather(std::move(record));
-            const auto deadline = Clock::now() + round_budget(test, job_.settings);
-            for (int r = 1; r < ranks; ++r) collect(r, deadline, members);
+          const std::size_t first_record = gathered_.size();
+          for (std::size_t k = 0; k < rounds.size() && !stopping(); ++k)
+            run_round(c, t, k, rounds[k], false, members);
+          if (test.pairs != model::RankPairs::all) continue;
+          // The second pass: every suspect pair of the first, measured again
+          // on its own, so that one pair's neighbours in its round (a shared
+          // switch, an oversubscribed host) do not name it.
+          const std::vector<results::Record> first_pass(gathered_.begin() + first_record,
+                                                        gathered_.end());
+          std::set<std::pair<int, int>> suspects;
+          for (const auto& m : report::build_matrices(first_pass, job_.suspects))
+            suspects.insert(m.suspect_pairs.begin(), m.suspect_pairs.end());
+          std::size_t k = rounds.size();
+          for (const auto& [i, j] : suspects) {
+            if (stopping() || k - rounds.size() >= kMostRetests(ranks)) break;
+            run_round(c, t, k++, {{i, j}}, true, members);
           }
         }
       }
@@ -244,6 +235,45 @@ class RankRunner {
       if (record.status == results::Status::error) return kExitTestErrors;
     return test_failed_ ? kExitTestErrors : kExitOk;
   }
+
+  /// One round: every rank told its part, rank 0's own played, every
+  /// report heard.
+  void run_round(std::size_t config, std::size_t test_index, std::size_t round,
+                 const session::Round& pairs, bool retest, const std::vector<Member>& members) {
+    const int ranks = job_.job.size;
+    const model::TestSpec& test = job_.suite.tests[test_index];
+    std::vector<Part> parts(static_cast<std::size_t>(ranks));
+    for (Part& p : parts) {
+      p.config = config;
+      p.test = test_index;
+    }
+    for (const session::RankPair& pair : pairs) {
+      results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
+                                   .round = round,
+                                   .ranks = ranks,
+                                   .initiator = place(members, pair.initiator),
+                                   .responder = place(members, pair.responder),
+                                   .retest = retest};
+      Part& initiator = parts[static_cast<std::size_t>(pair.initiator)];
+      initiator.role = "initiator";
+      initiator.partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address;
+      initiator.placement = placement;
+      Part& responder = parts[static_cast<std::size_t>(pair.responder)];
+      responder.role = "responder";
+      responder.placement = placement;
+    }
+    for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
+    PartResult own = play(parts[0]);
+    note(own, 0, members[0]);
+    for (auto& record : own.records) gather(std::move(record));
+    const auto deadline = Clock::now() + round_budget(test, job_.settings);
+    for (int r = 1; r < ranks; ++r) collect(r, deadline, members);
+  }
+
+  /// The second pass's cap: beyond one retest per rank, so many pairs stand
+  /// out that the fabric (or the machine) is the suspect, not a pair; the
+  /// rest stay suspects, unconfirmed.
+  static std::size_t kMostRetests(int ranks) { return static_cast<std::size_t>(ranks); }
 
   static results::RankPlace place(const std::vector<Member>& members, int rank) {
     const Member& m = members[static_cast<std::size_t>(rank)];

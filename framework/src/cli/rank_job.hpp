@@ -15,7 +15,11 @@
 //      control connection (handshake, heartbeat, the session), so
 //      everything a pair of processes does (failures, deadlines, loss) holds
 //      for each pair of ranks;
-//   4. "done" ends the job.
+//   4. after the rounds of a `pairs: all` test, each pair the node-pair
+//      matrix names a suspect (report/pair_matrix.hpp) is measured again on
+//      its own, a round of one pair (placement.retest): a pair slowed by its
+//      neighbours in the round is cleared, a bad one confirmed;
+//   5. "done" ends the job.
 // A rank that is lost (its connection to rank 0 closes, or its report does
 // not come within the round's budget) ends the job: rank 0 says which rank
 // on which host, keeps the records that finished, and closes every
@@ -31,6 +35,7 @@
 #include "cli/run_output.hpp"
 #include "loader/plugin_registry.hpp"
 #include "model/suite_spec.hpp"
+#include "report/pair_matrix.hpp"
 #include "session/session.hpp"
 
 namespace uniperf::cli {
@@ -48,6 +53,8 @@ struct RankJob {
   /// Rank 0's results and report files.
   RunOutput* output = nullptr;
   nlohmann::json my_facts;  ///< session::provenance() of this rank
+  /// Which pairs of a `pairs: all` test are measured again, alone.
+  report::SuspectRule suspects;
   const std::atomic<bool>* stop_requested = nullptr;
 };
 

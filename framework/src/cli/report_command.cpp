@@ -10,7 +10,6 @@
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
-#include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
 
@@ -21,6 +20,12 @@ using Records = std::vector<results::Record>;
 
 }  // namespace
 
+/// What a view may need beside the records.
+struct ViewContext {
+  std::string title;
+  report::SuspectRule suspects;
+};
+
 /// A view a run or `uniperf report` can write to a file: a new view is one
 /// row of kViews (and its field in ReportFiles).
 struct ReportView {
@@ -28,37 +33,37 @@ struct ReportView {
   std::string ReportFiles::*path;
   const char* help;
   const char* written;  ///< what the "written to" line calls it
-  void (*write)(std::ostream& out, const Records& records, const std::string& title);
+  void (*write)(std::ostream& out, const Records& records, const ViewContext& context);
 };
 
 namespace {
 
 const ReportView kViews[] = {
     {"--csv", &ReportFiles::csv, "Write the results as CSV to FILE (atomically)", "CSV",
-     [](std::ostream& out, const Records& records, const std::string&) {
+     [](std::ostream& out, const Records& records, const ViewContext&) {
        report::write_csv(out, records);
      }},
     {"--junit", &ReportFiles::junit,
      "Write the results as JUnit XML to FILE, a testcase per record", "JUnit XML",
-     [](std::ostream& out, const Records& records, const std::string& title) {
-       report::write_junit(out, records, title);
+     [](std::ostream& out, const Records& records, const ViewContext& context) {
+       report::write_junit(out, records, context.title);
      }},
     {"--html", &ReportFiles::html, "Write a self-contained HTML report with plots to FILE",
      "HTML report",
-     [](std::ostream& out, const Records& records, const std::string& title) {
-       report::write_html(out, records, title);
+     [](std::ostream& out, const Records& records, const ViewContext& context) {
+       report::write_html(out, records, context.title);
      }},
     {"--matrix", &ReportFiles::matrix,
      "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "
      "the suspect pairs and ranks",
      "node-pair matrices",
-     [](std::ostream& out, const Records& records, const std::string&) {
-       report::write_matrix_json(out, records);
+     [](std::ostream& out, const Records& records, const ViewContext& context) {
+       report::write_matrix_json(out, records, context.suspects);
      }},
     {"--matrix-csv", &ReportFiles::matrix_csv,
      "Write the node-pair matrices as CSV to FILE, a row per pair and direction", "matrix CSV",
-     [](std::ostream& out, const Records& records, const std::string&) {
-       report::write_matrix_csv(out, records);
+     [](std::ostream& out, const Records& records, const ViewContext& context) {
+       report::write_matrix_csv(out, records, context.suspects);
      }},
 };
 
@@ -66,9 +71,19 @@ const ReportView kViews[] = {
 
 void add_report_file_options(CLI::App* command, ReportFiles& files) {
   for (const ReportView& view : kViews) command->add_option(view.flag, files.*view.path, view.help);
+  command
+      ->add_option("--suspect-latency", files.suspects.latency_factor,
+                   "Node-pair matrices: a pair whose latency is above X times the lowest pair's "
+                   "is a suspect (default 2.1)")
+      ->check(CLI::Range(1.0, 1000.0));
+  command
+      ->add_option("--suspect-bandwidth", files.suspects.bandwidth_fraction,
+                   "Node-pair matrices: a pair whose bandwidth is below X times the highest "
+                   "pair's is a suspect (default 0.93)")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
-PendingReports::PendingReports(const ReportFiles& files) {
+PendingReports::PendingReports(const ReportFiles& files) : suspects_(files.suspects) {
   for (const ReportView& view : kViews) {
     if (!(files.*view.path).empty()) {
       files_.push_back({&view, std::make_unique<results::AtomicFile>(files.*view.path)});
@@ -81,7 +96,7 @@ PendingReports::~PendingReports() = default;
 void PendingReports::commit(const Records& records, const std::string& title) {
   for (const auto& [view, file] : files_) {
     std::ostringstream text;
-    view->write(text, records, title);
+    view->write(text, records, {.title = title, .suspects = suspects_});
     file->commit(text.str());
     std::cerr << "uniperf: " << view->written << " written to " << file->target().string() << "\n";
   }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/pair_matrix.hpp"
 #include "results/atomic_file.hpp"
 #include "results/record.hpp"
 
@@ -18,11 +19,13 @@ struct ReportFiles {
   std::string csv;
   std::string junit;
   std::string html;
-  std::string matrix;      ///< pairs: all as N x N matrices, JSON
-  std::string matrix_csv;  ///< the same, a row per cell
+  std::string matrix;            ///< pairs: all as N x N matrices, JSON
+  std::string matrix_csv;        ///< the same, a row per cell
+  report::SuspectRule suspects;  ///< --suspect-latency, --suspect-bandwidth
 };
 
-/// Adds --csv, --junit and --html to `command`.
+/// Adds --csv, --junit, --html, --matrix, --matrix-csv and the suspect
+/// rule's factors to `command`.
 void add_report_file_options(CLI::App* command, ReportFiles& files);
 
 struct ReportView;  ///< one per view (report_command.cpp)
@@ -39,6 +42,7 @@ class PendingReports {
 
  private:
   std::vector<std::pair<const ReportView*, std::unique_ptr<results::AtomicFile>>> files_;
+  report::SuspectRule suspects_;
 };
 
 struct ReportCommand {

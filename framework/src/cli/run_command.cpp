@@ -463,10 +463,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                 .observer = observer,
                 .output = output ? &*output : nullptr,
                 .my_facts = my_facts,
+                .suspects = options.report_files.suspects,
                 .stop_requested = &g_stop_requested};
     const int exit_code = run_rank_job(job);
     if (launched_rank0 && output)
-      report::print_matrices(std::cout, report::build_matrices(output->records()));
+      report::print_matrices(
+          std::cout, report::build_matrices(output->records(), options.report_files.suspects),
+          options.report_files.suspects);
     return exit_code;
   }
   std::optional<session::SuitePosition> resume;

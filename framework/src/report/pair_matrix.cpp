@@ -47,6 +47,12 @@ void find_suspects(PairMatrix& m, const SuspectRule& rule) {
       ++measured[i];
       ++measured[j];
       if (is_suspect(m, *cell, rule)) {
+        const auto retest = std::find_if(m.retests.begin(), m.retests.end(),
+                                         [&](const auto& r) { return r.first == std::pair(i, j); });
+        if (retest != m.retests.end() && !is_suspect(m, retest->second, rule)) {
+          m.cleared_pairs.emplace_back(i, j);
+          continue;
+        }
         m.suspect_pairs.emplace_back(i, j);
         ++suspect[i];
         ++suspect[j];
@@ -92,6 +98,10 @@ std::vector<PairMatrix> build_matrices(const std::vector<results::Record>& recor
       m.lower_is_better = r.flow.pattern == model::Pattern::latency;
     }
     if (r.status != results::Status::ok || value <= 0) continue;
+    if (p.retest) {
+      m.retests.emplace_back(std::make_pair(std::min(i, j), std::max(i, j)), value);
+      continue;
+    }
     m.cells[i][j] = value;
     m.cells[j][i] = value;
   }
@@ -99,8 +109,8 @@ std::vector<PairMatrix> build_matrices(const std::vector<results::Record>& recor
   return matrices;
 }
 
-void write_matrix_json(std::ostream& out, const std::vector<results::Record>& records) {
-  const SuspectRule rule;
+void write_matrix_json(std::ostream& out, const std::vector<results::Record>& records,
+                       const SuspectRule& rule) {
   json matrices = json::array();
   for (const PairMatrix& m : build_matrices(records, rule)) {
     json cells = json::array();
@@ -120,7 +130,8 @@ void write_matrix_json(std::ostream& out, const std::vector<results::Record>& re
                         {"best", m.best},
                         {"suspect_pairs", m.suspect_pairs},
                         {"suspect_ranks", m.suspect_ranks},
-                        {"missing_pairs", m.missing_pairs}});
+                        {"missing_pairs", m.missing_pairs},
+                        {"cleared_pairs", m.cleared_pairs}});
   }
   out << json{{"rule",
                {{"latency_factor", rule.latency_factor},
@@ -130,8 +141,8 @@ void write_matrix_json(std::ostream& out, const std::vector<results::Record>& re
       << "\n";
 }
 
-void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& records) {
-  const SuspectRule rule;
+void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& records,
+                      const SuspectRule& rule) {
   out << "config,test,size,metric,initiator,responder,initiator_host,responder_host,value,"
          "suspect\r\n";
   for (const PairMatrix& m : build_matrices(records, rule)) {
@@ -171,7 +182,10 @@ void print_matrices(std::ostream& out, const std::vector<PairMatrix>& matrices,
         } else if (!cell) {
           out << fmt::format("{:>11}", "?");
         } else {
-          out << fmt::format("{:>10.4g}{}", *cell, is_suspect(m, *cell, rule) ? '!' : ' ');
+          const auto pair = std::make_pair(std::min(i, j), std::max(i, j));
+          const bool named = std::find(m.suspect_pairs.begin(), m.suspect_pairs.end(), pair) !=
+                             m.suspect_pairs.end();
+          out << fmt::format("{:>10.4g}{}", *cell, named ? '!' : ' ');
         }
       }
       out << fmt::format("  {}\n", m.names[i]);
@@ -185,6 +199,11 @@ void print_matrices(std::ostream& out, const std::vector<PairMatrix>& matrices,
       std::string ranks;
       for (const int r : m.suspect_ranks) ranks += fmt::format(" {} ({})", r, m.names[r]);
       out << "  suspect ranks (in more than half of their pairs):" << ranks << "\n";
+    }
+    if (!m.cleared_pairs.empty()) {
+      std::string pairs;
+      for (const auto& [i, j] : m.cleared_pairs) pairs += fmt::format(" {}-{}", i, j);
+      out << "  cleared by their retest alone:" << pairs << "\n";
     }
     if (!m.missing_pairs.empty()) {
       std::string pairs;

@@ -45,19 +45,29 @@ struct PairMatrix {
   std::vector<int> suspect_ranks;
   /// Pairs with no ok record (failed, skipped, or not run).
   std::vector<std::pair<int, int>> missing_pairs;
+  /// Pairs beyond the rule in the first pass that their retest (measured
+  /// alone, placement.retest) brought back within it: not named suspects.
+  std::vector<std::pair<int, int>> cleared_pairs;
+  /// Each retested pair's second value, by pair (i < j).
+  std::vector<std::pair<std::pair<int, int>, double>> retests;
 };
 
 /// Every matrix the records hold, in the order their tests first appear.
+/// The cells are the first pass's; a pair beyond the rule whose retest is
+/// within it (against the first pass's best) is cleared, one with no
+/// retest or a retest beyond it stays a suspect.
 std::vector<PairMatrix> build_matrices(const std::vector<results::Record>& records,
                                        const SuspectRule& rule = {});
 
 /// As JSON: {"rule": {...}, "matrices": [{config, test, size, metric,
 /// lower_is_better, ranks, names, cells (null where empty), best,
 /// suspect_pairs, suspect_ranks, missing_pairs}]}.
-void write_matrix_json(std::ostream& out, const std::vector<results::Record>& records);
+void write_matrix_json(std::ostream& out, const std::vector<results::Record>& records,
+                       const SuspectRule& rule = {});
 /// As CSV: one row per cell (config, test, size, metric, initiator,
 /// responder, initiator host, responder host, value, suspect).
-void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& records);
+void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& records,
+                      const SuspectRule& rule = {});
 /// As text, for the terminal: a grid per matrix, suspects marked with '!'.
 void print_matrices(std::ostream& out, const std::vector<PairMatrix>& matrices,
                     const SuspectRule& rule = {});

@@ -122,11 +122,13 @@ json to_json(const Placement& placement) {
     if (p.local_rank) one["local_rank"] = *p.local_rank;
     return one;
   };
-  return {{"pairs", placement.pairs},
-          {"round", placement.round},
-          {"ranks", placement.ranks},
-          {"initiator", place(placement.initiator)},
-          {"responder", place(placement.responder)}};
+  json j = {{"pairs", placement.pairs},
+            {"round", placement.round},
+            {"ranks", placement.ranks},
+            {"initiator", place(placement.initiator)},
+            {"responder", place(placement.responder)}};
+  if (placement.retest) j["retest"] = true;
+  return j;
 }
 
 json to_json(const Record& r) {
@@ -416,6 +418,7 @@ Placement placement_from_json(const json& j) {
   placement.object("responder");
   p.initiator = place("initiator");
   p.responder = place("responder");
+  if (j.contains("retest")) p.retest = placement.boolean("retest");
   return p;
 }
 

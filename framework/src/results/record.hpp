@@ -97,6 +97,9 @@ struct Placement {
   int ranks = 0;          ///< the job's size
   RankPlace initiator;    ///< measured
   RankPlace responder;    ///< served
+  /// The second pass of `pairs: all`: a suspect pair measured again on its
+  /// own, with no other pair running (report/pair_matrix.hpp).
+  bool retest = false;
 };
 
 struct Record {
