@@ -420,6 +420,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       how["ranks"] = launched->facts.ranks;
       how["rendezvous"] = launched->facts.rendezvous;
       if (!launched->facts.pmix_version.empty()) how["pmix_version"] = launched->facts.pmix_version;
+    } else if (remote) {
+      // Where the server was reached (numeric, as the connection sees it):
+      // a record then says which host it measured against.
+      if (!peer_host.empty())
+        how["rendezvous"] =
+            (peer_host.find(':') != std::string::npos ? "[" + peer_host + "]" : peer_host) + ":" +
+            std::to_string(peer_address.second);
     }
     how["connect_ms"] =
         std::chrono::duration<double, std::milli>(connect_ready - connect_started).count();
