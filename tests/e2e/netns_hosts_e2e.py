@@ -19,7 +19,7 @@ cross a real, if virtual, network link and not loopback.
   why and is skipped; the rest still runs.
 
 Skipped (77) where namespaces cannot be made (not root, no iproute2)."""
-import json, os, signal, subprocess, sys, tempfile, time
+import json, os, re, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 HELPER = os.path.join(source_dir, "tests/launchers/netns-hosts")
@@ -246,6 +246,13 @@ why = up()
 if why:
     print(f"SKIP: {why}")
     sys.exit(77)
+# A run of this test that was killed outright (SIGKILL: no finally) left its
+# hosts behind: remove those whose process is gone.
+listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+for pid in sorted(set(re.findall(r"^upf(\d+)-(?:h\d+|sw)\b", listed, re.M))):
+    if not os.path.exists(f"/proc/{pid}"):
+        print(f"note: removing upf{pid}'s hosts, left by a killed run")
+        helper("down", f"upf{pid}", check=False)
 try:
     with tempfile.TemporaryDirectory() as work:
         check_two_hosts(work)
