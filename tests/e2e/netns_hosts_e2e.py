@@ -12,8 +12,9 @@ cross a real, if virtual, network link and not loopback.
 - A server killed in the middle of a test ends the client within seconds,
   exit 3, naming the responder at 198.18.0.2 as the lost peer.
 - The one timing check physics makes stable: over a link shaped to 200 Mbit/s
-  (tbf) a kernel-TCP stream measures 0.80 to 1.02 of that rate (the payload
-  is ~95% of what crosses the wire at MTU 1500); over a link with a netem
+  (tbf) a kernel-TCP stream measures 0.80 to 1.02 of that rate (0.96-0.99
+  here: the payload is 95.6% of what crosses the wire at MTU 1500, and the
+  sender counts up to its 2 MiB socket buffer ahead of the wire); over a link with a netem
   delay of D ms each way, the one-way latency p50 (half a round trip) is at
   least D and below D + 1.5 ms. Where the kernel has no netem this part says
   why and is skipped; the rest still runs.
