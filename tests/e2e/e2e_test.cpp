@@ -690,8 +690,10 @@ class TwoHosts {
     return "ip netns exec " + b_ + " " + command;
   }
 
-  static constexpr const char* kAddressA = "10.213.0.1";
-  static constexpr const char* kAddressB = "10.213.0.2";
+  // RFC 2544's benchmarking range (198.18.0.0/15, as tests/launchers/netns-hosts):
+  // never a private range that a real network here may use.
+  static constexpr const char* kAddressA = "198.19.213.1";
+  static constexpr const char* kAddressB = "198.19.213.2";
 
  private:
   std::string a_, b_;

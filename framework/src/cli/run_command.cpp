@@ -355,6 +355,10 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   }
 
   const bool initiator = control ? control->rank() == 0 : launched_rank0;
+  // Read while the connection is up: once the peer is gone (reset) the
+  // socket no longer knows whom it was connected to, and the lost peer is
+  // named in the last words below.
+  std::string peer_host = control ? control->peer_host() : "";
   const auto connect_ready = std::chrono::steady_clock::now();
 
   report::LiveReporter live(std::cout);
@@ -415,6 +419,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       how["ranks"] = launched->facts.ranks;
       how["rendezvous"] = launched->facts.rendezvous;
       if (!launched->facts.pmix_version.empty()) how["pmix_version"] = launched->facts.pmix_version;
+    } else if (remote) {
+      // Where the server was reached (numeric, as the connection sees it):
+      // a record then says which host it measured against.
+      if (!peer_host.empty())
+        how["rendezvous"] =
+            (peer_host.find(':') != std::string::npos ? "[" + peer_host + "]" : peer_host) + ":" +
+            std::to_string(peer_address.second);
     }
     how["connect_ms"] =
         std::chrono::duration<double, std::milli>(connect_ready - connect_started).count();
@@ -495,14 +506,15 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       pair->replace(fmt::format("{}:{}", start.config, start.test));
       control = pair->accept();
       session::handshake(*control, suite, configs, my_facts);
+      peer_host = control->peer_host();
     } catch (const std::exception& e) {
       std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
       failure_exit = kExitNoPeer;
       break;
     }
   }
-  const std::string peer_host = control ? control->peer_host() : "";
-  control.reset();  // closes the control connection: the peer ends now
+  if (!control) peer_host.clear();  // a fresh local responder could not be started
+  control.reset();                  // closes the control connection: the peer ends now
   // Exit 3 is said in words on both sides: a peer lost between tests (at a
   // meeting of the control connection) fails no record's test and leaves
   // the responder no record at all.
