@@ -8,6 +8,7 @@
   - `srun --mpi=none`: the environment path (SLURM_PROCID in a step), at the
     port derived from the job on one node, at --coordinator on two, and a
     clear refusal on two nodes without --coordinator;
+  - `srun -n 3`: refused by every rank (exit 2); `srun -n 1`: a local pair;
   - a rank killed 5 s into a 120 s test: the job ends within seconds, non-zero;
   - `sbatch --wait` of a batch script whose own uniperf is a local pair (the
     script is no rank) and whose `srun` is the pair of ranks.
@@ -184,6 +185,27 @@ try:
     assert "give --coordinator HOST:PORT" in result.stderr, result.stderr
     assert not os.path.exists(out) or not records(out), "a run without a rendezvous wrote records"
     print(f"ok: srun --mpi=none -N 2 without --coordinator: refused, exit 3, {seconds:.1f} s")
+
+    # Three ranks: refused by every rank (each says it into a file of its
+    # own: srun may end the others first), before anything runs.
+    out = os.path.join(work, "three.jsonl")
+    script = (f'exec {uniperf} run {suite} -c {tcp} -o {out} --quiet '
+              f'2>{work}/three.rank$SLURM_PROCID.err')
+    result, seconds = run_once(SRUN + ["--mpi=pmix", "-N", "2", "-n", "3", "sh", "-c", script],
+                               env, 150, cwd=work)
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    said = "".join(open(f).read() for f in (os.path.join(work, f"three.rank{r}.err")
+                                            for r in range(3)) if os.path.exists(f))
+    assert "3 ranks: only 2 are supported until N-rank patterns land" in said, said
+    assert not os.path.exists(out) or not records(out), "a refused run wrote records"
+    print(f"ok: srun -n 3 refused with exit 2 in {seconds:.1f} s")
+
+    # One task is no pair: a plain run, i.e. a local pair inside the step.
+    out = os.path.join(work, "one-task.jsonl")
+    result, seconds = run_once(SRUN + ["--mpi=pmix", "-n", "1", uniperf, "run", suite, "-c", tcp,
+                                       "-o", out, "--timeout", "60", "--quiet"], env, 150, cwd=work)
+    check_ok("srun -n 1", result, out, "local-pair")
+    print(f"ok: srun --mpi=pmix -n 1: a local pair in the step, {seconds:.1f} s")
 
     # A rank that dies mid-run ends the job within seconds, not at the end of
     # its 120 s test: rank 1 kills itself 5 s in ($$ is uniperf after exec).
