@@ -91,12 +91,16 @@ class Terminated(Exception):
     pass
 
 
-def on_term(signum, frame):  # ctest's timeout: take the cluster down first
+def on_term(signum, frame):  # a timeout: take the cluster down first
     raise Terminated(f"signal {signum}")
 
 
 signal.signal(signal.SIGTERM, on_term)
 signal.signal(signal.SIGHUP, on_term)
+# Our own deadline, well inside ctest's 300 s: ctest's SIGKILL would leave
+# the cluster's daemons (they are no children of ours) running.
+signal.signal(signal.SIGALRM, on_term)
+signal.alarm(240)
 
 work = tempfile.mkdtemp(prefix="uniperf-slurm-")
 cluster = os.path.join(work, "cluster")
@@ -263,6 +267,7 @@ except BaseException:
     failed = True
     raise
 finally:
+    signal.alarm(0)
     down, down_s = run_once([CLUSTER, "down", cluster], dict(os.environ), 120)
     print(f"{'ok' if down.returncode == 0 else 'FAILED'}: slurm-localhost down in {down_s:.1f} s: "
           f"{down.stderr.strip()}")
