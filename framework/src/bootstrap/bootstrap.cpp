@@ -490,7 +490,10 @@ TcpListener::TcpListener(const std::string& host, std::uint16_t port) {
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 4) == 0) {
+    // A launcher's rank 0 takes a connection from every rank at once: a
+    // short queue overflows, the kernel drops the handshakes' last ACKs,
+    // and the ranks it dropped see their connection reset later.
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
       fd_ = fd;
       break;
     }

@@ -129,6 +129,7 @@ struct Part {
   std::size_t test = 0;
   std::string partner_address;  ///< the initiator's: the responder's pair listener
   std::optional<results::Placement> placement;
+  double connect_ms = 0;  ///< the job's bootstrap time, for the records
 };
 
 json to_json(const Part& part) {
@@ -136,7 +137,8 @@ json to_json(const Part& part) {
             {"role", part.role},
             {"config", part.config},
             {"test", part.test},
-            {"address", part.partner_address}};
+            {"address", part.partner_address},
+            {"connect_ms", part.connect_ms}};
   if (part.placement) j["placement"] = results::to_json(*part.placement);
   return j;
 }
@@ -147,6 +149,7 @@ Part part_from_json(const json& j) {
   part.config = j.at("config").get<std::size_t>();
   part.test = j.at("test").get<std::size_t>();
   part.partner_address = j.at("address").get<std::string>();
+  part.connect_ms = j.at("connect_ms").get<double>();
   if (j.contains("placement")) part.placement = results::placement_from_json(j.at("placement"));
   return part;
 }
@@ -192,6 +195,8 @@ class RankRunner {
         m.pair_address = hello.at("pair").get<std::string>();
         m.facts = hello.at("facts");
       }
+      connect_ms_ =
+          std::chrono::duration<double, std::milli>(Clock::now() - job_.connect_started).count();
       for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
@@ -246,6 +251,7 @@ class RankRunner {
     for (Part& p : parts) {
       p.config = config;
       p.test = test_index;
+      p.connect_ms = connect_ms_;
     }
     for (const session::RankPair& pair : pairs) {
       results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
@@ -438,7 +444,8 @@ class RankRunner {
                               {{"method", job_.job.facts.method},
                                {"launcher", job_.job.facts.launcher},
                                {"ranks", job_.job.facts.ranks},
-                               {"rendezvous", job_.job.facts.rendezvous}}},
+                               {"rendezvous", job_.job.facts.rendezvous},
+                               {"connect_ms", part.connect_ms}}},
                              {"suite_sha256", job_.suite.content_hash},
                              {"initiator", job_.my_facts},
                              {"responder", peer_facts}};
@@ -462,6 +469,7 @@ class RankRunner {
   LinkWatch watch_;
   std::vector<results::Record> gathered_;
   bool test_failed_ = false;
+  double connect_ms_ = 0;  ///< rank 0: from connecting to having heard every rank
 };
 
 }  // namespace

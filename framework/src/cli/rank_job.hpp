@@ -27,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -56,6 +57,10 @@ struct RankJob {
   /// Which pairs of a `pairs: all` test are measured again, alone.
   report::SuspectRule suspects;
   const std::atomic<bool>* stop_requested = nullptr;
+  /// When connecting to the launcher's ranks began: the records'
+  /// provenance.bootstrap.connect_ms runs from here to rank 0 having heard
+  /// every rank.
+  std::chrono::steady_clock::time_point connect_started = std::chrono::steady_clock::now();
 };
 
 /// Runs this rank's part of the job; the process's exit code

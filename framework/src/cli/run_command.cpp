@@ -475,7 +475,8 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                 .output = output ? &*output : nullptr,
                 .my_facts = my_facts,
                 .suspects = options.report_files.suspects,
-                .stop_requested = &g_stop_requested};
+                .stop_requested = &g_stop_requested,
+                .connect_started = connect_started};
     const int exit_code = run_rank_job(job);
     if (launched_rank0 && output)
       report::print_matrices(
