@@ -12,7 +12,9 @@ conformance under `mpirun -np 2`:
     sizes and 1 MiB, validated; signal_every 1 and 8, post_list 4,
     window_ack, bidirectional, two endpoints, message rate, concurrent flows
     on threads with one Context each) end ok, and the unadvertised ones
-    (write_imm, completion: event) SKIPPED with the engine's reason.
+    (write_imm, completion: event) SKIPPED with the engine's reason;
+  - mpi_lifecycle (tests/e2e/mpi_lifecycle.cpp) on each rank: two Contexts
+    at once, MPI finalized with the Plugin, unavailable after that.
 
 Each record's expected status follows from the capabilities `uniperf info mpi`
 cannot show without a launcher, so they are written out here and checked
@@ -20,6 +22,7 @@ against the records' own reasons. Skipped (77) without the plugin or mpirun."""
 import json, os, shutil, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
+lifecycle = sys.argv[3] if len(sys.argv) > 3 else None  # tests/e2e/mpi_lifecycle.cpp
 plugin_dir = os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf")
 if not os.path.exists(os.path.join(plugin_dir, "libuniperf-mpi.so")):
     print("SKIP: the mpi plugin is not built (no MPI found at configure time)")
@@ -201,3 +204,13 @@ with tempfile.TemporaryDirectory() as work:
     assert ran == {"send", "write", "read", "fetch_add", "cswap"}, ran
     print(f"ok: mpirun -np 2 conformance: {ok} ok, {skipped} SKIPPED as expected, "
           f"in {seconds:.1f} s")
+
+    # MPI's life in one process (each rank): two Contexts at once, finalized
+    # with the Plugin, and a Plugin made afterwards says unavailable.
+    if lifecycle:
+        library = os.path.join(plugin_dir, "libuniperf-mpi.so")
+        result, _ = run(MPIRUN + [lifecycle, library], 120)
+        assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+        said = result.stdout.splitlines()
+        assert len(said) == 2 and all(l.startswith("ok: ") for l in said), result.stdout
+        print(f"ok: lifecycle, each rank: {said[0][4:]}")
