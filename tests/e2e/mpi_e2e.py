@@ -13,6 +13,7 @@ conformance under `mpirun -np 2`:
     window_ack, bidirectional, two endpoints, message rate, concurrent flows
     on threads with one Context each) end ok, and the unadvertised ones
     (write_imm, completion: event) SKIPPED with the engine's reason;
+  - a rank killed mid-run ends the job within seconds;
   - mpi_lifecycle (tests/e2e/mpi_lifecycle.cpp) on each rank: two Contexts
     at once, MPI finalized with the Plugin, unavailable after that.
 
@@ -204,6 +205,21 @@ with tempfile.TemporaryDirectory() as work:
     assert ran == {"send", "write", "read", "fetch_add", "cswap"}, ran
     print(f"ok: mpirun -np 2 conformance: {ok} ok, {skipped} SKIPPED as expected, "
           f"in {seconds:.1f} s")
+
+    # A rank killed mid-run ends the job within seconds, though the survivor
+    # may be inside MPI (a flush waits on the peer): mpirun ends it.
+    long_suite = os.path.join(work, "long.yaml")
+    with open(long_suite, "w") as f:
+        f.write("suite: mpi-long\ntests:\n"
+                "  - {name: long, op: write, pattern: bandwidth, sizes: [4K], duration: 120s}\n")
+    out = os.path.join(work, "dead.jsonl")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -9 $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {CONFIG} -o {out}')
+    result, seconds = run(MPIRUN + ["sh", "-c", script], 240)
+    assert result.returncode not in (0, 124), (result.returncode, result.stderr)
+    assert seconds < 60, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
+    print(f"ok: rank 1 killed 5 s into a write stream: the job ended after {seconds:.1f} s, "
+          f"exit {result.returncode}")
 
     # MPI's life in one process (each rank): two Contexts at once, finalized
     # with the Plugin, and a Plugin made afterwards says unavailable.
