@@ -125,6 +125,18 @@ void MpiContext::make_window(int peer) {
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_), "MPI_Win_create_dynamic");
   check(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
+  // The engine fills and checks its buffers with plain loads and stores
+  // while the peer reaches them through the window: defined only where
+  // public and private copies of the window are one (MPI_WIN_UNIFIED).
+  int* model = nullptr;
+  int found = 0;
+  check(MPI_Win_get_attr(window_, MPI_WIN_MODEL, &model, &found), "MPI_Win_get_attr(MODEL)");
+  if (found && model && *model != MPI_WIN_UNIFIED) {
+    MPI_Win_free(&window_);  // both sides: they run the same MPI
+    throw Unsupported(
+        "mpi: this MPI's window is of the separate memory model; the engine needs "
+        "MPI_WIN_UNIFIED to touch window memory with loads and stores");
+  }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
   peer_ = peer;
   for (MpiRegion* region : regions_) region->attach(window_);
