@@ -13,7 +13,8 @@ conformance under `mpirun -np 2`:
     window_ack, bidirectional, two endpoints, message rate, concurrent flows
     on threads with one Context each) end ok, and the unadvertised ones
     (write_imm, completion: event) SKIPPED with the engine's reason;
-  - a rank killed mid-run ends the job within seconds;
+  - a rank killed mid-run ends the job within seconds, and one stopped
+    (SIGSTOP) ends it with exit 3 through the heartbeat and the watchdog;
   - mpi_lifecycle (tests/e2e/mpi_lifecycle.cpp) on each rank: two Contexts
     at once, MPI finalized with the Plugin, unavailable after that.
 
@@ -220,6 +221,25 @@ with tempfile.TemporaryDirectory() as work:
     assert seconds < 60, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
     print(f"ok: rank 1 killed 5 s into a write stream: the job ended after {seconds:.1f} s, "
           f"exit {result.returncode}")
+
+    # A rank that stops answering (SIGSTOP) while the other may be blocked in
+    # MPI_Win_flush: the heartbeat loses it, the watchdog ends the blocked
+    # rank (exit 3) and mpirun the job, with no rank left behind.
+    out = os.path.join(work, "stopped.jsonl")
+    # Rank 0's stderr goes to a file: mpirun may drop output it had not
+    # forwarded when it ends the job.
+    said = os.path.join(work, "stopped-rank0.err")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -STOP $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {CONFIG} -o {out} '
+              f'2>{work}/stopped-rank$OMPI_COMM_WORLD_RANK.err')
+    result, seconds = run(MPIRUN + ["sh", "-c", script], 240)
+    assert result.returncode == 3, (result.returncode, result.stderr)
+    assert "the peer stopped answering" in open(said).read(), open(said).read()
+    assert seconds < 90, f"a stopped rank took {seconds:.0f} s to end the run: {result.stderr}"
+    time.sleep(1)
+    left = subprocess.run(["pgrep", "-f", long_suite], capture_output=True, text=True).stdout
+    assert not left, f"ranks left running: {left}"
+    print(f"ok: rank 1 stopped 5 s into a write stream: exit 3 after {seconds:.1f} s")
 
     # MPI's life in one process (each rank): two Contexts at once, finalized
     # with the Plugin, and a Plugin made afterwards says unavailable.
