@@ -112,6 +112,35 @@ TEST(Compare, MatchesByConfigTestAndSize) {
   EXPECT_EQ(result.compared(), 3u);
 }
 
+TEST(Compare, ANodePairMatrixIsComparedPairByPairAndRetestsAreLeftOut) {
+  auto at = [](Record r, int i, int j, bool retest = false) {
+    r.placement = Placement{.pairs = "all",
+                            .round = 0,
+                            .ranks = 4,
+                            .initiator = {.rank = i, .host = "n", .local_rank = std::nullopt},
+                            .responder = {.rank = j, .host = "n", .local_rank = std::nullopt},
+                            .retest = retest};
+    return r;
+  };
+  const std::vector<Record> base = {at(latency("lat", 8, 3.0), 0, 1),
+                                    at(latency("lat", 8, 3.0), 2, 3),
+                                    at(latency("lat", 8, 3.0), 0, 2)};
+  // The pair 2-3 regressed; 0-1 did not; 0-2 was retested in the new run,
+  // which says nothing against a base that did not retest it.
+  const std::vector<Record> now = {
+      at(latency("lat", 8, 3.0), 0, 1), at(latency("lat", 8, 7.0), 2, 3),
+      at(latency("lat", 8, 8.0), 0, 2), at(latency("lat", 8, 3.1), 0, 2, true)};
+  const auto result = compare(base, now, default_tolerances());
+  ASSERT_EQ(result.rows.size(), 3u);
+  EXPECT_EQ(result.rows[0].pair, "0-1");
+  EXPECT_EQ(result.rows[0].outcome, Outcome::unchanged);
+  EXPECT_EQ(result.rows[1].pair, "2-3");
+  EXPECT_EQ(result.rows[1].outcome, Outcome::regressed);
+  EXPECT_EQ(result.rows[2].pair, "0-2");
+  EXPECT_EQ(result.rows[2].outcome, Outcome::regressed);  // the first pass's cell, 8.0
+  EXPECT_EQ(result.compared(), 3u);
+}
+
 TEST(Compare, ParseTolerance) {
   EXPECT_EQ(parse_tolerance("p50_us=3"), std::make_pair(std::string("p50_us"), 3.0));
   EXPECT_EQ(parse_tolerance("MB_per_s=2.5%"), std::make_pair(std::string("MB_per_s"), 2.5));

@@ -80,8 +80,9 @@ int run_compare_command(const CompareCommand& options) {
       if (!detail.empty()) detail += "; ";
       detail += describe(m);
     }
-    std::cout << fmt::format("{:<10} {} {} {}  {}\n", to_string(row.outcome), row.config, row.test,
-                             row.size, detail);
+    std::cout << fmt::format("{:<10} {} {}{} {}  {}\n", to_string(row.outcome), row.config,
+                             row.test, row.pair.empty() ? "" : " ranks " + row.pair, row.size,
+                             detail);
   }
   auto count = [&](results::Outcome o) {
     const auto it = result.counts.find(o);

@@ -10,10 +10,23 @@
 namespace uniperf::results {
 namespace {
 
-using Key = std::tuple<std::string, std::string, std::uint64_t>;
+using Key = std::tuple<std::string, std::string, std::uint64_t, std::string>;
+
+/// A launched job's pair of ranks, "I-J"; "" for a single pair.
+std::string pair_of(const Record& r) {
+  return r.placement ? std::to_string(r.placement->initiator.rank) + "-" +
+                           std::to_string(r.placement->responder.rank)
+                     : std::string();
+}
 
 Key key_of(const Record& r) {
-  return {r.config, r.test, r.size};
+  return {r.config, r.test, r.size, pair_of(r)};
+}
+
+/// A retest is measured only when its first pass stood out: comparing it
+/// would call a pair missing or added for a load's sake.
+bool compared(const Record& r) {
+  return !r.placement || !r.placement->retest;
 }
 
 /// The metric's value in a record; NaN when the record does not measure it
@@ -56,7 +69,7 @@ MetricChange compare_metric(const Record& base, const Record& now, const std::st
 }
 
 Comparison compare_pair(const Record& base, const Record& now, const Tolerances& tolerances) {
-  Comparison c{base.config, base.test, base.size, Outcome::unchanged, {}, {}};
+  Comparison c{base.config, base.test, base.size, Outcome::unchanged, {}, {}, pair_of(base)};
   if (base.status == Status::skipped || now.status == Status::skipped) {
     c.outcome = Outcome::skipped;
     c.note = base.status == Status::skipped ? "base skipped: " + base.reason
@@ -179,9 +192,11 @@ CompareResult compare(const std::vector<Record>& base, const std::vector<Record>
   std::map<Key, const Record*> base_by_key, now_by_key;
   std::vector<Key> base_order, now_order;
   for (const auto& r : base) {
+    if (!compared(r)) continue;
     if (base_by_key.insert_or_assign(key_of(r), &r).second) base_order.push_back(key_of(r));
   }
   for (const auto& r : now) {
+    if (!compared(r)) continue;
     if (now_by_key.insert_or_assign(key_of(r), &r).second) now_order.push_back(key_of(r));
   }
   CompareResult result;
@@ -189,7 +204,8 @@ CompareResult compare(const std::vector<Record>& base, const std::vector<Record>
     const Record& b = *base_by_key.at(key);
     const auto match = now_by_key.find(key);
     if (match == now_by_key.end()) {
-      result.rows.push_back({b.config, b.test, b.size, Outcome::missing, "only in the base", {}});
+      result.rows.push_back(
+          {b.config, b.test, b.size, Outcome::missing, "only in the base", {}, pair_of(b)});
     } else {
       result.rows.push_back(compare_pair(b, *match->second, tolerances));
     }
@@ -198,7 +214,7 @@ CompareResult compare(const std::vector<Record>& base, const std::vector<Record>
     if (base_by_key.count(key) != 0) continue;
     const Record& n = *now_by_key.at(key);
     result.rows.push_back(
-        {n.config, n.test, n.size, Outcome::added, "only in the new results", {}});
+        {n.config, n.test, n.size, Outcome::added, "only in the new results", {}, pair_of(n)});
   }
   for (const auto& row : result.rows) ++result.counts[row.outcome];
   return result;

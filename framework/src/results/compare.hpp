@@ -1,5 +1,8 @@
-// `uniperf compare`: two sets of records, matched by (config, test, size),
-// each pair classified against tolerance bands. The policy lives here so that
+// `uniperf compare`: two sets of records, matched by (config, test, size)
+// and, in a launched job of many ranks, the pair of ranks (so a node-pair
+// matrix is compared cell by cell; the retests of suspect pairs, made or
+// not as the first pass went, are left out), each match classified against
+// tolerance bands. The policy lives here so that
 // unit tests can check it with hand-written records; the command only reads
 // files and prints.
 #pragma once
@@ -49,6 +52,9 @@ struct Comparison {
   Outcome outcome = Outcome::unchanged;
   std::string note;  ///< why skipped / missing / a status change
   std::vector<MetricChange> metrics;
+  /// A launched job's pair, "I-J" (placement's initiator and responder
+  /// ranks); "" for a single pair.
+  std::string pair;
 };
 
 struct CompareResult {
