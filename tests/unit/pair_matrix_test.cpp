@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "report/html_report.hpp"
+
 namespace uniperf::report {
 namespace {
 
@@ -139,6 +141,21 @@ TEST(PairMatrix, OnlyPairsAllMakesAMatrixAndTheViewsSayTheSame) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 12);  // header, 12 ordered pairs
   EXPECT_NE(csv.find("tcp,lat,8,p50 one-way us,0,1,n0/0,n1/0,7,yes\r\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("tcp,lat,8,p50 one-way us,1,0,n1/0,n0/0,7,yes\r\n"), std::string::npos) << csv;
+}
+
+TEST(PairMatrix, TheHtmlReportDrawsEachMatrixAsAHeatmap) {
+  std::ostringstream plain, html;
+  write_html(plain, {pair_record(0, 1, 2, 3.0)}, "t");  // no pairs: all test, no matrix
+  EXPECT_EQ(plain.str().find("<h2>Node pairs</h2>"), std::string::npos);
+  auto records = four_ranks(3.0, {{0, 2}, {1, 2}, {2, 3}}, 9.0);
+  write_html(html, records, "t");
+  const std::string page = html.str();
+  EXPECT_NE(page.find("<h2>Node pairs</h2>"), std::string::npos);
+  EXPECT_NE(page.find("tcp / lat 8 B: p50 one-way us, 4 ranks"), std::string::npos);
+  // The best pairs are green (hue 120), the suspects red (hue 0) and marked.
+  EXPECT_NE(page.find("hsl(120, 70%, 82%)\">3</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"num suspect\" style=\"background: hsl(0, 70%, 82%)\">9!</td>"),
+            std::string::npos);
 }
 
 }  // namespace

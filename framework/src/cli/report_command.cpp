@@ -51,7 +51,7 @@ const ReportView kViews[] = {
     {"--html", &ReportFiles::html, "Write a self-contained HTML report with plots to FILE",
      "HTML report",
      [](std::ostream& out, const Records& records, const ViewContext& context) {
-       report::write_html(out, records, context.title);
+       report::write_html(out, records, context.title, context.suspects);
      }},
     {"--matrix", &ReportFiles::matrix,
      "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "

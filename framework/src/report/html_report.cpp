@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "report/vendor_assets.hpp"
 
@@ -100,7 +101,64 @@ std::string script_safe_json(const nlohmann::json& value) {
   return out;
 }
 
-void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title) {
+namespace {
+
+/// The node-pair matrices as heatmaps: a cell's colour runs from green at
+/// the best pair to red at the suspect rule's bound and beyond.
+void write_matrices(std::ostream& out, const std::vector<Record>& records,
+                    const SuspectRule& rule) {
+  const auto matrices = build_matrices(records, rule);
+  if (matrices.empty()) return;
+  out << "<h2>Node pairs</h2>\n<p class=\"hint\">"
+      << html_escape(fmt::format(
+             "Each pairs: all test of a launched job, one matrix per size: green is the best "
+             "pair, red a latency {}x the lowest or a bandwidth {}x the highest (the suspect "
+             "rule). Marked with ! are the suspects their retest alone confirmed.",
+             rule.latency_factor, rule.bandwidth_fraction))
+      << "</p>\n";
+  for (const PairMatrix& m : matrices) {
+    out << "<div class=\"card table-wrap\"><table class=\"pair-matrix\">\n<caption>"
+        << html_escape(fmt::format("{} / {} {} B: {}, {} ranks", m.config, m.test, m.size, m.metric,
+                                   m.ranks))
+        << "</caption>\n<thead><tr><th></th>";
+    for (int j = 0; j < m.ranks; ++j) out << "<th class=\"num\">" << j << "</th>";
+    out << "</tr></thead>\n<tbody>\n";
+    for (int i = 0; i < m.ranks; ++i) {
+      out << "<tr><th>" << i << " <small>" << html_escape(m.names[i]) << "</small></th>";
+      for (int j = 0; j < m.ranks; ++j) {
+        const auto& cell = m.cells[i][j];
+        if (i == j || !cell || m.best <= 0) {
+          out << "<td class=\"num\">" << (i == j ? "" : "?") << "</td>";
+          continue;
+        }
+        // How far from the best, as a share of the way to the rule's bound.
+        const double ratio = m.lower_is_better ? *cell / m.best : m.best / *cell;
+        const double bound =
+            m.lower_is_better ? rule.latency_factor : 1 / std::max(rule.bandwidth_fraction, 1e-9);
+        const double share = std::clamp((ratio - 1) / std::max(bound - 1, 1e-9), 0.0, 1.0);
+        const auto pair = std::make_pair(std::min(i, j), std::max(i, j));
+        const bool suspect = std::find(m.suspect_pairs.begin(), m.suspect_pairs.end(), pair) !=
+                             m.suspect_pairs.end();
+        out << fmt::format(
+            "<td class=\"num{}\" style=\"background: hsl({:.0f}, 70%, 82%)\">{:.4g}{}</td>",
+            suspect ? " suspect" : "", 120 * (1 - share), *cell, suspect ? "!" : "");
+      }
+      out << "</tr>\n";
+    }
+    out << "</tbody></table>\n";
+    if (!m.cleared_pairs.empty()) {
+      std::string pairs;
+      for (const auto& [i, j] : m.cleared_pairs) pairs += fmt::format(" {}-{}", i, j);
+      out << "<p class=\"hint\">Cleared by their retest alone:" << html_escape(pairs) << "</p>\n";
+    }
+    out << "</div>\n";
+  }
+}
+
+}  // namespace
+
+void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
+                const SuspectRule& rule) {
   std::vector<std::string> configs;
   std::set<std::string> timestamps;
   nlohmann::json data = {{"title", title}, {"records", nlohmann::json::array()}};
@@ -151,6 +209,7 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "values.</p>\n<div id=\"plots\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
+  write_matrices(out, records, rule);
   out << "</main>\n";
   out << "<footer>uniperf " << UNIPERF_VERSION
       << " · charts by uPlot (MIT License, embedded)</footer>\n";

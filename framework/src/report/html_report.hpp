@@ -1,7 +1,8 @@
 // The HTML report: ONE self-contained file (no network needed to view it)
 // with, per test, latency (p50 line, p90 and p99 bands) or bandwidth /
 // message rate against message size, one series per config on log axes;
-// the side-by-side table with ratios; and where each config ran. The chart
+// the side-by-side table with ratios; where each config ran; and, for a
+// launched job's `pairs: all` tests, the node-pair matrices as heatmaps. The chart
 // library (uPlot) and the page's script and style are inlined from the
 // binary; the records go in as JSON in a <script type="application/json">.
 // The same records give the same bytes.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "report/escape.hpp"
+#include "report/pair_matrix.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::report {
@@ -22,7 +24,8 @@ using results::FlowResult;
 using results::Record;
 using results::Status;
 
-void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title);
+void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
+                const SuspectRule& rule = {});
 
 /// JSON text made safe inside a <script> element: '<', '>' and '&' become
 /// \u escapes (in JSON they only occur inside strings, where the escape
