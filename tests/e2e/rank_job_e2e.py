@@ -7,7 +7,7 @@ the one results file.
   * -np 4 over every local config whose plugin is built (tcp, ucx-shm,
     ucx-tcp, ofi-tcp): `pairs: all` measures each of the 6 pairs once in 3
     rounds of 2, `ring` each rank to the next in 2 rounds, `first` ranks 0
-    and 1 only;
+    and 1 only, `bisection` 0-2 and 1-3 at once (their sum printed);
   * -np 3: `all` with an odd count, 3 rounds of one pair, one rank idle in each;
   * a rank killed 4 s into a job whose rounds last 30 s: every rank ends
     within seconds (not after the rounds), mpirun exits non-zero, rank 0 says
@@ -20,7 +20,9 @@ uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: ranks\ntests:\n"
          "  - {name: lat, op: send, pattern: latency, sizes: [8, 4096], iterations: 300, pairs: all}\n"
          "  - {name: bw, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, pairs: ring}\n"
-         "  - {name: one, op: send, pattern: latency, sizes: [8], iterations: 300}\n")
+         "  - {name: one, op: send, pattern: latency, sizes: [8], iterations: 300}\n"
+         "  - {name: across, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, "
+         "pairs: bisection}\n")
 
 mpirun = shutil.which("mpirun")
 if mpirun is None:
@@ -85,6 +87,7 @@ def check_four(name, got, seconds):
     assert sorted((i, j) for _, i, j in ring) == [(0, 1), (1, 2), (2, 3), (3, 0)], ring
     assert {rnd for rnd, _, _ in ring} == {0, 1}, ring
     assert pairs_of(got, "one") == [(0, 0, 1)], pairs_of(got, "one")
+    assert sorted(pairs_of(got, "across")) == [(0, 0, 2), (0, 1, 3)], pairs_of(got, "across")
     print(f"ok: mpirun -np 4 {name}: {len(got)} records and {len(retests)} of suspect pairs "
           f"retested alone, in {seconds:.1f} s ({got[0]['provenance']['bootstrap']['method']} "
           "bootstrap)")
@@ -107,6 +110,8 @@ with tempfile.TemporaryDirectory() as work:
         check_four(name, records(out), seconds)
         # Rank 0 names each pair above its lines.
         assert "ranks 0 (" in result.stdout and "round 3 of pairs: all" in result.stdout, \
+            result.stdout
+        assert "across the bisection of 4 ranks, 2 pairs at once: sum" in result.stdout, \
             result.stdout
 
     # An odd count: one rank sits each round out.

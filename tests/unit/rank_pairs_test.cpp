@@ -66,6 +66,18 @@ TEST(RankPairs, RingSendsEachRankToTheNextInTwoRoundsOrThreeWhenOdd) {
   }
 }
 
+TEST(RankPairs, BisectionPairsTheLowerHalfWithTheUpperAllAtOnce) {
+  EXPECT_EQ(rounds_of(RankPairs::bisection, 2), (std::vector<Round>{{{0, 1}}}));
+  EXPECT_EQ(rounds_of(RankPairs::bisection, 6), (std::vector<Round>{{{0, 3}, {1, 4}, {2, 5}}}));
+  EXPECT_EQ(rounds_of(RankPairs::bisection, 5), (std::vector<Round>{{{0, 2}, {1, 3}}}));
+  for (int n = 2; n <= 32; ++n) {
+    const auto rounds = rounds_of(RankPairs::bisection, n);
+    ASSERT_EQ(rounds.size(), 1u);
+    EXPECT_EQ(rounds[0].size(), static_cast<std::size_t>(n / 2));
+    expect_disjoint(rounds, n);
+  }
+}
+
 TEST(RankPairs, FirstIsRanksZeroAndOneWhateverTheSize) {
   for (int n : {2, 3, 64})
     EXPECT_EQ(rounds_of(RankPairs::first, n), (std::vector<Round>{{{0, 1}}}));

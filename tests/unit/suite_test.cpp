@@ -342,7 +342,8 @@ TEST(SuiteParse, PairsNamesHowALaunchedJobPairsItsRanks) {
   EXPECT_EQ(inherited.tests[0].pairs, model::RankPairs::all);
   EXPECT_EQ(inherited.tests[1].pairs, model::RankPairs::first);
   expect_error(one_test("    op: send\n    pairs: alll\n"), 5, "pairs",
-               "unknown pairing 'alll' (did you mean 'all'?); expected one of: first, all, ring");
+               "unknown pairing 'alll' (did you mean 'all'?); expected one of: first, all, ring, "
+               "bisection");
 }
 
 TEST(SuitePresets, Itperf) {

@@ -108,9 +108,11 @@ int suite_vocabulary() {
     std::cout << fmt::format("  {:<14} {}\n", field.suite_key, field.help);
   }
   std::cout << "\nplacement (a test's key, for a launched job of more than two ranks):\n";
-  std::cout << fmt::format("  {:<14} {}\n", "pairs",
-                           "first (default: ranks 0 and 1) | all (every pair, n-1 rounds of n/2 "
-                           "pairs at once) | ring (each rank to the next)");
+  std::cout << fmt::format(
+      "  {:<14} {}\n", "pairs",
+      "first (default: ranks 0 and 1) | all (every pair, n-1 rounds of n/2 "
+      "pairs at once) | ring (each rank to the next) | bisection (the lower half with the "
+      "upper, all at once)");
   std::cout << "\nmetrics (tolerances: and uniperf compare --tolerance):\n";
   for (const model::MetricInfo& metric : model::kMetrics) {
     std::cout << fmt::format("  {:<14} {} is better, {} tests{}\n", metric.name,

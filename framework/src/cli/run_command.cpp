@@ -482,6 +482,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       report::print_matrices(
           std::cout, report::build_matrices(output->records(), options.report_files.suspects),
           options.report_files.suspects);
+    if (launched_rank0 && output) report::print_bisections(std::cout, output->records());
     return exit_code;
   }
   std::optional<session::SuitePosition> resume;

@@ -14,6 +14,8 @@ std::string_view to_string(RankPairs pairs) {
       return "all";
     case RankPairs::ring:
       return "ring";
+    case RankPairs::bisection:
+      return "bisection";
   }
   return "unknown";
 }

@@ -45,8 +45,11 @@ inline constexpr std::size_t kBufferModeCount = 2;
 ///     n/2 pairs (n rounds when n is odd), the node-pair matrix.
 ///   ring: each rank with the next (and the last with rank 0): 2 rounds,
 ///     3 when n is odd (neighbours share a rank, so they cannot all run at once).
-enum class RankPairs : std::uint8_t { first, all, ring };
-inline constexpr std::size_t kRankPairsCount = 3;
+///   bisection: the lower half of the ranks with the upper half, rank i
+///     with i + n/2, every pair at once in one round: the traffic across
+///     the job's middle (with an odd n the last rank sits out).
+enum class RankPairs : std::uint8_t { first, all, ring, bisection };
+inline constexpr std::size_t kRankPairsCount = 4;
 
 /// One flow: a stream of one op at one size between two endpoint sets.
 /// A test holds one or more flows started at one barrier.

@@ -55,6 +55,11 @@ std::vector<Round> rounds_of(model::RankPairs pairs, int ranks) {
       return every_pair(ranks);
     case model::RankPairs::ring:
       return ring(ranks);
+    case model::RankPairs::bisection: {
+      Round across;
+      for (int i = 0; i < ranks / 2; ++i) across.push_back({i, i + ranks / 2});
+      return {across};
+    }
   }
   return {};
 }

@@ -31,6 +31,7 @@ using Round = std::vector<RankPair>;
 ///   ring: the pairs {i, i+1 mod n}, each rank sending to the next (for
 ///     two ranks the one pair {0, 1}): the even-numbered pairs, then the
 ///     odd ones, then, when n is odd, {n-1, 0} on its own.
+///   bisection: one round, {i, i + n/2} for every i < n/2.
 std::vector<Round> rounds_of(model::RankPairs pairs, int ranks);
 
 }  // namespace uniperf::session
