@@ -175,7 +175,9 @@
     const known = new Set(["schema_version", "status", "reason", "suite", "config", "test", "size",
                            "preset", "params", "emulated", "iterations_run", "corrupted_bytes",
                            "latency_us", "bandwidth", "timestamp", "flows", "schema_minor",
-                           "trials"]);
+                           "trials", "failure",
+                           // one pair of a launched job's: the node-pair section draws them all
+                           "placement"]);
     const table = document.getElementById("provenance-table");
     if (!table) return;
     for (const config of configs) {
