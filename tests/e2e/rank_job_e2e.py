@@ -146,6 +146,9 @@ with tempfile.TemporaryDirectory() as work:
     kept = records(out) if os.path.exists(out) else []  # every line whole JSON
     for r in kept:
         assert r["status"] in ("ok", "error", "skipped") and "placement" in r, r
+    # Rank 0's own pair (0-3, in the same round) was stopped, and says why.
+    assert any(r["reason"] == "not run: rank 2 was lost" for r in kept), \
+        [(r["status"], r["reason"]) for r in kept]
     lost_line = next(line for line in said.splitlines() if "lost rank 2" in line)
     print(f"ok: rank 2 killed 4 s in: the job ended after {seconds:.1f} s, exit "
           f"{result.returncode}; rank 0 said: {lost_line}")

@@ -437,6 +437,12 @@ class RankRunner {
     }
     session::RunSettings settings = job_.settings;
     settings.stop_requested = watch_.stop_flag();
+    settings.why_stopped = [this] {
+      const auto lost = watch_.lost();
+      if (!lost) return std::string("interrupted");
+      return *lost == 0 ? std::string("rank 0 (the coordinator) was lost")
+                        : "rank " + std::to_string(*lost) + " was lost";
+    };
     settings.placement = part.placement;
     if (initiator) {
       settings.provenance = {{"uniperf", session::build_info()},

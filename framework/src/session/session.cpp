@@ -274,7 +274,7 @@ class SuiteRun {
         record.reason = reasons[i];
       } else if (interrupted_) {
         record.status = results::Status::skipped;
-        record.reason = "not run: interrupted";
+        record.reason = "not run: " + why_stopped();
       } else if (!setup_error.empty()) {
         record.status = results::Status::error;
         record.reason = std::move(setup_error);
@@ -293,10 +293,10 @@ class SuiteRun {
           // terminal's Ctrl-C; whichever stops first, the other sees it).
           if (watchdog_.cause() == Watchdog::Cause::interrupted || interrupted()) {
             watchdog_.disarm();
-            channel_.abort("interrupted");
+            channel_.abort(why_stopped());
             interrupted_ = true;
             record.status = results::Status::skipped;
-            record.reason = "not run: interrupted";
+            record.reason = "not run: " + why_stopped();
           } else {
             record.status = results::Status::error;
             record.reason = fail_test(test, e.what());
@@ -357,7 +357,7 @@ class SuiteRun {
   bool keep_going() {
     Agreement mine;
     if (settings_.stop_requested != nullptr && settings_.stop_requested->load()) {
-      mine = {false, results::Status::skipped, "interrupted"};
+      mine = {false, results::Status::skipped, why_stopped()};
     }
     const Agreement agreed = agree(channel_, mine);
     if (!agreed.ok) interrupted_ = true;
@@ -427,11 +427,16 @@ class SuiteRun {
 
   /// Every size of a test that will not run: the control connection is
   /// lost, or the run was interrupted.
+  /// Why the run's stop flag was raised, for the records it leaves.
+  std::string why_stopped() const {
+    return settings_.why_stopped ? settings_.why_stopped() : std::string("interrupted");
+  }
+
   void record_not_run(const model::ConfigSpec& config, const model::TestSpec& test) {
     if (stopped_)
       record_all(config, test, results::Status::error, stop_reason_);
     else
-      record_all(config, test, results::Status::skipped, "not run: interrupted");
+      record_all(config, test, results::Status::skipped, "not run: " + why_stopped());
   }
 
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,

@@ -79,6 +79,9 @@ struct RunSettings {
   /// once. Sizes and tests not reached are recorded as skipped ("not run:
   /// interrupted"), the records finished before stand.
   const std::atomic<bool>* stop_requested = nullptr;
+  /// Why stop_requested was raised, in the records' "not run: ..." and the
+  /// peer's message; unset: "interrupted" (a signal).
+  std::function<std::string()> why_stopped;
   /// Last resort when a transport call never returns after its loop was
   /// aborted (see Watchdog::StuckHandler): called on another thread after
   /// `stuck_grace`; it must end the process.
