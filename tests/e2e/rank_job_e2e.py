@@ -11,10 +11,11 @@ the one results file.
   * -np 3: `all` with an odd count, 3 rounds of one pair, one rank idle in each;
   * a rank killed 4 s into a job whose rounds last 30 s: every rank ends
     within seconds (not after the rounds), mpirun exits non-zero, rank 0 says
-    which rank it lost, and the results file holds only whole records.
+    which rank it lost, and the results file holds only whole records;
+  * a rank stopped (SIGSTOP) the same way: lost through the star's heartbeats.
 
 Skipped (77) when mpirun is absent."""
-import json, os, shutil, signal, subprocess, sys, tempfile, time
+import glob, json, os, shutil, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: ranks\ntests:\n"
@@ -152,3 +153,19 @@ with tempfile.TemporaryDirectory() as work:
     lost_line = next(line for line in said.splitlines() if "lost rank 2" in line)
     print(f"ok: rank 2 killed 4 s in: the job ended after {seconds:.1f} s, exit "
           f"{result.returncode}; rank 0 said: {lost_line}")
+
+    # A rank that stops answering (SIGSTOP: alive, its sockets open) is lost
+    # through the heartbeats on the star, within seconds, not the round's
+    # budget of minutes.
+    out = os.path.join(work, "stopped.jsonl")
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -STOP $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
+              f'2>{work}/stopped-rank$OMPI_COMM_WORLD_RANK.err')
+    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], 240)
+    assert result.returncode != 0, (result.returncode, result.stderr)
+    assert seconds < 45, f"a stopped rank took {seconds:.0f} s to end the job: {result.stderr}"
+    said = open(os.path.join(work, "stopped-rank0.err")).read()
+    assert "lost rank 2" in said and "stopped answering" in said, \
+        (said, [open(f).read() for f in glob.glob(os.path.join(work, "stopped-rank*.err"))])
+    print(f"ok: rank 2 stopped 4 s in: the job ended after {seconds:.1f} s, exit "
+          f"{result.returncode}")

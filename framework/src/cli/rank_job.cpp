@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,24 +57,32 @@ std::chrono::milliseconds round_budget(const model::TestSpec& test,
 /// Watches the star's connections from a thread of its own, so that a rank
 /// that is gone ends this rank's own pair session at once (through the
 /// session's stop flag) rather than when the session ends; and mirrors the
-/// run's own stop request (a signal) into the same flag.
+/// run's own stop request (a signal) into the same flag. Once the
+/// heartbeats are open (start_heartbeats), a byte goes to every watched rank
+/// each period, and a rank silent for the timeout (SIGSTOP, a hung host
+/// whose kernel still answers) is lost as if its connection had closed.
 class LinkWatch {
  public:
-  LinkWatch(const bootstrap::LauncherConnection& job, const std::atomic<bool>* external)
-      : external_(external) {
-    for (std::size_t r = 0; r < job.links.size(); ++r) {
-      if (!job.links[r]) continue;
-      const int rank = job.rank == 0 ? static_cast<int>(r) : 0;
-      watched_.push_back({rank, job.links[r]->liveness_fd()});
-    }
+  LinkWatch(bootstrap::LauncherConnection& job, const std::atomic<bool>* external)
+      : job_(job), external_(external) {
     thread_ = std::thread([this] { watch(); });
   }
-  ~LinkWatch() {
+  ~LinkWatch() { halt(); }
+  /// Ends the watch (before the links it watches go).
+  void halt() {
     done_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
   LinkWatch(const LinkWatch&) = delete;
   LinkWatch& operator=(const LinkWatch&) = delete;
+
+  /// Every link's heartbeat connection is open: beat every `period`, and
+  /// lose a rank silent for `timeout` (0: beat, but do not watch).
+  void start_heartbeats(std::chrono::milliseconds period, std::chrono::milliseconds timeout) {
+    period_ = period;
+    timeout_ = timeout;
+    beating_ = true;
+  }
 
   /// The session's stop flag.
   const std::atomic<bool>* stop_flag() const { return &stop_; }
@@ -82,36 +91,107 @@ class LinkWatch {
     const int rank = lost_.load();
     return rank < 0 ? std::nullopt : std::optional<int>(rank);
   }
+  /// How that rank was lost.
+  std::string why_lost() const {
+    return silent_.load() ? "it stopped answering (no heartbeat for " +
+                                std::to_string(timeout_.count() / 1000) + " s)"
+                          : "its connection to rank 0 closed";
+  }
   bool interrupted() const { return external_ != nullptr && external_->load(); }
 
  private:
   struct Watched {
     int rank;
-    int fd;
+    int fd;         ///< the control connection's, for its hang-up
+    int heartbeat;  ///< -1 until the heartbeats start
+    Clock::time_point heard;
   };
 
+  void lose(Watched& w, bool silent) {
+    int expected = -1;
+    if (lost_.compare_exchange_strong(expected, w.rank)) silent_ = silent;
+    stop_ = true;
+    // A wait on a silent rank's connection (rank 0's next step, a rank's
+    // report) ends now too.
+    if (silent) job_.links[link_of(w)]->sever(why_lost());
+    w.fd = -1;
+    w.heartbeat = -1;
+  }
+
+  std::size_t link_of(const Watched& w) const {
+    return job_.rank == 0 ? static_cast<std::size_t>(w.rank) : 0;
+  }
+
+  /// Reads whatever the rank sent on its heartbeat; true when it sent any.
+  static bool drain(int fd) {
+    char bytes[64];
+    bool heard = false;
+    while (::recv(fd, bytes, sizeof bytes, MSG_DONTWAIT) > 0) heard = true;
+    return heard;
+  }
+
   void watch() {
+    std::vector<Watched> watched;
+    for (std::size_t r = 0; r < job_.links.size(); ++r) {
+      if (!job_.links[r]) continue;
+      const int rank = job_.rank == 0 ? static_cast<int>(r) : 0;
+      watched.push_back({rank, job_.links[r]->liveness_fd(), -1, Clock::now()});
+    }
+    bool beats_open = false;
+    auto last_beat = Clock::now();
     std::vector<pollfd> fds;
-    for (const Watched& w : watched_)
-      if (w.fd >= 0) fds.push_back({w.fd, POLLRDHUP, 0});
     while (!done_) {
       if (interrupted()) stop_ = true;
-      const int ready = ::poll(fds.data(), fds.size(), 100);
-      if (ready <= 0) continue;
-      for (std::size_t i = 0; i < fds.size(); ++i) {
-        if ((fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
-        int expected = -1;
-        lost_.compare_exchange_strong(expected, watched_[i].rank);
-        stop_ = true;
-        fds[i].fd = -1;  // poll ignores it from now on
+      if (beating_ && !beats_open) {
+        beats_open = true;
+        for (Watched& w : watched) {
+          if (w.fd >= 0) w.heartbeat = job_.links[link_of(w)]->heartbeat_fd();
+          w.heard = Clock::now();
+        }
+      }
+      fds.clear();
+      for (const Watched& w : watched) {
+        fds.push_back({w.fd, POLLRDHUP, 0});  // a negative fd is ignored
+        fds.push_back({w.heartbeat, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), 100) < 0) continue;
+      const auto now = Clock::now();
+      const bool beat = beats_open && now - last_beat >= period_;
+      if (beat) last_beat = now;
+      for (std::size_t i = 0; i < watched.size(); ++i) {
+        Watched& w = watched[i];
+        if (w.fd < 0) continue;
+        if ((fds[2 * i].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+          lose(w, false);
+          continue;
+        }
+        if (w.heartbeat < 0) continue;
+        if ((fds[2 * i + 1].revents & POLLIN) != 0 && drain(w.heartbeat)) w.heard = now;
+        if (beat) {
+          const char byte = 1;
+          [[maybe_unused]] const auto sent =
+              ::send(w.heartbeat, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+        // Silent for the timeout: read once more before blaming it (this
+        // thread may not have been scheduled for a while on a busy host).
+        if (timeout_.count() > 0 && now - w.heard > timeout_) {
+          if (drain(w.heartbeat))
+            w.heard = now;
+          else
+            lose(w, true);
+        }
       }
     }
   }
 
+  bootstrap::LauncherConnection& job_;
   const std::atomic<bool>* external_;
-  std::vector<Watched> watched_;
+  std::atomic<bool> beating_{false};
+  std::chrono::milliseconds period_{1000};
+  std::chrono::milliseconds timeout_{0};
   std::atomic<bool> stop_{false};
   std::atomic<int> lost_{-1};
+  std::atomic<bool> silent_{false};
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
@@ -195,6 +275,8 @@ class RankRunner {
         m.pair_address = hello.at("pair").get<std::string>();
         m.facts = hello.at("facts");
       }
+      for (int r = 1; r < ranks; ++r) open_heartbeat(r, 30s);
+      watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
       connect_ms_ =
           std::chrono::duration<double, std::milli>(Clock::now() - job_.connect_started).count();
       for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
@@ -220,7 +302,7 @@ class RankRunner {
           }
         }
       }
-      if (const auto lost = watch_.lost()) throw RankLost(*lost, "its connection to rank 0 closed");
+      if (const auto lost = watch_.lost()) throw RankLost(*lost, watch_.why_lost());
       for (int r = 1; r < ranks; ++r) send(r, {{"step", "done"}});
     } catch (const RankLost& e) {
       const Member& m = members[static_cast<std::size_t>(e.rank)];
@@ -229,6 +311,7 @@ class RankRunner {
           e.rank, m.host.empty() ? "" : " on " + m.host, e.what());
       exit_code = kExitNoPeer;
     }
+    watch_.halt();
     job_.job.links.clear();  // the other ranks end now
     if (job_.output != nullptr) job_.output->commit();
     if (exit_code == kExitNoPeer) return exit_code;
@@ -320,6 +403,14 @@ class RankRunner {
 
   bool stopping() const { return watch_.interrupted() || watch_.lost(); }
 
+  void open_heartbeat(int rank, std::chrono::milliseconds timeout) {
+    try {
+      job_.job.links[static_cast<std::size_t>(rank)]->open_heartbeat(timeout);
+    } catch (const bootstrap::BootstrapError& e) {
+      throw RankLost(rank, std::string("its heartbeat connection: ") + e.what());
+    }
+  }
+
   void send(int rank, const json& message) {
     try {
       job_.job.links[static_cast<std::size_t>(rank)]->send_text(message.dump());
@@ -333,14 +424,13 @@ class RankRunner {
   }
 
   /// The next message from `rank`, waiting no later than `deadline`; a rank
-  /// seen gone meanwhile (by the watch: any rank, not only this one) ends
-  /// the wait at once.
+  /// seen gone or silent meanwhile (by the watch: any rank, not only this
+  /// one) ends the wait at once.
   json receive(int rank, Clock::time_point deadline) {
     bootstrap::Bootstrap& link = *job_.job.links[static_cast<std::size_t>(rank)];
     try {
       while (!link.message_ready()) {
-        if (const auto lost = watch_.lost(); lost && *lost != rank)
-          throw RankLost(*lost, "its connection to rank 0 closed");
+        if (const auto lost = watch_.lost()) throw RankLost(*lost, watch_.why_lost());
         if (Clock::now() >= deadline) {
           throw RankLost(rank,
                          "its report did not come within the round's budget (its test's length, "
@@ -370,6 +460,9 @@ class RankRunner {
       json hello = {{"host", self.host}, {"pair", self.pair_address}, {"facts", self.facts}};
       if (self.local_rank) hello["local_rank"] = *self.local_rank;
       rank0.send_text(hello.dump());
+      // Rank 0 opens the heartbeats once it heard every rank's hello.
+      rank0.open_heartbeat(90s);
+      watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
       while (true) {
         // Rank 0 may be in a round of its own as long as the longest test.
         const json step = json::parse(rank0.receive_text(2 * longest));
