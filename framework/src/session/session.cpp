@@ -1,5 +1,7 @@
 #include "session/session.hpp"
 
+#include <poll.h>
+
 #include <iostream>
 #include <optional>
 
@@ -400,8 +402,28 @@ class SuiteRun {
     // stderr, where the user of a two-host run sees it.
     if (control_.rank() != 0)
       std::cerr << "uniperf: test '" << test.name << "' failed here: " << reason << "\n";
-    if (observer_.on_failure) observer_.on_failure(reason, watchdog_.peer_lost());
+    // A peer that died mid-test is often seen first through its transport
+    // (a connection reset, a shared-memory peer gone) rather than the
+    // watchdog: its control connection tells which it was.
+    const bool peer_lost = watchdog_.peer_lost() || control_hung_up(kHangUpWait);
+    if (observer_.on_failure) observer_.on_failure(reason, peer_lost);
     return reason;
+  }
+
+  /// How long a failed test waits for the peer's control connection to
+  /// show a death the transport reported first (the kernel closes a dead
+  /// process's sockets as it exits: the hang-up is there within
+  /// milliseconds).
+  static constexpr std::chrono::milliseconds kHangUpWait{50};
+
+  /// Whether the peer closed the control connection (its process ended),
+  /// waiting at most `wait` for it.
+  bool control_hung_up(std::chrono::milliseconds wait) const {
+    const int fd = control_.liveness_fd();
+    if (fd < 0) return false;
+    pollfd hang_up{fd, POLLRDHUP, 0};
+    return ::poll(&hang_up, 1, static_cast<int>(wait.count())) > 0 &&
+           (hang_up.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
   }
 
   template <class F>
