@@ -409,6 +409,16 @@ class Case:
             # survivor with exit 1 (its test failed) instead of 3; still a
             # non-zero exit within the bound, which is what the issue asks.
             allowed.add(1)
+        if self.config == "ucx-shm" and self.victim == "initiator":
+            # Open defect (issue 13), the same kind: under ASan beside other
+            # tests, a responder whose initiator was killed in the ucx-shm
+            # stream has ended with exit 1 after ~2.2 s (3 of 3 CI runs of
+            # 2026-11-24; never here idle, nor beside two hogs, in 10 runs
+            # of the seed). Its test failed without the peer counted lost;
+            # the exit is still non-zero within the bound, and said below.
+            allowed.add(1)
+            if rc == 1:
+                self.note = self.note or "exit 1, not 3: the open ucx-shm defect (issue 13)"
         if self.victim_exit not in (None, 0):
             # The victim's own test failed before the kill (its reason is in
             # the note, and in the table): the survivor was told, and its
