@@ -270,10 +270,14 @@ class RankRunner {
       for (int r = 1; r < ranks; ++r) {
         const json hello = receive(r, 60s);
         Member& m = members[static_cast<std::size_t>(r)];
-        m.host = hello.at("host").get<std::string>();
-        if (hello.contains("local_rank")) m.local_rank = hello.at("local_rank").get<int>();
-        m.pair_address = hello.at("pair").get<std::string>();
-        m.facts = hello.at("facts");
+        try {
+          m.host = hello.at("host").get<std::string>();
+          if (hello.contains("local_rank")) m.local_rank = hello.at("local_rank").get<int>();
+          m.pair_address = hello.at("pair").get<std::string>();
+          m.facts = hello.at("facts");
+        } catch (const json::exception& e) {
+          throw RankLost(r, std::string("its hello is not this build's: ") + e.what());
+        }
       }
       for (int r = 1; r < ranks; ++r) open_heartbeat(r, 30s);
       watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
@@ -297,7 +301,7 @@ class RankRunner {
             suspects.insert(m.suspect_pairs.begin(), m.suspect_pairs.end());
           std::size_t k = rounds.size();
           for (const auto& [i, j] : suspects) {
-            if (stopping() || k - rounds.size() >= kMostRetests(ranks)) break;
+            if (stopping() || k - rounds.size() >= most_retests(ranks)) break;
             run_round(c, t, k++, {{i, j}}, true, members);
           }
         }
@@ -362,7 +366,7 @@ class RankRunner {
   /// The second pass's cap: beyond one retest per rank, so many pairs stand
   /// out that the fabric (or the machine) is the suspect, not a pair; the
   /// rest stay suspects, unconfirmed.
-  static std::size_t kMostRetests(int ranks) { return static_cast<std::size_t>(ranks); }
+  static std::size_t most_retests(int ranks) { return static_cast<std::size_t>(ranks); }
 
   static results::RankPlace place(const std::vector<Member>& members, int rank) {
     const Member& m = members[static_cast<std::size_t>(rank)];
