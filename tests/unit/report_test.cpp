@@ -280,6 +280,27 @@ TEST(RecordJson, RoundTripsThroughText) {
   }
 }
 
+TEST(RecordJson, AMeasuredIntervalRoundTripsAndMustNotEndBeforeItStarts) {
+  Record r = not_run_record("tcp", "send_bw", 65536, Status::ok, "");
+  EXPECT_FALSE(to_json(r).contains("measured"));
+  r.measured = results::MeasuredInterval{.from_unix_us = 1'795'000'000'000'000,
+                                         .to_unix_us = 1'795'000'000'004'500};
+  const json j = to_json(r);
+  EXPECT_EQ(j.at("measured").at("to_unix_us"), 1'795'000'000'004'500);
+  const Record back = record_from_json(json::parse(j.dump()));
+  ASSERT_TRUE(back.measured);
+  EXPECT_EQ(back.measured->from_unix_us, r.measured->from_unix_us);
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+  json backwards = j;
+  backwards["measured"]["to_unix_us"] = 1;
+  try {
+    record_from_json(backwards);
+    ADD_FAILURE() << "an interval ending before it starts was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("measured"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
   Record r = not_run_record("tcp", "send_lat", 8, Status::ok, "");
   EXPECT_FALSE(to_json(r).contains("placement"));  // a single pair has none
@@ -290,7 +311,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
                          .initiator = {.rank = 1, .host = "n1", .local_rank = 0},
                          .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt}};
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 3);
+  EXPECT_EQ(j.at("schema_minor"), 4);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

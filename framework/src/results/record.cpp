@@ -192,6 +192,10 @@ json to_json(const Record& r) {
     j["trials"] = {{"count", r.trials.size()}, {"per_trial", per_trial}, {"ci95", ci}};
   }
   if (r.placement) j["placement"] = to_json(*r.placement);
+  if (r.measured) {
+    j["measured"] = {{"from_unix_us", r.measured->from_unix_us},
+                     {"to_unix_us", r.measured->to_unix_us}};
+  }
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -486,6 +490,14 @@ Record record_from_json(const json& j) {
   if (j.contains("warnings")) r.warnings = top.strings("warnings");
   if (j.contains("failure")) r.failure = top.string("failure");                    // added in 1.2
   if (j.contains("placement")) r.placement = placement_from_json(j["placement"]);  // 1.3
+  if (j.contains("measured")) {                                                    // 1.4
+    const FieldReader measured = top.object("measured");
+    MeasuredInterval& m = r.measured.emplace();
+    constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    m.from_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("from_unix_us", kMost));
+    m.to_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("to_unix_us", kMost));
+    if (m.to_unix_us < m.from_unix_us) measured.fail("to_unix_us", "before from_unix_us");
+  }
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 3;
+inline constexpr int kSchemaMinor = 4;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -102,6 +102,17 @@ struct Placement {
   bool retest = false;
 };
 
+/// (1.4) When the measured phase ran (first post to last completion; for
+/// several flows, the union of theirs; for trials, first to last), on the
+/// measuring host's wall clock, in microseconds since the Unix epoch: the
+/// pairs of one round of a launched job, or any two records, can be put
+/// on one timeline and their overlap read (report/pair_matrix.hpp). Across
+/// hosts it is as good as their clocks' agreement (NTP: about a millisecond).
+struct MeasuredInterval {
+  std::int64_t from_unix_us = 0;
+  std::int64_t to_unix_us = 0;
+};
+
 struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
@@ -157,7 +168,8 @@ struct Record {
   /// bandwidth are then over every trial's samples pooled.
   std::vector<TrialSummary> trials;
   std::map<std::string, Interval> ci95;
-  std::optional<Placement> placement;  ///< (1.3) see Placement
+  std::optional<Placement> placement;        ///< (1.3) see Placement
+  std::optional<MeasuredInterval> measured;  ///< (1.4) see MeasuredInterval
 };
 
 /// A record of another schema major: readable JSON, but not comparable

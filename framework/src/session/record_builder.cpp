@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <limits>
 
@@ -43,6 +44,21 @@ results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome
   return result;
 }
 
+/// The clock readings `first` and `last` of this process's timed-loop clock
+/// on the wall clock, read back from now; none for an empty interval.
+std::optional<results::MeasuredInterval> on_wall_clock(engine::Ticks first, engine::Ticks last) {
+  if (first == 0 || last <= first) return std::nullopt;
+  const engine::Ticks ticks_now = engine::now();
+  const auto wall_now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  auto at = [&](engine::Ticks t) {
+    const double ago_us = t < ticks_now ? engine::ticks_to_us(ticks_now - t) : 0.0;
+    return wall_now_us - static_cast<std::int64_t>(ago_us);
+  };
+  return results::MeasuredInterval{.from_unix_us = at(first), .to_unix_us = at(last)};
+}
+
 /// Loss is a result; above a flow's max_loss it also fails the record.
 /// Empty when every flow is within its limit.
 std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthStats& b,
@@ -56,6 +72,12 @@ std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthSt
 
 void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
                   std::vector<engine::SizeOutcome>& outcomes) {
+  engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
+  for (const auto& outcome : outcomes) {
+    first = std::min(first, outcome.started);
+    last = std::max(last, outcome.finished);
+  }
+  record.measured = on_wall_clock(first, last);
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;
@@ -67,7 +89,6 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     // on this side's clock).
     std::uint64_t bytes = 0, messages = 0, sent = 0;
     bool counts_loss = false;
-    engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
       auto& outcome = outcomes[k];
       record.flows[k] = flow_result(plans[k].flow, outcome);
@@ -77,8 +98,6 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
       messages += outcome.messages;
       sent += outcome.counts_loss ? outcome.messages_sent : outcome.messages;
       counts_loss |= outcome.counts_loss;
-      first = std::min(first, outcome.started);
-      last = std::max(last, outcome.finished);
     }
     const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
     record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);

@@ -24,6 +24,7 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   sum.corrupted_bytes += one.corrupted_bytes;
   sum.counts_loss |= one.counts_loss;
   sum.messages_sent += one.messages_sent;
+  sum.finished = std::max(sum.finished, one.finished);  // the pooled span: first to last window
 }
 
 }  // namespace uniperf::session

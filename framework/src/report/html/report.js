@@ -177,7 +177,7 @@
                            "latency_us", "bandwidth", "timestamp", "flows", "schema_minor",
                            "trials", "failure",
                            // one pair of a launched job's: the node-pair section draws them all
-                           "placement"]);
+                           "placement", "measured"]);
     const table = document.getElementById("provenance-table");
     if (!table) return;
     for (const config of configs) {
