@@ -143,20 +143,14 @@ TEST(PairMatrix, OnlyPairsAllMakesAMatrixAndTheViewsSayTheSame) {
   EXPECT_NE(csv.find("tcp,lat,8,p50 one-way us,1,0,n1/0,n0/0,7,yes\r\n"), std::string::npos) << csv;
 }
 
-TEST(PairMatrix, ABisectionSumsItsPairsAtOnceAndSaysSo) {
+TEST(PairMatrix, PairsRunAtOnceMakeNoMatrix) {
   std::vector<Record> records;
   for (int i = 0; i < 3; ++i) {
     Record r = pair_record(i, i + 3, 6, 100.0 * (i + 1), true);
     r.placement->pairs = "bisection";
     records.push_back(r);
   }
-  std::ostringstream text;
-  print_bisections(text, records);
-  EXPECT_NE(text.str().find("tcp / bw 65536 B across the bisection of 6 ranks, 3 pairs at once: "
-                            "sum 600 MB/s, per pair min 100, median 200, max 300 MB/s"),
-            std::string::npos)
-      << text.str();
-  EXPECT_TRUE(build_matrices(records).empty());  // no matrix: not every pair
+  EXPECT_TRUE(build_matrices(records).empty());  // not every pair
 }
 
 TEST(PairMatrix, TheHtmlReportDrawsEachMatrixAsAHeatmap) {

@@ -21,6 +21,7 @@
 #include "cli/rank_job.hpp"
 #include "cli/run_output.hpp"
 #include "loader/plugin_registry.hpp"
+#include "report/concurrent_pairs.hpp"
 #include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
@@ -482,7 +483,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       report::print_matrices(
           std::cout, report::build_matrices(output->records(), options.report_files.suspects),
           options.report_files.suspects);
-    if (launched_rank0 && output) report::print_bisections(std::cout, output->records());
+    if (launched_rank0 && output) report::print_concurrent_pairs(std::cout, output->records());
     return exit_code;
   }
   std::optional<session::SuitePosition> resume;

@@ -162,43 +162,6 @@ void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& rec
   }
 }
 
-void print_bisections(std::ostream& out, const std::vector<results::Record>& records) {
-  struct Across {
-    std::string label;
-    bool latency = false;
-    std::vector<double> values;
-    int ranks = 0;
-  };
-  std::vector<std::tuple<std::string, std::string, std::uint64_t>> order;
-  std::map<std::tuple<std::string, std::string, std::uint64_t>, Across> by_key;
-  for (const auto& r : records) {
-    if (!r.placement || r.placement->pairs != "bisection" || r.status != results::Status::ok)
-      continue;
-    const auto key = std::make_tuple(r.config, r.test, r.size);
-    auto [it, added] = by_key.try_emplace(key);
-    if (added) order.push_back(key);
-    const auto [value, label] = headline(r);
-    it->second.label = label;
-    it->second.latency = r.flow.pattern == model::Pattern::latency;
-    it->second.ranks = r.placement->ranks;
-    it->second.values.push_back(value);
-  }
-  for (const auto& key : order) {
-    Across& a = by_key.at(key);
-    std::sort(a.values.begin(), a.values.end());
-    const std::size_t n = a.values.size();
-    const double median =
-        n % 2 == 1 ? a.values[n / 2] : (a.values[n / 2 - 1] + a.values[n / 2]) / 2;
-    double sum = 0;
-    for (const double v : a.values) sum += v;
-    out << fmt::format("\n{} / {} {} B across the bisection of {} ranks, {} pairs at once: ",
-                       std::get<0>(key), std::get<1>(key), std::get<2>(key), a.ranks, n);
-    if (!a.latency) out << fmt::format("sum {:.4g} {}, ", sum, a.label);
-    out << fmt::format("per pair min {:.4g}, median {:.4g}, max {:.4g} {}\n", a.values.front(),
-                       median, a.values.back(), a.label);
-  }
-}
-
 void print_matrices(std::ostream& out, const std::vector<PairMatrix>& matrices,
                     const SuspectRule& rule) {
   for (const PairMatrix& m : matrices) {

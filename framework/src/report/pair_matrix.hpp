@@ -68,12 +68,6 @@ void write_matrix_json(std::ostream& out, const std::vector<results::Record>& re
 /// responder, initiator host, responder host, value, suspect).
 void write_matrix_csv(std::ostream& out, const std::vector<results::Record>& records,
                       const SuspectRule& rule = {});
-/// The pairs of a `pairs: bisection` test run at once: per config, test
-/// and size, the sum of their bandwidth (or message rate) across the job's
-/// middle, and the min, median and max pair; for latency tests the min,
-/// median and max pair only. Said as such, on the terminal.
-void print_bisections(std::ostream& out, const std::vector<results::Record>& records);
-
 /// As text, for the terminal: a grid per matrix, suspects marked with '!'.
 void print_matrices(std::ostream& out, const std::vector<PairMatrix>& matrices,
                     const SuspectRule& rule = {});
