@@ -7,7 +7,12 @@ the one results file.
   * -np 4 over every local config whose plugin is built (tcp, ucx-shm,
     ucx-tcp, ofi-tcp): `pairs: all` measures each of the 6 pairs once in 3
     rounds of 2, `ring` each rank to the next in 2 rounds, `first` ranks 0
-    and 1 only, `bisection` 0-2 and 1-3 at once (their sum printed);
+    and 1 only, `bisection` 0-2 and 1-3 at once (their sum printed); and
+    the patterns whose pairs share ranks, each one round of pairs at once
+    (a rank in several runs each on a thread): `incast` 1, 2, 3 into 0,
+    `fanout` 0 out to 1, 2, 3, `neighbors` each rank to the next,
+    `all_to_all` all 12 ordered pairs; each record has its measured
+    interval, and rank 0 prints each round's sum and overlap;
   * -np 3: `all` with an odd count, 3 rounds of one pair, one rank idle in each;
   * a rank killed 4 s into a job whose rounds last 30 s: every rank ends
     within seconds (not after the rounds), mpirun exits non-zero, rank 0 says
@@ -23,7 +28,15 @@ SUITE = ("suite: ranks\ntests:\n"
          "  - {name: bw, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, pairs: ring}\n"
          "  - {name: one, op: send, pattern: latency, sizes: [8], iterations: 300}\n"
          "  - {name: across, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, "
-         "pairs: bisection}\n")
+         "pairs: bisection}\n"
+         "  - {name: in, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, "
+         "pairs: incast}\n"
+         "  - {name: out, op: send, pattern: bandwidth, sizes: [65536], iterations: 300, "
+         "pairs: fanout}\n"
+         "  - {name: halo, op: send, pattern: latency, sizes: [8], iterations: 300, "
+         "pairs: neighbors}\n"
+         "  - {name: a2a, op: send, pattern: bandwidth, sizes: [4096], iterations: 300, "
+         "pairs: all_to_all}\n")
 
 mpirun = shutil.which("mpirun")
 if mpirun is None:
@@ -89,6 +102,16 @@ def check_four(name, got, seconds):
     assert {rnd for rnd, _, _ in ring} == {0, 1}, ring
     assert pairs_of(got, "one") == [(0, 0, 1)], pairs_of(got, "one")
     assert sorted(pairs_of(got, "across")) == [(0, 0, 2), (0, 1, 3)], pairs_of(got, "across")
+    assert sorted(pairs_of(got, "in")) == [(0, 1, 0), (0, 2, 0), (0, 3, 0)], pairs_of(got, "in")
+    assert sorted(pairs_of(got, "out")) == [(0, 0, 1), (0, 0, 2), (0, 0, 3)], \
+        pairs_of(got, "out")
+    assert sorted(pairs_of(got, "halo")) == [(0, 0, 1), (0, 1, 2), (0, 2, 3), (0, 3, 0)], \
+        pairs_of(got, "halo")
+    assert sorted(pairs_of(got, "a2a")) == \
+        [(0, i, j) for i in range(4) for j in range(4) if i != j], pairs_of(got, "a2a")
+    for r in got:
+        m = r["measured"]
+        assert 0 < m["from_unix_us"] <= m["to_unix_us"], m
     print(f"ok: mpirun -np 4 {name}: {len(got)} records and {len(retests)} of suspect pairs "
           f"retested alone, in {seconds:.1f} s ({got[0]['provenance']['bootstrap']['method']} "
           "bootstrap)")
@@ -114,6 +137,12 @@ with tempfile.TemporaryDirectory() as work:
             result.stdout
         assert "across the bisection of 4 ranks, 2 pairs at once: sum" in result.stdout, \
             result.stdout
+        for said in ("into rank 0 from 3 ranks at once (incast): sum",
+                     "from rank 0 to 3 ranks at once (fanout): sum",
+                     "each of 4 ranks to the next, 4 pairs at once: per pair min",
+                     "all to all among 4 ranks, 12 pairs at once: sum"):
+            assert said in result.stdout and "all of them ran together for" in result.stdout, \
+                (said, result.stdout)
 
     # An odd count: one rank sits each round out.
     out = os.path.join(work, "three.jsonl")
@@ -124,6 +153,7 @@ with tempfile.TemporaryDirectory() as work:
     lat = [(rnd, i, j) for rnd, i, j in pairs_of(records(out), "lat") if rnd < 3]
     assert sorted({(i, j) for _, i, j in lat}) == [(0, 1), (0, 2), (1, 2)], lat
     assert {rnd for rnd, _, _ in lat} == {0, 1, 2}, lat
+    assert len(pairs_of(records(out), "a2a")) == 6, pairs_of(records(out), "a2a")
     print(f"ok: mpirun -np 3: every pair once in 3 rounds, {seconds:.1f} s")
 
     # A rank that dies mid-round ends the whole job within seconds. Each

@@ -335,6 +335,10 @@ TEST(SuiteParse, PairsNamesHowALaunchedJobPairsItsRanks) {
   EXPECT_EQ(only_test(one_test("    op: send\n")).pairs, model::RankPairs::first);
   EXPECT_EQ(only_test(one_test("    op: send\n    pairs: all\n")).pairs, model::RankPairs::all);
   EXPECT_EQ(only_test(one_test("    op: send\n    pairs: ring\n")).pairs, model::RankPairs::ring);
+  EXPECT_EQ(only_test(one_test("    op: send\n    pairs: incast\n")).pairs,
+            model::RankPairs::incast);
+  EXPECT_EQ(only_test(one_test("    op: send\n    pairs: all_to_all\n")).pairs,
+            model::RankPairs::all_to_all);
   const auto inherited = parse_suite(
       "suite: s\ndefaults: {pairs: all}\ntests:\n  - {name: a, op: send}\n"
       "  - {name: b, op: send, pairs: first}\n",

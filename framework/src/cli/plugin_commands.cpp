@@ -112,7 +112,9 @@ int suite_vocabulary() {
       "  {:<14} {}\n", "pairs",
       "first (default: ranks 0 and 1) | all (every pair, n-1 rounds of n/2 "
       "pairs at once) | ring (each rank to the next) | bisection (the lower half with the "
-      "upper, all at once)");
+      "upper, all at once) | incast (every rank into rank 0 at once) | fanout (rank 0 to "
+      "every rank at once) | neighbors (each rank to the next, all at once) | all_to_all "
+      "(every ordered pair at once)");
   std::cout << "\nmetrics (tolerances: and uniperf compare --tolerance):\n";
   for (const model::MetricInfo& metric : model::kMetrics) {
     std::cout << fmt::format("  {:<14} {} is better, {} tests{}\n", metric.name,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -202,36 +203,56 @@ struct RankLost : std::runtime_error {
   int rank;
 };
 
-/// One rank's part in one round of one test.
+/// One pair a rank is in, in one round.
+struct Leg {
+  bool initiator = false;       ///< this rank measures (else it serves)
+  int partner = 0;              ///< the other rank
+  std::string partner_address;  ///< an initiator's: the responder's pair listener
+  results::Placement placement;
+};
+
+/// One rank's part in one round of one test: the pairs it is in, each run
+/// on a thread of its own when there are several; none when it sits out.
 struct Part {
-  std::string role = "idle";  ///< "initiator", "responder" or "idle"
   std::size_t config = 0;
   std::size_t test = 0;
-  std::string partner_address;  ///< the initiator's: the responder's pair listener
-  std::optional<results::Placement> placement;
+  std::size_t round = 0;
   double connect_ms = 0;  ///< the job's bootstrap time, for the records
+  std::vector<Leg> legs;
 };
 
 json to_json(const Part& part) {
-  json j = {{"step", "pair"},
-            {"role", part.role},
-            {"config", part.config},
-            {"test", part.test},
-            {"address", part.partner_address},
-            {"connect_ms", part.connect_ms}};
-  if (part.placement) j["placement"] = results::to_json(*part.placement);
-  return j;
+  json legs = json::array();
+  for (const Leg& leg : part.legs) {
+    legs.push_back({{"initiator", leg.initiator},
+                    {"partner", leg.partner},
+                    {"address", leg.partner_address},
+                    {"placement", results::to_json(leg.placement)}});
+  }
+  return {{"step", "round"},     {"config", part.config},         {"test", part.test},
+          {"round", part.round}, {"connect_ms", part.connect_ms}, {"legs", legs}};
 }
 
 Part part_from_json(const json& j) {
   Part part;
-  part.role = j.at("role").get<std::string>();
   part.config = j.at("config").get<std::size_t>();
   part.test = j.at("test").get<std::size_t>();
-  part.partner_address = j.at("address").get<std::string>();
+  part.round = j.at("round").get<std::size_t>();
   part.connect_ms = j.at("connect_ms").get<double>();
-  if (j.contains("placement")) part.placement = results::placement_from_json(j.at("placement"));
+  for (const json& leg : j.at("legs")) {
+    part.legs.push_back({.initiator = leg.at("initiator").get<bool>(),
+                         .partner = leg.at("partner").get<int>(),
+                         .partner_address = leg.at("address").get<std::string>(),
+                         .placement = results::placement_from_json(leg.at("placement"))});
+  }
   return part;
+}
+
+/// The first message on a pair's connection: which rank connects, for
+/// which round. A responder in several pairs of a round tells its
+/// connections apart by it, and drops one meant for another round.
+json introduction(int rank, const Part& part) {
+  return {{"from", rank}, {"config", part.config}, {"test", part.test}, {"round", part.round}};
 }
 
 std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
@@ -241,12 +262,18 @@ std::pair<std::string, std::uint16_t> split_address(const std::string& address) 
           static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)))};
 }
 
-/// What a rank's part of a round left: the records it measured (an
-/// initiator's) and whether a test of its own failed.
+/// What a rank's part of a round left: the records it measured (as an
+/// initiator) and whether a test of its own failed.
 struct PartResult {
   std::vector<results::Record> records;
-  std::string failure;  ///< why a step outside the session failed; "" if none
+  std::vector<std::string> failures;  ///< why steps outside the sessions failed
   bool test_failed = false;
+
+  void add(PartResult&& other) {
+    std::move(other.records.begin(), other.records.end(), std::back_inserter(records));
+    std::move(other.failures.begin(), other.failures.end(), std::back_inserter(failures));
+    test_failed |= other.test_failed;
+  }
 };
 
 class RankRunner {
@@ -338,22 +365,25 @@ class RankRunner {
     for (Part& p : parts) {
       p.config = config;
       p.test = test_index;
+      p.round = round;
       p.connect_ms = connect_ms_;
     }
     for (const session::RankPair& pair : pairs) {
-      results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
-                                   .round = round,
-                                   .ranks = ranks,
-                                   .initiator = place(members, pair.initiator),
-                                   .responder = place(members, pair.responder),
-                                   .retest = retest};
-      Part& initiator = parts[static_cast<std::size_t>(pair.initiator)];
-      initiator.role = "initiator";
-      initiator.partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address;
-      initiator.placement = placement;
-      Part& responder = parts[static_cast<std::size_t>(pair.responder)];
-      responder.role = "responder";
-      responder.placement = placement;
+      const results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
+                                         .round = round,
+                                         .ranks = ranks,
+                                         .initiator = place(members, pair.initiator),
+                                         .responder = place(members, pair.responder),
+                                         .retest = retest};
+      parts[static_cast<std::size_t>(pair.initiator)].legs.push_back(
+          {.initiator = true,
+           .partner = pair.responder,
+           .partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address,
+           .placement = placement});
+      parts[static_cast<std::size_t>(pair.responder)].legs.push_back({.initiator = false,
+                                                                      .partner = pair.initiator,
+                                                                      .partner_address = "",
+                                                                      .placement = placement});
     }
     for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
     PartResult own = play(parts[0]);
@@ -386,7 +416,7 @@ class RankRunner {
         continue;
       }
       PartResult result;
-      result.failure = message.value("failure", "");
+      result.failures = message.value("failures", std::vector<std::string>{});
       result.test_failed = message.value("test_failed", false);
       note(result, rank, members[static_cast<std::size_t>(rank)]);
       return;
@@ -395,9 +425,10 @@ class RankRunner {
 
   void note(const PartResult& result, int rank, const Member& member) {
     if (result.test_failed) test_failed_ = true;
-    if (result.failure.empty()) return;
-    test_failed_ = true;
-    std::cerr << fmt::format("uniperf: rank {} on {}: {}\n", rank, member.host, result.failure);
+    for (const std::string& failure : result.failures) {
+      test_failed_ = true;
+      std::cerr << fmt::format("uniperf: rank {} on {}: {}\n", rank, member.host, failure);
+    }
   }
 
   void gather(results::Record record) {
@@ -472,11 +503,11 @@ class RankRunner {
         const json step = json::parse(rank0.receive_text(2 * longest));
         if (step.value("step", "") == "done") break;
         PartResult result = play(part_from_json(step));
-        test_failed |= result.test_failed || !result.failure.empty();
+        test_failed |= result.test_failed || !result.failures.empty();
         for (const auto& record : result.records)
           rank0.send_text(json{{"record", results::to_json(record)}}.dump());
         json end = {{"step", "end"}, {"test_failed", result.test_failed}};
-        if (!result.failure.empty()) end["failure"] = result.failure;
+        if (!result.failures.empty()) end["failures"] = result.failures;
         rank0.send_text(end.dump());
       }
     } catch (const bootstrap::BootstrapError& e) {
@@ -507,63 +538,151 @@ class RankRunner {
     return m;
   }
 
-  /// One pair session of one test, as either end; nothing when idle.
+  /// This rank's part of a round: its pairs met, then run at once, each on
+  /// a thread of its own when there are several; nothing when it sits out.
   PartResult play(const Part& part) {
     PartResult result;
-    if (part.role == "idle") return result;
-    model::SuiteSpec suite = job_.suite;
-    suite.tests = {job_.suite.tests.at(part.test)};
-    const std::vector<model::ConfigSpec> configs = {job_.configs.at(part.config)};
-    const bool initiator = part.role == "initiator";
-    std::unique_ptr<bootstrap::Bootstrap> pair;
-    json peer_facts;
-    try {
-      if (initiator) {
-        const auto [host, port] = split_address(part.partner_address);
-        pair = bootstrap::tcp_connect(host, port, 0, kPairConnectTimeout);
-      } else {
-        pair = listener_.accept(1, kPairConnectTimeout);
+    if (part.legs.empty()) return result;
+    std::vector<std::unique_ptr<bootstrap::Bootstrap>> links = meet(part, result);
+    std::vector<PartResult> each(part.legs.size());
+    if (part.legs.size() == 1) {
+      if (links[0]) each[0] = run_leg(part, part.legs[0], *links[0]);
+    } else {
+      std::vector<std::jthread> threads;
+      for (std::size_t i = 0; i < part.legs.size(); ++i) {
+        if (!links[i]) continue;
+        threads.emplace_back([&, i] { each[i] = run_leg(part, part.legs[i], *links[i]); });
       }
-      peer_facts = session::handshake(*pair, suite, configs, job_.my_facts);
-    } catch (const std::exception& e) {
-      const auto& p = *part.placement;
-      result.failure =
-          fmt::format("the pair {} -> {} of test '{}' could not meet: {}", p.initiator.rank,
-                      p.responder.rank, suite.tests[0].name, e.what());
-      return result;
-    }
-    session::RunSettings settings = job_.settings;
-    settings.stop_requested = watch_.stop_flag();
-    settings.why_stopped = [this] {
-      const auto lost = watch_.lost();
-      if (!lost) return std::string("interrupted");
-      return *lost == 0 ? std::string("rank 0 (the coordinator) was lost")
-                        : "rank " + std::to_string(*lost) + " was lost";
+    }  // the threads join here
+    for (PartResult& leg : each) result.add(std::move(leg));
+    return result;
+  }
+
+  /// The connection of each of the part's pairs, in the order of its legs;
+  /// null for a pair whose ends did not meet (why, in result.failures).
+  /// Every initiator connects first, and only then does its rank accept:
+  /// a listener queues a connection until its rank accepts it, so ranks
+  /// that both connect and accept in one round (neighbors, all_to_all)
+  /// never wait on each other.
+  std::vector<std::unique_ptr<bootstrap::Bootstrap>> meet(const Part& part, PartResult& result) {
+    std::vector<std::unique_ptr<bootstrap::Bootstrap>> links(part.legs.size());
+    auto failed = [&](const Leg& leg, const std::string& why) {
+      result.failures.push_back(fmt::format(
+          "the pair {} -> {} of test '{}' could not meet: {}", leg.placement.initiator.rank,
+          leg.placement.responder.rank, job_.suite.tests.at(part.test).name, why));
     };
-    settings.placement = part.placement;
-    if (initiator) {
-      settings.provenance = {{"uniperf", session::build_info()},
-                             {"bootstrap",
-                              {{"method", job_.job.facts.method},
-                               {"launcher", job_.job.facts.launcher},
-                               {"ranks", job_.job.facts.ranks},
-                               {"rendezvous", job_.job.facts.rendezvous},
-                               {"connect_ms", part.connect_ms}}},
-                             {"suite_sha256", job_.suite.content_hash},
-                             {"initiator", job_.my_facts},
-                             {"responder", peer_facts}};
-      if (!job_.job.facts.pmix_version.empty())
-        settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
+    const json intro = introduction(job_.job.rank, part);
+    std::size_t awaited = 0;
+    for (std::size_t i = 0; i < part.legs.size(); ++i) {
+      const Leg& leg = part.legs[i];
+      if (!leg.initiator) {
+        ++awaited;
+        continue;
+      }
+      try {
+        const auto [host, port] = split_address(leg.partner_address);
+        links[i] = bootstrap::tcp_connect(host, port, 0, kPairConnectTimeout);
+        links[i]->send_text(intro.dump());
+      } catch (const std::exception& e) {
+        links[i].reset();
+        failed(leg, e.what());
+      }
     }
-    session::Observer observer;
-    if (job_.job.rank == 0) {
-      observer.on_start = job_.observer.on_start;
-      observer.on_interim = job_.observer.on_interim;
+    const auto deadline = Clock::now() + kPairConnectTimeout;
+    while (awaited > 0 && Clock::now() < deadline && !stopping()) {
+      std::unique_ptr<bootstrap::Bootstrap> link;
+      json theirs;
+      try {
+        // In slices, so that a rank lost meanwhile ends the wait.
+        link = listener_.accept(1, 500ms);
+        theirs = json::parse(link->receive_text(5s));
+      } catch (const std::exception&) {
+        continue;  // no one yet, or a connection that never introduced itself
+      }
+      for (std::size_t i = 0; i < part.legs.size(); ++i) {
+        const Leg& leg = part.legs[i];
+        if (leg.initiator || links[i] || theirs.value("from", -1) != leg.partner) continue;
+        if (theirs != introduction(leg.partner, part)) break;  // another round's: dropped
+        links[i] = std::move(link);
+        --awaited;
+        break;
+      }
     }
-    observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
-    result.records = session::run_from(*pair, suite, configs, job_.plugins, settings, observer,
-                                       std::nullopt, false)
-                         .records;
+    for (std::size_t i = 0; i < part.legs.size(); ++i) {
+      const Leg& leg = part.legs[i];
+      if (leg.initiator || links[i]) continue;
+      failed(leg, stopping() ? std::string("the job is ending")
+                             : fmt::format("rank {} did not connect within {} s", leg.partner,
+                                           kPairConnectTimeout.count()));
+    }
+    return links;
+  }
+
+  /// One pair session of one test, as either end, over its met connection.
+  PartResult run_leg(const Part& part, const Leg& leg, bootstrap::Bootstrap& link) {
+    PartResult result;
+    try {
+      model::SuiteSpec suite = job_.suite;
+      suite.tests = {job_.suite.tests.at(part.test)};
+      const std::vector<model::ConfigSpec> configs = {job_.configs.at(part.config)};
+      json peer_facts;
+      try {
+        peer_facts = session::handshake(link, suite, configs, job_.my_facts);
+      } catch (const std::exception& e) {
+        result.failures.push_back(fmt::format(
+            "the pair {} -> {} of test '{}' could not meet: {}", leg.placement.initiator.rank,
+            leg.placement.responder.rank, suite.tests[0].name, e.what()));
+        return result;
+      }
+      session::RunSettings settings = job_.settings;
+      settings.stop_requested = watch_.stop_flag();
+      settings.why_stopped = [this] {
+        const auto lost = watch_.lost();
+        if (!lost) return std::string("interrupted");
+        return *lost == 0 ? std::string("rank 0 (the coordinator) was lost")
+                          : "rank " + std::to_string(*lost) + " was lost";
+      };
+      settings.placement = leg.placement;
+      if (leg.initiator) {
+        settings.provenance = {{"uniperf", session::build_info()},
+                               {"bootstrap",
+                                {{"method", job_.job.facts.method},
+                                 {"launcher", job_.job.facts.launcher},
+                                 {"ranks", job_.job.facts.ranks},
+                                 {"rendezvous", job_.job.facts.rendezvous},
+                                 {"connect_ms", part.connect_ms}}},
+                               {"suite_sha256", job_.suite.content_hash},
+                               {"initiator", job_.my_facts},
+                               {"responder", peer_facts}};
+        if (!job_.job.facts.pmix_version.empty())
+          settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
+      }
+      session::Observer observer;
+      if (job_.job.rank == 0) {
+        // Rank 0's live lines, from each of its pairs' threads in turn.
+        if (job_.observer.on_start) {
+          observer.on_start = [this](const auto&... args) {
+            const std::lock_guard lock(live_lines_);
+            job_.observer.on_start(args...);
+          };
+        }
+        if (job_.observer.on_interim) {
+          observer.on_interim = [this](const auto&... args) {
+            const std::lock_guard lock(live_lines_);
+            job_.observer.on_interim(args...);
+          };
+        }
+      }
+      observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
+      result.records = session::run_from(link, suite, configs, job_.plugins, settings, observer,
+                                         std::nullopt, false)
+                           .records;
+    } catch (const std::exception& e) {
+      // On a thread of its own nothing may escape; said as the pair's failure.
+      result.failures.push_back(fmt::format("the pair {} -> {} failed: {}",
+                                            leg.placement.initiator.rank,
+                                            leg.placement.responder.rank, e.what()));
+    }
     return result;
   }
 
@@ -571,6 +690,7 @@ class RankRunner {
   bootstrap::TcpListener listener_;
   LinkWatch watch_;
   std::vector<results::Record> gathered_;
+  std::mutex live_lines_;  ///< rank 0: its pairs' threads take turns at the observer
   bool test_failed_ = false;
   double connect_ms_ = 0;  ///< rank 0: from connecting to having heard every rank
 };

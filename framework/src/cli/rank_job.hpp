@@ -7,14 +7,17 @@
 // bootstrap made (rank 0 to each rank; JSON text messages):
 //   1. every rank opens a pair listener and tells rank 0 its host, local
 //      rank, listener address and provenance facts;
-//   2. per config, test and round, rank 0 tells each rank its part
-//      (initiator of a pair, with the responder's address; responder; or
-//      idle), plays its own, then hears each rank's report: the records it
-//      measured, one message each, then the end of its round;
+//   2. per config, test and round, rank 0 tells each rank its part: the
+//      pairs it is in (as initiator, with the responder's address, or as
+//      responder; none when it sits out), plays its own, then hears each
+//      rank's report: the records it measured, one message each, then the
+//      end of its round;
 //   3. each pair is a plain two-process run of that one test over its own
-//      control connection (handshake, heartbeat, the session), so
-//      everything a pair of processes does (failures, deadlines, loss) holds
-//      for each pair of ranks;
+//      control connection (an introduction naming the initiator's rank and
+//      the round, the handshake, heartbeat, the session), so everything a
+//      pair of processes does (failures, deadlines, loss) holds for each
+//      pair of ranks; a rank in several pairs at once (incast, fanout,
+//      neighbors, all_to_all) runs each on a thread of its own;
 //   4. after the rounds of a `pairs: all` test, each pair the node-pair
 //      matrix names a suspect (report/pair_matrix.hpp) is measured again on
 //      its own, a round of one pair (placement.retest): a pair slowed by its

@@ -16,6 +16,14 @@ std::string_view to_string(RankPairs pairs) {
       return "ring";
     case RankPairs::bisection:
       return "bisection";
+    case RankPairs::incast:
+      return "incast";
+    case RankPairs::fanout:
+      return "fanout";
+    case RankPairs::neighbors:
+      return "neighbors";
+    case RankPairs::all_to_all:
+      return "all_to_all";
   }
   return "unknown";
 }

@@ -36,9 +36,14 @@ enum class BufferMode : std::uint8_t { cycle, single };
 inline constexpr std::size_t kBufferModeCount = 2;
 
 /// Which ranks of a launched job (mpirun, srun with more than two ranks)
-/// a test pairs, as disjoint pairs run at once in rounds
-/// (session/rank_pairs.hpp). Outside a launcher, and with two ranks, there
-/// is one pair whatever it says.
+/// a test pairs, and which pairs run at once (session/rank_pairs.hpp).
+/// Outside a launcher, and with two ranks, there is one pair (0 measuring,
+/// 1 serving) whatever it says: a bi-directional test is the two-rank
+/// neighbors or all_to_all.
+/// In every pair the initiator measures; a write or send moves data from
+/// it to the responder, a read from the responder to it.
+///
+/// Disjoint pairs, in rounds (each rank in at most one pair at a time):
 ///   first: ranks 0 and 1 only (the others idle): a run of a suite written
 ///     for one pair measures what it measured before.
 ///   all: every pair of ranks once, the lower rank measuring: n-1 rounds of
@@ -48,8 +53,32 @@ inline constexpr std::size_t kBufferModeCount = 2;
 ///   bisection: the lower half of the ranks with the upper half, rank i
 ///     with i + n/2, every pair at once in one round: the traffic across
 ///     the job's middle (with an odd n the last rank sits out).
-enum class RankPairs : std::uint8_t { first, all, ring, bisection };
-inline constexpr std::size_t kRankPairsCount = 4;
+/// Pairs that share ranks, all at once in one round (a rank in several
+/// pairs runs each on a thread of its own):
+///   incast: every other rank initiates to rank 0 (many senders, one
+///     receiver: the storage node's view).
+///   fanout: rank 0 initiates to every other rank (one sender, many
+///     receivers).
+///   neighbors: each rank initiates to the next (the last to rank 0), all
+///     at once: every rank sends and receives (a halo exchange's ring).
+///   all_to_all: every rank initiates to every other rank, all at once:
+///     n(n-1) pairs.
+enum class RankPairs : std::uint8_t {
+  first,
+  all,
+  ring,
+  bisection,
+  incast,
+  fanout,
+  neighbors,
+  all_to_all
+};
+inline constexpr std::size_t kRankPairsCount = 8;
+
+/// Whether the pattern runs pairs that share a rank at once.
+constexpr bool shares_ranks(RankPairs pairs) {
+  return pairs >= RankPairs::incast;
+}
 
 /// One flow: a stream of one op at one size between two endpoint sets.
 /// A test holds one or more flows started at one barrier.

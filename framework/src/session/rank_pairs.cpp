@@ -60,6 +60,28 @@ std::vector<Round> rounds_of(model::RankPairs pairs, int ranks) {
       for (int i = 0; i < ranks / 2; ++i) across.push_back({i, i + ranks / 2});
       return {across};
     }
+    case model::RankPairs::incast: {
+      Round into_zero;
+      for (int r = 1; r < ranks; ++r) into_zero.push_back({r, 0});
+      return {into_zero};
+    }
+    case model::RankPairs::fanout: {
+      Round out_of_zero;
+      for (int r = 1; r < ranks; ++r) out_of_zero.push_back({0, r});
+      return {out_of_zero};
+    }
+    case model::RankPairs::neighbors: {
+      Round each_to_next;
+      for (int i = 0; i < ranks; ++i) each_to_next.push_back({i, (i + 1) % ranks});
+      return {each_to_next};
+    }
+    case model::RankPairs::all_to_all: {
+      Round every_ordered_pair;
+      for (int i = 0; i < ranks; ++i)
+        for (int j = 0; j < ranks; ++j)
+          if (i != j) every_ordered_pair.push_back({i, j});
+      return {every_ordered_pair};
+    }
   }
   return {};
 }

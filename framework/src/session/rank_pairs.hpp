@@ -1,7 +1,9 @@
 // Which ranks of a launched job meet in a test, and when (model::RankPairs):
-// disjoint pairs that run at once, round after round, so that a job of n
-// ranks measures every pair in n-1 rounds rather than n(n-1)/2 tests one
-// after another. A pure function of the pattern and the job's size.
+// pairs that run at once, round after round. For the patterns of disjoint
+// pairs a job of n ranks measures every pair in n-1 rounds rather than
+// n(n-1)/2 tests one after another; the patterns of shared ranks (incast,
+// fanout, neighbors, all_to_all) are one round whose pairs load the same
+// ranks at once. A pure function of the pattern and the job's size.
 #pragma once
 
 #include <vector>
@@ -18,11 +20,11 @@ struct RankPair {
   friend bool operator==(const RankPair&, const RankPair&) = default;
 };
 
-/// Pairs that share no rank, run at the same time.
+/// Pairs run at the same time.
 using Round = std::vector<RankPair>;
 
-/// The rounds of `pairs` over `ranks` ranks (at least 2), in order. Every
-/// rank is in at most one pair of a round.
+/// The rounds of `pairs` over `ranks` ranks (at least 2), in order. A rank
+/// is in at most one pair of a round unless model::shares_ranks(pairs).
 ///   first: one round, {0, 1}.
 ///   all: the circle method: rank n-1 (for odd n, an absent rank that
 ///     leaves one rank idle per round) stays put while the others rotate,
@@ -32,6 +34,10 @@ using Round = std::vector<RankPair>;
 ///     two ranks the one pair {0, 1}): the even-numbered pairs, then the
 ///     odd ones, then, when n is odd, {n-1, 0} on its own.
 ///   bisection: one round, {i, i + n/2} for every i < n/2.
+///   incast: one round, {r, 0} for every r > 0.
+///   fanout: one round, {0, r} for every r > 0.
+///   neighbors: one round, {i, i+1 mod n} for every i.
+///   all_to_all: one round, {i, j} for every i != j, by initiator.
 std::vector<Round> rounds_of(model::RankPairs pairs, int ranks);
 
 }  // namespace uniperf::session
