@@ -4,7 +4,8 @@ ranks find each other through the launcher (PMIx when built with libpmix,
 else the launcher's environment), rank 0 writes the records, and every record
 says which bootstrap it used. Jobs of more ranks are rank_job_e2e's.
 Skipped (77) when mpirun is absent."""
-import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import os, shutil, socket, sys, tempfile
+from launched import records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: launcher\ntests:\n"
@@ -23,31 +24,14 @@ env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
 
 
-def run_once(argv, timeout):
-    """Runs argv in a session of its own; one that outlives `timeout` is
-    killed with everything it started (the ranks too) and is an exit of 124."""
-    started = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=env, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code, err = 124, f"timed out after {timeout} s\n{err}"
-    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
 
 
 def launched(np, suite, config, out, timeout=240):
     # --timeout bounds a size that hangs, so a stuck run ends well before ours.
     return run_once(MPIRUN + ["-np", str(np), uniperf, "run", suite, "-c", config, "-o", out,
-                              "--timeout", "60"], timeout)
+                              "--timeout", "60"], env, timeout)
 
 
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 with tempfile.TemporaryDirectory() as work:
@@ -90,8 +74,9 @@ with tempfile.TemporaryDirectory() as work:
             extra = ["--coordinator", rendezvous]
         else:
             extra = []
-        result, seconds = run_once(MPIRUN + ["-np", "2", "env", "-u", "PMIX_NAMESPACE", uniperf, "run",
-                                             suite, "-c", tcp, "-o", out, "--timeout", "60"] + extra, 240)
+        result, seconds = run_once(MPIRUN + ["-np", "2", "env", "-u", "PMIX_NAMESPACE", uniperf,
+                                             "run", suite, "-c", tcp, "-o", out, "--timeout",
+                                             "60"] + extra, env, 240)
         assert result.returncode == 0, (extra, result.returncode, result.stdout, result.stderr)
         got = records(out)
         assert len(got) == 3 and all(r["status"] == "ok" for r in got), got
@@ -108,7 +93,7 @@ with tempfile.TemporaryDirectory() as work:
     # A local pair of the same suite, for the bootstrap time beside it.
     out = os.path.join(work, "pair.jsonl")
     pair, _ = run_once([uniperf, "run", suite, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
-                        "-o", out, "--timeout", "60"], 240)
+                        "-o", out, "--timeout", "60"], env, 240)
     assert pair.returncode == 0, (pair.returncode, pair.stderr)
     how = records(out)[0]["provenance"]["bootstrap"]
     assert how["method"] == "local-pair", how
@@ -123,7 +108,7 @@ with tempfile.TemporaryDirectory() as work:
     out = os.path.join(work, "dead.jsonl")
     script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -9 $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {tcp} -o {out}')
-    result, seconds = run_once(MPIRUN + ["-np", "2", "sh", "-c", script], 240)
+    result, seconds = run_once(MPIRUN + ["-np", "2", "sh", "-c", script], env, 240)
     assert result.returncode != 0, (result.returncode, result.stderr)
     assert seconds < 90, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
     print(f"ok: rank 1 killed 5 s in: the run ended after {seconds:.1f} s, exit {result.returncode}")

@@ -22,6 +22,7 @@ Each record's expected status follows from the capabilities `uniperf info mpi`
 cannot show without a launcher, so they are written out here and checked
 against the records' own reasons. Skipped (77) without the plugin or mpirun."""
 import json, os, shutil, signal, subprocess, sys, tempfile, time
+from launched import records
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 lifecycle = sys.argv[3] if len(sys.argv) > 3 else None  # tests/e2e/mpi_lifecycle.cpp
@@ -63,9 +64,6 @@ def run(argv, timeout):
     return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
 
 
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def expected_reason(test):

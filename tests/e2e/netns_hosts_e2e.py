@@ -21,7 +21,8 @@ cross a real, if virtual, network link and not loopback.
   why and is skipped; the rest still runs.
 
 Skipped (77) where namespaces cannot be made (not root, no iproute2)."""
-import json, os, re, signal, subprocess, sys, tempfile, time
+import os, re, signal, subprocess, sys, tempfile, time
+from launched import records
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 HELPER = os.path.join(source_dir, "tests/launchers/netns-hosts")
@@ -66,9 +67,6 @@ def counter(index, name):
     return int(out)
 
 
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def start_server(suite, config, log):

@@ -20,7 +20,8 @@ the one results file.
   * a rank stopped (SIGSTOP) the same way: lost through the star's heartbeats.
 
 Skipped (77) when mpirun is absent."""
-import glob, json, os, shutil, signal, subprocess, sys, tempfile, time
+import glob, os, shutil, sys, tempfile
+from launched import records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: ranks\ntests:\n"
@@ -49,25 +50,8 @@ MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
 PLUGINS = os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf")
 
 
-def run_once(argv, timeout):
-    """Runs argv in a session of its own; one that outlives `timeout` is
-    killed with everything it started (the ranks too) and is an exit of 124."""
-    started = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=env, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code, err = 124, f"timed out after {timeout} s\n{err}"
-    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
 
 
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def pairs_of(got, test):
@@ -129,7 +113,7 @@ with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, name + ".jsonl")
         result, seconds = run_once(MPIRUN + ["-np", "4", uniperf, "run", suite, "-c",
                                              os.path.join(source_dir, "configs", name + ".yaml"),
-                                             "-o", out, "--timeout", "60"], 300)
+                                             "-o", out, "--timeout", "60"], env, 300)
         assert result.returncode == 0, (name, result.returncode, result.stdout, result.stderr)
         check_four(name, records(out), seconds)
         # Rank 0 names each pair above its lines.
@@ -148,7 +132,7 @@ with tempfile.TemporaryDirectory() as work:
     out = os.path.join(work, "three.jsonl")
     result, seconds = run_once(MPIRUN + ["-np", "3", uniperf, "run", suite, "-c",
                                          os.path.join(source_dir, "configs/tcp.yaml"), "-o", out,
-                                         "--timeout", "60"], 300)
+                                         "--timeout", "60"], env, 300)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     lat = [(rnd, i, j) for rnd, i, j in pairs_of(records(out), "lat") if rnd < 3]
     assert sorted({(i, j) for _, i, j in lat}) == [(0, 1), (0, 2), (1, 2)], lat
@@ -168,7 +152,7 @@ with tempfile.TemporaryDirectory() as work:
     script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -9 $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
               f'2>{work}/dead-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], 240)
+    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
     assert result.returncode != 0, (result.returncode, result.stderr)
     # Three rounds of 30 s would be 90 s; the job must end soon after the kill.
     assert seconds < 45, f"a dead rank took {seconds:.0f} s to end the job: {result.stderr}"
@@ -191,7 +175,7 @@ with tempfile.TemporaryDirectory() as work:
     script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -STOP $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
               f'2>{work}/stopped-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], 240)
+    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
     assert result.returncode != 0, (result.returncode, result.stderr)
     assert seconds < 45, f"a stopped rank took {seconds:.0f} s to end the job: {result.stderr}"
     said = open(os.path.join(work, "stopped-rank0.err")).read()
