@@ -16,7 +16,8 @@
 
 Skipped (77) with the reason when Slurm cannot run here (not installed, not
 root, a daemon refused to start)."""
-import json, os, signal, socket, subprocess, sys, tempfile, time
+import os, signal, socket, subprocess, sys, tempfile
+from launched import records, run_once
 
 uniperf, source_dir = (os.path.abspath(a) for a in sys.argv[1:3])
 CLUSTER = os.path.join(source_dir, "tests", "launchers", "slurm-localhost")
@@ -29,26 +30,8 @@ LONG_SUITE = ("suite: slurm-long\ntests:\n"
 SRUN = ["srun", "--time=3", "--job-name=uniperf-e2e"]
 
 
-def run_once(argv, env, timeout, cwd=None):
-    """Runs argv in a session of its own; one that outlives `timeout` is
-    killed with its process group (the cluster's `down` cancels its job) and
-    is an exit of 124."""
-    started = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=env, cwd=cwd, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code, err = 124, f"timed out after {timeout} s\n{err}"
-    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
 
 
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def free_port():
@@ -213,8 +196,17 @@ try:
         assert r["placement"]["ranks"] == 4, r["placement"]
         for side in ("initiator", "responder"):
             assert r["placement"][side]["local_rank"] in (0, 1), r["placement"]
-    assert "between every pair of 4 ranks" in result.stdout, result.stdout
-    print(f"ok: srun --mpi=pmix -N 2 -n 4: every pair once, gathered at rank 0, {seconds:.1f} s")
+    # One host, two Slurm nodes: the node names tell ranks 0-1 from 2-3
+    # (srun fills n1 first), the host name cannot.
+    nodes = {}
+    for r in first_pass:
+        for side in ("initiator", "responder"):
+            nodes[r["placement"][side]["rank"]] = r["placement"][side]["node"]
+    assert sorted(nodes.items()) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2")], nodes
+    assert "between every pair of 4 ranks" in result.stdout and "n2/1" in result.stdout, \
+        result.stdout
+    print(f"ok: srun --mpi=pmix -N 2 -n 4: every pair once, gathered at rank 0, ranks named by "
+          f"node and local rank, {seconds:.1f} s")
 
     # One task is no pair: a plain run, i.e. a local pair inside the step.
     out = os.path.join(work, "one-task.jsonl")

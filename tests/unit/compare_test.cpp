@@ -114,12 +114,13 @@ TEST(Compare, MatchesByConfigTestAndSize) {
 
 TEST(Compare, ANodePairMatrixIsComparedPairByPairAndRetestsAreLeftOut) {
   auto at = [](Record r, int i, int j, bool retest = false) {
-    r.placement = Placement{.pairs = "all",
-                            .round = 0,
-                            .ranks = 4,
-                            .initiator = {.rank = i, .host = "n", .local_rank = std::nullopt},
-                            .responder = {.rank = j, .host = "n", .local_rank = std::nullopt},
-                            .retest = retest};
+    r.placement =
+        Placement{.pairs = "all",
+                  .round = 0,
+                  .ranks = 4,
+                  .initiator = {.rank = i, .host = "n", .local_rank = std::nullopt, .node = ""},
+                  .responder = {.rank = j, .host = "n", .local_rank = std::nullopt, .node = ""},
+                  .retest = retest};
     return r;
   };
   const std::vector<Record> base = {at(latency("lat", 8, 3.0), 0, 1),

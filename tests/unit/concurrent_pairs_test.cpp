@@ -21,11 +21,12 @@ Record into_zero(int sender, double mb_per_s, std::int64_t from, std::int64_t to
   r.flow.pattern = model::Pattern::bandwidth;
   r.bandwidth = results::BandwidthStats{};
   r.bandwidth->mb_per_s = mb_per_s;
-  r.placement = results::Placement{.pairs = "incast",
-                                   .round = 0,
-                                   .ranks = 4,
-                                   .initiator = {.rank = sender, .host = "n", .local_rank = {}},
-                                   .responder = {.rank = 0, .host = "n", .local_rank = {}}};
+  r.placement =
+      results::Placement{.pairs = "incast",
+                         .round = 0,
+                         .ranks = 4,
+                         .initiator = {.rank = sender, .host = "n", .local_rank = {}, .node = ""},
+                         .responder = {.rank = 0, .host = "n", .local_rank = {}, .node = ""}};
   r.measured = results::MeasuredInterval{.from_unix_us = from, .to_unix_us = to};
   return r;
 }

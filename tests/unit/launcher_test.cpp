@@ -52,9 +52,11 @@ TEST(LauncherDetection, LocalRanksAreToldApart) {
   const auto slurm = detect_launcher({{"SLURM_PROCID", "5"},
                                       {"SLURM_STEP_ID", "0"},
                                       {"SLURM_STEP_NUM_TASKS", "8"},
-                                      {"SLURM_LOCALID", "3"}});
+                                      {"SLURM_LOCALID", "3"},
+                                      {"SLURMD_NODENAME", "n2"}});
   ASSERT_TRUE(slurm);
   EXPECT_EQ(slurm->local_rank, 3);
+  EXPECT_EQ(slurm->node, "n2");  // two slurmd on one host share its name, not this
   EXPECT_EQ(
       detect_launcher({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}})->local_rank,
       -1);

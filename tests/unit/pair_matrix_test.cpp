@@ -34,8 +34,8 @@ Record pair_record(int i, int j, int ranks, double value, bool bandwidth = false
       .pairs = "all",
       .round = 0,
       .ranks = ranks,
-      .initiator = {.rank = i, .host = "n" + std::to_string(i), .local_rank = 0},
-      .responder = {.rank = j, .host = "n" + std::to_string(j), .local_rank = 0}};
+      .initiator = {.rank = i, .host = "n" + std::to_string(i), .local_rank = 0, .node = ""},
+      .responder = {.rank = j, .host = "n" + std::to_string(j), .local_rank = 0, .node = ""}};
   return r;
 }
 

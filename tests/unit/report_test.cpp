@@ -304,23 +304,27 @@ TEST(RecordJson, AMeasuredIntervalRoundTripsAndMustNotEndBeforeItStarts) {
 TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
   Record r = not_run_record("tcp", "send_lat", 8, Status::ok, "");
   EXPECT_FALSE(to_json(r).contains("placement"));  // a single pair has none
-  r.placement =
-      results::Placement{.pairs = "all",
-                         .round = 2,
-                         .ranks = 4,
-                         .initiator = {.rank = 1, .host = "n1", .local_rank = 0},
-                         .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt}};
+  r.placement = results::Placement{
+      .pairs = "all",
+      .round = 2,
+      .ranks = 4,
+      .initiator = {.rank = 1, .host = "n1", .local_rank = 0, .node = ""},
+      .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
+  r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
   EXPECT_EQ(j.at("schema_minor"), 4);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));
+  EXPECT_FALSE(j.at("placement").at("initiator").contains("node"));
+  EXPECT_EQ(j.at("placement").at("responder").at("node"), "rack2-n7");
   const Record back = record_from_json(json::parse(j.dump()));
   ASSERT_TRUE(back.placement);
   EXPECT_EQ(back.placement->pairs, "all");
   EXPECT_EQ(back.placement->round, 2u);
   EXPECT_EQ(back.placement->ranks, 4);
   EXPECT_EQ(back.placement->responder.host, "n2");
+  EXPECT_EQ(back.placement->responder.node, "rack2-n7");
   EXPECT_FALSE(back.placement->responder.local_rank);
   EXPECT_EQ(to_json(back).dump(), j.dump());
 
@@ -336,7 +340,8 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
   std::ostringstream out;
   LiveReporter live(out);
   live.on_record(r);
-  EXPECT_NE(out.str().find("ranks 1 (n1) -> 3 (n2), round 3 of pairs: all"), std::string::npos)
+  EXPECT_NE(out.str().find("ranks 1 (n1) -> 3 (rack2-n7 on n2), round 3 of pairs: all"),
+            std::string::npos)
       << out.str();
 }
 

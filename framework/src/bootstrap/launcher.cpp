@@ -112,6 +112,7 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
     if (!nodes) nodes = number(env, "SLURM_NNODES");
     info.all_local = nodes == 1;
     info.local_rank = number(env, "SLURM_LOCALID").value_or(-1);
+    info.node = text_of(env, "SLURMD_NODENAME");
     const std::string step = env.contains("SLURM_STEP_ID") ? text_of(env, "SLURM_STEP_ID")
                                                            : text_of(env, "SLURM_STEPID");
     info.job_id = text_of(env, "SLURM_JOB_ID") + "." + step;

@@ -26,10 +26,14 @@ namespace uniperf::bootstrap {
 
 /// What the environment says about the launcher that started this process.
 struct LauncherInfo {
-  std::string launcher;      ///< "openmpi", "slurm" or "pmix" (which variables said so)
-  int rank = 0;              ///< this process's rank in the job
-  int size = 0;              ///< the ranks in the job
-  int local_rank = -1;       ///< among the job's ranks on this host; -1 if unknown
+  std::string launcher;  ///< "openmpi", "slurm" or "pmix" (which variables said so)
+  int rank = 0;          ///< this process's rank in the job
+  int size = 0;          ///< the ranks in the job
+  int local_rank = -1;   ///< among the job's ranks on this host; -1 if unknown
+  /// The launcher's name for this rank's node where it has one (Slurm:
+  /// SLURMD_NODENAME), which may differ from the host name: several
+  /// slurmd on one host, or nodes known by their cluster names. "" if none.
+  std::string node;
   bool all_local = false;    ///< every rank runs on this host
   std::string job_id;        ///< names the job (for the derived port); "" if unknown
   bool pmix = false;         ///< a PMIx server is reachable (PMIX_NAMESPACE and PMIX_RANK)

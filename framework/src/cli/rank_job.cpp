@@ -33,6 +33,7 @@ constexpr auto kPairConnectTimeout = 30s;
 struct Member {
   std::string host;  ///< host name
   std::optional<int> local_rank;
+  std::string node;          ///< the launcher's node name; "" if none
   std::string pair_address;  ///< HOST:PORT of its pair listener
   json facts;                ///< session::provenance() there
 };
@@ -300,6 +301,7 @@ class RankRunner {
         try {
           m.host = hello.at("host").get<std::string>();
           if (hello.contains("local_rank")) m.local_rank = hello.at("local_rank").get<int>();
+          m.node = hello.value("node", "");
           m.pair_address = hello.at("pair").get<std::string>();
           m.facts = hello.at("facts");
         } catch (const json::exception& e) {
@@ -400,7 +402,7 @@ class RankRunner {
 
   static results::RankPlace place(const std::vector<Member>& members, int rank) {
     const Member& m = members[static_cast<std::size_t>(rank)];
-    return {.rank = rank, .host = m.host, .local_rank = m.local_rank};
+    return {.rank = rank, .host = m.host, .local_rank = m.local_rank, .node = m.node};
   }
 
   /// A rank's report of its round: its records, then the end.
@@ -494,6 +496,7 @@ class RankRunner {
       const Member self = me();
       json hello = {{"host", self.host}, {"pair", self.pair_address}, {"facts", self.facts}};
       if (self.local_rank) hello["local_rank"] = *self.local_rank;
+      if (!self.node.empty()) hello["node"] = self.node;
       rank0.send_text(hello.dump());
       // Rank 0 opens the heartbeats once it heard every rank's hello.
       rank0.open_heartbeat(90s);
@@ -533,6 +536,7 @@ class RankRunner {
     Member m;
     m.host = host_name();
     if (job_.launcher.local_rank >= 0) m.local_rank = job_.launcher.local_rank;
+    m.node = job_.launcher.node;
     m.pair_address = fmt::format("{}:{}", address, listener_.port());
     m.facts = job_.my_facts;
     return m;

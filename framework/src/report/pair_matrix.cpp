@@ -15,8 +15,11 @@ namespace {
 
 using nlohmann::json;
 
+/// The launcher's node name where it gave one (two slurmd on one host share
+/// the host name), else the host's; with the local rank when known.
 std::string name_of(const results::RankPlace& place) {
-  return place.local_rank ? fmt::format("{}/{}", place.host, *place.local_rank) : place.host;
+  const std::string& where = place.node.empty() ? place.host : place.node;
+  return place.local_rank ? fmt::format("{}/{}", where, *place.local_rank) : where;
 }
 
 bool is_suspect(const PairMatrix& m, double value, const SuspectRule& rule) {

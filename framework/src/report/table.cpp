@@ -191,6 +191,17 @@ void print_record_line(std::ostream& out, const Record& r) {
   }
 }
 
+namespace {
+
+/// A rank's place as a live line names it: the launcher's node name, when
+/// it gave one that differs from the host's, with the host.
+std::string where(const results::RankPlace& place) {
+  if (place.node.empty() || place.node == place.host) return place.host;
+  return place.node + " on " + place.host;
+}
+
+}  // namespace
+
 void LiveReporter::on_record(const Record& r) {
   if (!started_ || r.config != config_ || r.test != test_) {
     started_ = true;
@@ -204,7 +215,7 @@ void LiveReporter::on_record(const Record& r) {
     const auto& p = *r.placement;
     std::string pair =
         fmt::format("  ranks {} ({}) -> {} ({}), round {} of pairs: {}", p.initiator.rank,
-                    p.initiator.host, p.responder.rank, p.responder.host, p.round + 1, p.pairs);
+                    where(p.initiator), p.responder.rank, where(p.responder), p.round + 1, p.pairs);
     if (pair != pair_) out_ << pair << "\n";
     pair_ = std::move(pair);
   }

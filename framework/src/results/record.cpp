@@ -120,6 +120,7 @@ json to_json(const Placement& placement) {
   auto place = [](const RankPlace& p) {
     json one = {{"rank", p.rank}, {"host", p.host}};
     if (p.local_rank) one["local_rank"] = *p.local_rank;
+    if (!p.node.empty()) one["node"] = p.node;
     return one;
   };
   json j = {{"pairs", placement.pairs},
@@ -412,6 +413,7 @@ Placement placement_from_json(const json& j) {
     p.host = one.string("host");
     if (j.at(side).contains("local_rank"))
       p.local_rank = static_cast<int>(one.unsigned_integer("local_rank", 1 << 30));
+    if (j.at(side).contains("node")) p.node = one.string("node");  // 1.4
     return p;
   };
   Placement p;

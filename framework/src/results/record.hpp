@@ -86,6 +86,9 @@ struct RankPlace {
   /// Among the job's ranks on that host (the launcher's local rank), so
   /// ranks sharing a host are told apart; absent when the launcher did not say.
   std::optional<int> local_rank;
+  /// (1.4) The launcher's name for its node where it has one (Slurm's
+  /// node name), which can differ from the host name; "" when none.
+  std::string node;
 };
 
 /// (1.3) Where a record of a launched job of more than two ranks was
