@@ -15,11 +15,33 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr auto kConnectTimeout = 20s;
+// How often a wait for a connection event asks whether the engine gave up
+// (PeerChannel::cancelled): a provider need not report that its peer died.
+constexpr auto kConnectSlice = 100ms;
 // How long post() drives progress while the provider keeps answering
 // -FI_EAGAIN before it calls the endpoint broken. The engine never posts
 // beyond the queue sizes it asked for, so this only trips on a stuck peer.
 constexpr auto kAgainTimeout = 10s;
 constexpr std::size_t kCqBatch = 32;
+
+/// The next connection-management event of `eq`, waited for up to
+/// kConnectTimeout in slices; -FI_EAGAIN when none came. Throws once the
+/// engine gave up on the test, so a dead peer does not hold the run for
+/// the whole timeout.
+ssize_t next_cm_event(fid_eq* eq, std::uint32_t& event, fi_eq_cm_entry& entry,
+                      const PeerChannel& channel, const char* awaited) {
+  const auto deadline = Clock::now() + kConnectTimeout;
+  const auto slice_ms = static_cast<int>(kConnectSlice.count());
+  while (true) {
+    const ssize_t rc = fi_eq_sread(eq, &event, &entry, sizeof entry, slice_ms, 0);
+    if (rc != -FI_EAGAIN) return rc;
+    if (channel.cancelled()) {
+      throw TransportError(std::string("ofi: stopped waiting for ") + awaited +
+                           ": the test was given up (its peer is gone, or the run interrupted)");
+    }
+    if (Clock::now() >= deadline) return rc;
+  }
+}
 
 /// An IPv4 socket address from a numeric host and a port.
 sockaddr_in ipv4(const std::string& host, int port) {
@@ -206,8 +228,7 @@ void OfiEndpoint::accept_msg(const EndpointParams& params, PeerChannel& channel)
     fi_eq_cm_entry entry{};
     std::uint32_t event = 0;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
-    const ssize_t rc =
-        fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
+    const ssize_t rc = next_cm_event(eq_.get(), event, entry, channel, "a connection request");
     if (rc < 0 || event != FI_CONNREQ) {
       throw TransportError(rc == -FI_EAGAIN ? "ofi: no connection request within " +
                                                   std::to_string(ms.count()) + " ms"
@@ -220,7 +241,7 @@ void OfiEndpoint::accept_msg(const EndpointParams& params, PeerChannel& channel)
     ep_.reset(ep);
     enable();
     check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
-    wait_connected("responder");
+    wait_connected("responder", channel);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -252,19 +273,18 @@ void OfiEndpoint::connect_msg(const EndpointParams& params, PeerChannel& channel
     enable();
     check(fi_connect(ep_.get(), &target, nullptr, 0),
           "cannot connect to " + host + ":" + std::to_string(port));
-    wait_connected("initiator");
+    wait_connected("initiator", channel);
   } catch (...) {
     failure = std::current_exception();
   }
   support::exchange_outcome(channel, "ofi", failure);
 }
 
-void OfiEndpoint::wait_connected(const char* side) {
+void OfiEndpoint::wait_connected(const char* side, const PeerChannel& channel) {
   fi_eq_cm_entry entry{};
   std::uint32_t event = 0;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
-  const ssize_t rc =
-      fi_eq_sread(eq_.get(), &event, &entry, sizeof entry, static_cast<int>(ms.count()), 0);
+  const ssize_t rc = next_cm_event(eq_.get(), event, entry, channel, "the connection");
   if (rc == -FI_EAVAIL) {
     fi_eq_err_entry error{};
     fi_eq_readerr(eq_.get(), &error, 0);

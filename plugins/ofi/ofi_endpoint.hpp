@@ -70,7 +70,7 @@ class OfiEndpoint final : public Endpoint {
   void accept_msg(const EndpointParams& params, PeerChannel& channel);
   void connect_msg(const EndpointParams& params, PeerChannel& channel);
   Bytes open_rdm();
-  void wait_connected(const char* side);
+  void wait_connected(const char* side, const PeerChannel& channel);
   void enable();
 
   /// Posts one request, driving progress while the provider says -FI_EAGAIN.

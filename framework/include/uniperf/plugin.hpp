@@ -95,8 +95,9 @@ namespace uniperf {
 // 2.0: OptionSpec choices/min/max, PluginEntry fingerprint.
 // 3.0: Capabilities::max_send_depth and max_recv_depth.
 // 4.0: Capabilities::reliable_delivery.
+// 4.1: PeerChannel::cancelled().
 inline constexpr std::uint32_t kAbiMajor = 4;
-inline constexpr std::uint32_t kAbiMinor = 0;
+inline constexpr std::uint32_t kAbiMinor = 1;
 
 using Bytes = std::vector<std::byte>;
 
@@ -339,6 +340,14 @@ class PeerChannel {
   /// config names no address. "" when unknown. Both sides see each other's
   /// address, so the responder may also use it to check who connects.
   virtual std::string peer_host() const { return ""; }
+  /// (ABI 4.1) Whether the engine has given up on the test being set up:
+  /// the peer is gone or stopped answering, its side failed, or the run
+  /// was interrupted. A plugin that waits for its peer inside a blocking
+  /// call of its library (a connection request, a connection's
+  /// establishment) waits in short slices and throws TransportError once
+  /// this is true, so a dead peer ends the run within seconds rather than
+  /// at the library's own timeout.
+  virtual bool cancelled() const { return false; }
 };
 
 // ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 // peer is gone, so a dead peer ends the run with a message, not a hang.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -128,14 +129,21 @@ std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t po
 /// The PeerChannel a plugin sees during Context::connect().
 class BootstrapPeerChannel final : public PeerChannel {
  public:
-  explicit BootstrapPeerChannel(Bootstrap& bootstrap) : bootstrap_(bootstrap) {}
+  /// `cancel`: the flag that says the engine gave up on the test (the
+  /// session watchdog's abort flag); none: never cancelled.
+  explicit BootstrapPeerChannel(Bootstrap& bootstrap, const std::atomic<bool>* cancel = nullptr)
+      : bootstrap_(bootstrap), cancel_(cancel) {}
   int rank() const override { return bootstrap_.rank(); }
   Bytes exchange(std::span<const std::byte> mine) override;
   void barrier() override;
   std::string peer_host() const override { return bootstrap_.peer_host(); }
+  bool cancelled() const override {
+    return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
+  }
 
  private:
   Bootstrap& bootstrap_;
+  const std::atomic<bool>* cancel_;
 };
 
 }  // namespace uniperf::bootstrap

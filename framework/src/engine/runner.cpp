@@ -61,6 +61,7 @@ struct TestRunner::Impl {
   const int rank;
   const bool needs_receives;
   PeerLink peer;
+  const std::atomic<bool>& aborted;  ///< the session watchdog's flag
   Lanes lanes;
   std::vector<Ticks> stamps;
   Server server;
@@ -74,6 +75,7 @@ struct TestRunner::Impl {
         rank(boot.rank()),
         needs_receives(posts_receives(plan.flow)),
         peer(boot),
+        aborted(abort),
         lanes(plan, abort),
         server(lanes, peer),
         loops(lanes, server, stamps) {}
@@ -90,7 +92,8 @@ struct TestRunner::Impl {
         static_cast<std::uint32_t>(std::min<std::uint64_t>(plan.max_size, UINT32_MAX));
     params.completion_events = flow.completion == CompletionMode::event;
 
-    bootstrap::BootstrapPeerChannel channel(control);
+    // A plugin waiting for its peer in setup stops when the watchdog does.
+    bootstrap::BootstrapPeerChannel channel(control, &aborted);
     for (std::uint32_t index = 0; index < lanes.size(); ++index) {
       Lane& lane = lanes[index];
       lane.memory = context.allocate_memory(g.lane_bytes);
