@@ -12,11 +12,16 @@
 namespace uniperf::session {
 
 /// Sets a config's environment for as long as it lives, then restores it.
+/// A variable that already holds its value is left alone: a rank of a
+/// launched job sets a config's environment once around a round whose
+/// pairs run on threads of their own (cli/rank_job.cpp), and their
+/// sessions' scopes then write nothing while the others read.
 class ScopedEnvironment {
  public:
   explicit ScopedEnvironment(const std::map<std::string, std::string>& variables) {
     for (const auto& [name, value] : variables) {
       const char* old = std::getenv(name.c_str());
+      if (old != nullptr && value == old) continue;
       saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
       ::setenv(name.c_str(), value.c_str(), 1);
     }
