@@ -76,7 +76,7 @@ std::string unavailable_reason() {
   }
   if (p.state == State::untouched && !launched_by_mpi()) {
     return "not started by an MPI launcher (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
-           "environment): run under mpirun -np 2";
+           "environment): run under mpirun or srun --mpi=pmix";
   }
   return "";
 }
@@ -100,10 +100,6 @@ ProcessInfo acquire_process() {
     MPI_Comm_rank(MPI_COMM_WORLD, &p.info.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p.info.size);
     p.info.thread_level = provided;
-  }
-  if (p.info.size != 2) {
-    throw Unavailable("MPI_COMM_WORLD has " + std::to_string(p.info.size) +
-                      " ranks; the mpi plugin pairs exactly 2");
   }
   if (p.live_contexts > 0 && p.info.thread_level < MPI_THREAD_MULTIPLE) {
     throw Unsupported("MPI provides " + thread_level_name(p.info.thread_level) +
@@ -150,7 +146,7 @@ class MpiPlugin final : public Plugin {
 
   std::string description() const override {
     return "MPI itself: Isend/Irecv, and Put/Get/Fetch_and_op/Compare_and_swap on a dynamic "
-           "window (run under mpirun -np 2)";
+           "window (run under mpirun, any number of ranks)";
   }
 
   std::vector<OptionSpec> options() const override { return {}; }

@@ -120,10 +120,42 @@ void MpiContext::forget(MpiRegion* region) {
   regions_.erase(std::remove(regions_.begin(), regions_.end(), region), regions_.end());
 }
 
-void MpiContext::make_window(int peer) {
-  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+void MpiContext::make_window(int peer, bool initiator) {
+  // A communicator of the two ranks alone: creating it, and the window on
+  // it, is collective over the pair only, so the other ranks of a job of
+  // many (cli/rank_job.hpp) need not take part, and a rank in several pairs
+  // at once (incast, all_to_all) makes each pair's on a thread of its own.
+  // The tag tells those concurrent creations apart: one per ordered pair
+  // (a pair's two directions can run at once), the same on both sides.
+  MPI_Group world = MPI_GROUP_NULL;
+  MPI_Group pair = MPI_GROUP_NULL;
+  check(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group");
+  const int members[2] = {std::min(process_.rank, peer), std::max(process_.rank, peer)};
+  const int rc = MPI_Group_incl(world, 2, members, &pair);
+  MPI_Group_free(&world);
+  check(rc, "MPI_Group_incl");
+  int* tag_bound = nullptr;
+  int has_bound = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_bound, &has_bound);
+  const long long tag_ub = has_bound && tag_bound ? *tag_bound : 32767;
+  const long long from = initiator ? process_.rank : peer;
+  const long long to = initiator ? peer : process_.rank;
+  const int tag = static_cast<int>((from * process_.size + to) % (tag_ub + 1));
+  const int created = MPI_Comm_create_group(MPI_COMM_WORLD, pair, tag, &comm_);
+  MPI_Group_free(&pair);
+  check(created, "MPI_Comm_create_group");
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_), "MPI_Win_create_dynamic");
+  const int made = MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_);
+  if (made != MPI_SUCCESS && process_.size > 2) {
+    // Open MPI 4.1's osc/rdma names its shared-memory segment after the
+    // communicator's id, which two disjoint pairs' communicators share: the
+    // second window made at once on one node fails (seen here with
+    // `pairs: all` under mpirun -np 4). osc/ucx has no such name.
+    throw TransportError("mpi: MPI_Win_create_dynamic: " + mpi_error_text(made) +
+                         " (with Open MPI, pairs that make their windows at once on one node "
+                         "need a one-sided component other than osc/rdma: --mca osc ucx)");
+  }
+  check(made, "MPI_Win_create_dynamic");
   check(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   // The engine fills and checks its buffers with plain loads and stores
   // while the peer reaches them through the window: defined only where
@@ -139,6 +171,8 @@ void MpiContext::make_window(int peer) {
   }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
   peer_ = peer;
+  // The lower world rank is rank 0 of the pair's communicator.
+  peer_in_comm_ = peer < process_.rank ? 0 : 1;
   for (MpiRegion* region : regions_) region->attach(window_);
 }
 
@@ -171,7 +205,7 @@ std::unique_ptr<Endpoint> MpiContext::connect(const EndpointParams& params, Peer
   // Both sides agreed: the collective calls below meet.
   if (window_ == MPI_WIN_NULL) {
     try {
-      make_window(theirs.rank);
+      make_window(theirs.rank, channel.rank() == 0);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -183,7 +217,7 @@ std::unique_ptr<Endpoint> MpiContext::connect(const EndpointParams& params, Peer
   const int tag_ub = found && tag_bound ? *tag_bound : 32767;
   const int tag = static_cast<int>(connects_ % static_cast<std::uint32_t>(tag_ub));
   ++connects_;
-  return std::make_unique<MpiEndpoint>(params, comm_, window_, peer_, tag);
+  return std::make_unique<MpiEndpoint>(params, comm_, window_, peer_in_comm_, tag);
 }
 
 // ---------------------------------------------------------------------------

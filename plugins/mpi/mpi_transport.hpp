@@ -15,8 +15,9 @@
 // (OMPI_COMM_WORLD_SIZE or PMIX_RANK in the environment); elsewhere probe()
 // and open() say so instead of letting MPI_Init start a singleton.
 //
-// Context. Each Context has a communicator of its own (MPI_Comm_dup of
-// MPI_COMM_WORLD) and a dynamic window on it (MPI_Win_create_dynamic, locked
+// Context. Each Context has a communicator of its own, of its two ranks only
+// (MPI_Comm_create_group over MPI_COMM_WORLD, so a job of more than two
+// ranks pairs any two of them without the others), and a dynamic window on it (MPI_Win_create_dynamic, locked
 // with MPI_Win_lock_all for passive-target access), both made at its first
 // connect(), where both sides are in step. register_memory() attaches the
 // buffer to that window (MPI_Win_attach, a local call; buffers registered
@@ -97,12 +98,13 @@ class MpiContext final : public Context {
   void forget(MpiRegion* region);
 
  private:
-  void make_window(int peer);
+  void make_window(int peer, bool initiator);
 
   ProcessInfo process_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
-  int peer_ = -1;
+  int peer_ = -1;          ///< the peer's MPI_COMM_WORLD rank
+  int peer_in_comm_ = -1;  ///< its rank in comm_, the pair's own communicator
   std::uint32_t connects_ = 0;
   std::vector<MpiRegion*> regions_;
 };
