@@ -16,8 +16,10 @@
 
 #include "cli/exit_codes.hpp"
 #include "report/pair_matrix.hpp"
+#include "session/environment.hpp"
 #include "session/provenance.hpp"
 #include "session/rank_pairs.hpp"
+#include "suite/suite.hpp"
 
 namespace uniperf::cli {
 namespace {
@@ -284,7 +286,10 @@ class RankRunner {
         listener_(job.launcher.all_local ? "127.0.0.1" : "0.0.0.0", 0),
         watch_(job.job, job.stop_requested) {}
 
-  int run() { return job_.job.rank == 0 ? coordinate() : serve(); }
+  int run() {
+    open_every_config();
+    return job_.job.rank == 0 ? coordinate() : serve();
+  }
 
  private:
   // ------------------------------------------------------------ rank 0
@@ -528,6 +533,25 @@ class RankRunner {
 
   // ------------------------------------------------------------ every rank
 
+  /// Each config's plugin opened once (and closed), on every rank, before
+  /// the first round. A library whose start is collective over the job
+  /// (MPI_Init: the mpi plugin) thus starts on every rank at once, not when
+  /// a rank's first pair comes, which for a rank idle in the first rounds
+  /// would hold the others' start; it then stays up for the job. What
+  /// fails here is said again, with its reason, by the pairs that use it.
+  void open_every_config() {
+    for (const model::ConfigSpec& config : job_.configs) {
+      Plugin* plugin = job_.plugins.find(config.plugin);
+      if (plugin == nullptr) continue;
+      const session::ScopedEnvironment environment(config.environment);
+      try {
+        plugin->open(suite::validate_options(config, plugin->options()));
+      } catch (const std::exception&) {
+        // unavailable, or a bad option: the pairs' records say so
+      }
+    }
+  }
+
   Member me() const {
     // The address rank 0 reached this rank at is the one to give the others
     // (a host name may resolve elsewhere, or alike for every namespace).
@@ -548,6 +572,9 @@ class RankRunner {
     PartResult result;
     if (part.legs.empty()) return result;
     std::vector<std::unique_ptr<bootstrap::Bootstrap>> links = meet(part, result);
+    // Set here, once, for the pairs' threads: their sessions' own scopes
+    // then find it set and write nothing (setenv is no thread's to race).
+    const session::ScopedEnvironment environment(job_.configs.at(part.config).environment);
     std::vector<PartResult> each(part.legs.size());
     if (part.legs.size() == 1) {
       if (links[0]) each[0] = run_leg(part, part.legs[0], *links[0]);
