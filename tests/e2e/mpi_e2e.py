@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The mpi plugin end to end. The in-process conformance suite runs both sides
 in one process, which MPI cannot (one rank per process), so this is its
-conformance under `mpirun -np 2`:
+conformance under `mpirun -np 2`, then a job of four ranks:
 
   - outside a launcher, `uniperf run suites/quick.yaml -c configs/mpi.yaml`
     exits 0 with every record SKIPPED as "unavailable: not started by an MPI
@@ -13,6 +13,9 @@ conformance under `mpirun -np 2`:
     window_ack, bidirectional, two endpoints, message rate, concurrent flows
     on threads with one Context each) end ok, and the unadvertised ones
     (write_imm, completion: event) SKIPPED with the engine's reason;
+  - under `mpirun -np 4 --mca osc ucx`, `pairs: all`, an incast of writes
+    and all to all of fetch_adds, every pair on a communicator of its own,
+    validated and ok;
   - a rank killed mid-run ends the job within seconds, and one stopped
     (SIGSTOP) ends it with exit 3 through the heartbeat and the watchdog;
   - mpi_lifecycle (tests/e2e/mpi_lifecycle.cpp) on each rank: two Contexts
@@ -21,8 +24,8 @@ conformance under `mpirun -np 2`:
 Each record's expected status follows from the capabilities `uniperf info mpi`
 cannot show without a launcher, so they are written out here and checked
 against the records' own reasons. Skipped (77) without the plugin or mpirun."""
-import json, os, shutil, signal, subprocess, sys, tempfile, time
-from launched import records
+import json, os, shutil, subprocess, sys, tempfile, time
+from launched import records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 lifecycle = sys.argv[3] if len(sys.argv) > 3 else None  # tests/e2e/mpi_lifecycle.cpp
@@ -48,20 +51,6 @@ ORDERED_WRITES = ("write latency polls the last byte of the target buffer, and t
 NO_EVENTS = "plugin has no completion events (completion: event)"
 
 
-def run(argv, timeout):
-    """Runs argv in a session of its own; one that outlives `timeout` is
-    killed with everything it started (the ranks too) and is an exit of 124."""
-    started = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=env, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code, err = 124, f"timed out after {timeout} s\n{err}"
-    return subprocess.CompletedProcess(argv, code, out, err), time.monotonic() - started
 
 
 
@@ -161,21 +150,21 @@ with tempfile.TemporaryDirectory() as work:
 
     # Outside a launcher: unavailable, clearly, and the run goes on (exit 0).
     out = os.path.join(work, "plain.jsonl")
-    result, _ = run([uniperf, "run", quick, "-c", CONFIG, "-o", out], 120)
+    result, _ = run_once([uniperf, "run", quick, "-c", CONFIG, "-o", out], env, 120)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     got = records(out)
     assert got and all(r["status"] == "skipped" and r["reason"].startswith(
         "unavailable: not started by an MPI launcher") for r in got), got
     assert "not started by an MPI launcher" in result.stdout + result.stderr, result.stdout
-    listed, _ = run([uniperf, "list"], 60)
+    listed, _ = run_once([uniperf, "list"], env, 60)
     line = [l for l in listed.stdout.splitlines() if "mpi" in l.split()[:1]]
     assert line and "not started by an MPI launcher" in line[0], listed.stdout
     print(f"ok: outside mpirun: {len(got)} records SKIPPED: {got[0]['reason']}")
 
     # The quick suite under mpirun, validated.
     out = os.path.join(work, "quick.jsonl")
-    result, seconds = run(MPIRUN + [uniperf, "run", quick, "-c", CONFIG, "-o", out,
-                                    "--timeout", "60"], 300)
+    result, seconds = run_once(MPIRUN + [uniperf, "run", quick, "-c", CONFIG, "-o", out,
+                                    "--timeout", "60"], env, 300)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     got = records(out)
     assert len(got) == 21, len(got)  # quick.yaml's sizes
@@ -196,14 +185,44 @@ with tempfile.TemporaryDirectory() as work:
         json.dump({"suite": "mpi-conformance", "defaults": {"validate": True, "warmup": 8},
                    "tests": tests}, f, indent=1)
     out = os.path.join(work, "conformance.jsonl")
-    result, seconds = run(MPIRUN + [uniperf, "run", suite, "-c", CONFIG, "-o", out,
-                                    "--timeout", "60"], 600)
+    result, seconds = run_once(MPIRUN + [uniperf, "run", suite, "-c", CONFIG, "-o", out,
+                                    "--timeout", "60"], env, 600)
     assert result.returncode == 0, (result.returncode, result.stdout[-4000:], result.stderr)
     ok, skipped = check("conformance", records(out), tests)
     ran = {flow_op(t) for t in tests if not expected_reason(t)}
     assert ran == {"send", "write", "read", "fetch_add", "cswap"}, ran
     print(f"ok: mpirun -np 2 conformance: {ok} ok, {skipped} SKIPPED as expected, "
           f"in {seconds:.1f} s")
+
+    # A job of four ranks: every pair, an incast and all to all, each pair
+    # over a communicator and a window of its own (osc/ucx: Open MPI's
+    # osc/rdma cannot make two pairs' windows at once on one node).
+    ranks_suite = os.path.join(work, "ranks.yaml")
+    with open(ranks_suite, "w") as f:
+        f.write("suite: mpi-ranks\ndefaults: {validate: true}\ntests:\n"
+                "  - {name: lat, op: send, pattern: latency, sizes: [8], iterations: 300, "
+                "pairs: all}\n"
+                "  - {name: in, op: write, pattern: bandwidth, sizes: [65536], iterations: 300, "
+                "pairs: incast}\n"
+                "  - {name: a2a, op: fetch_add, pattern: latency, sizes: [8], iterations: 200, "
+                "pairs: all_to_all}\n")
+    out = os.path.join(work, "ranks.jsonl")
+    mpirun4 = MPIRUN[:-2] + ["--mca", "osc", "ucx", "-np", "4"]
+    result, seconds = run_once(mpirun4 + [uniperf, "run", ranks_suite, "-c", CONFIG, "-o", out,
+                                          "--timeout", "60"], env, 300)
+    assert result.returncode == 0, (result.returncode, result.stdout[-4000:], result.stderr)
+    got = records(out)
+    for r in got:
+        assert r["status"] == "ok", (r["test"], r["placement"], r["status"], r["reason"])
+        assert r["corrupted_bytes"] == 0, r
+    first = [r for r in got if not r["placement"].get("retest")]
+    met = sorted((r["test"], r["placement"]["initiator"]["rank"],
+                  r["placement"]["responder"]["rank"]) for r in first)
+    assert met == sorted([("lat", i, j) for i in range(4) for j in range(i + 1, 4)] +
+                         [("in", i, 0) for i in range(1, 4)] +
+                         [("a2a", i, j) for i in range(4) for j in range(4) if i != j]), met
+    print(f"ok: mpirun -np 4 --mca osc ucx: {len(got)} records ok (6 pairs, an incast of 3, "
+          f"all to all of 12 with fetch_add), in {seconds:.1f} s")
 
     # A rank killed mid-run ends the job within seconds, though the survivor
     # may be inside MPI (a flush waits on the peer): mpirun ends it.
@@ -214,7 +233,7 @@ with tempfile.TemporaryDirectory() as work:
     out = os.path.join(work, "dead.jsonl")
     script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -9 $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {CONFIG} -o {out}')
-    result, seconds = run(MPIRUN + ["sh", "-c", script], 240)
+    result, seconds = run_once(MPIRUN + ["sh", "-c", script], env, 240)
     assert result.returncode not in (0, 124), (result.returncode, result.stderr)
     assert seconds < 60, f"a dead rank took {seconds:.0f} s to end the run: {result.stderr}"
     print(f"ok: rank 1 killed 5 s into a write stream: the job ended after {seconds:.1f} s, "
@@ -230,7 +249,7 @@ with tempfile.TemporaryDirectory() as work:
     script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 5; kill -STOP $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {CONFIG} -o {out} '
               f'2>{work}/stopped-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run(MPIRUN + ["sh", "-c", script], 240)
+    result, seconds = run_once(MPIRUN + ["sh", "-c", script], env, 240)
     assert result.returncode == 3, (result.returncode, result.stderr)
     assert "the peer stopped answering" in open(said).read(), open(said).read()
     assert seconds < 90, f"a stopped rank took {seconds:.0f} s to end the run: {result.stderr}"
@@ -243,7 +262,7 @@ with tempfile.TemporaryDirectory() as work:
     # with the Plugin, and a Plugin made afterwards says unavailable.
     if lifecycle:
         library = os.path.join(plugin_dir, "libuniperf-mpi.so")
-        result, _ = run(MPIRUN + [lifecycle, library], 120)
+        result, _ = run_once(MPIRUN + [lifecycle, library], env, 120)
         assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
         said = result.stdout.splitlines()
         assert len(said) == 2 and all(l.startswith("ok: ") for l in said), result.stdout
