@@ -18,12 +18,23 @@ Timing figures, not a test: printed, never asserted. On 2 cores, 32 ranks
 are 16 pairs sharing 2 cores, so "s per round" here is a ceiling for a real
 cluster's per-round setup, not its fabric.
 
-  python3 tests/fidelity/rank_scale.py build/bin/uniperf [2 4 8 16 32]
+  python3 tests/fidelity/rank_scale.py build/bin/uniperf [2 4 8 16 32] [--pairs all]
+
+--pairs names the test's pattern (default all); with a pattern of shared
+ranks (incast, fanout, neighbors, all_to_all) the one round runs many pairs
+per rank at once, each on a thread with its own connection and transport,
+so rank 0's memory then grows with its pairs, not with the records.
 """
 import json, os, shutil, subprocess, sys, tempfile, time
 
 uniperf = os.path.abspath(sys.argv[1])
-sizes = [int(n) for n in sys.argv[2:]] or [2, 4, 8, 16, 32]
+args = sys.argv[2:]
+pairs = "all"
+if "--pairs" in args:
+    at = args.index("--pairs")
+    pairs = args[at + 1]
+    del args[at:at + 2]
+sizes = [int(n) for n in args] or [2, 4, 8, 16, 32]
 source_dir = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 mpirun = shutil.which("mpirun")
 if mpirun is None:
@@ -32,12 +43,13 @@ gnu_time = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 
+print(f"pairs: {pairs}")
 print(f"{'ranks':>5} {'rounds':>8} {'bootstrap ms':>12} {'wall s':>7} {'s per round':>11} "
       f"{'rank-0 MiB':>10} {'records':>7}")
 with tempfile.TemporaryDirectory() as work:
     suite = os.path.join(work, "scale.yaml")
     open(suite, "w").write("suite: scale\ntests:\n  - {name: lat, op: send, pattern: latency, "
-                           "sizes: [8], iterations: 20, pairs: all}\n")
+                           f"sizes: [8], iterations: 20, pairs: {pairs}}}\n")
     tcp = os.path.join(source_dir, "configs", "tcp.yaml")
     for n in sizes:
         out = os.path.join(work, f"n{n}.jsonl")
