@@ -291,6 +291,14 @@ TEST(RecordJson, AMeasuredIntervalRoundTripsAndMustNotEndBeforeItStarts) {
   ASSERT_TRUE(back.measured);
   EXPECT_EQ(back.measured->from_unix_us, r.measured->from_unix_us);
   EXPECT_EQ(to_json(back).dump(), j.dump());
+  Record flows = r;
+  flows.flows.resize(2);
+  flows.flows[1].measured = results::MeasuredInterval{.from_unix_us = 10, .to_unix_us = 20};
+  const Record flows_back = record_from_json(json::parse(to_json(flows).dump()));
+  ASSERT_EQ(flows_back.flows.size(), 2u);
+  EXPECT_FALSE(flows_back.flows[0].measured);
+  ASSERT_TRUE(flows_back.flows[1].measured);
+  EXPECT_EQ(flows_back.flows[1].measured->to_unix_us, 20);
   json backwards = j;
   backwards["measured"]["to_unix_us"] = 1;
   try {

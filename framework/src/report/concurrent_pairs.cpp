@@ -11,12 +11,10 @@
 
 #include "model/test_spec.hpp"
 #include "report/table.hpp"
+#include "results/overlap.hpp"
 
 namespace uniperf::report {
 namespace {
-
-/// Below this overlap a sum is the pairs' one after another, not at once.
-constexpr double kLeastMeaningfulOverlap = 0.5;
 
 bool ran_at_once(const results::Placement& p) {
   return !p.retest && (p.pairs == model::to_string(model::RankPairs::bisection) ||
@@ -67,10 +65,7 @@ std::vector<ConcurrentPairs> concurrent_pairs(const std::vector<results::Record>
   struct Gathering {
     ConcurrentPairs group;
     bool every_interval = true;
-    std::int64_t first_start = std::numeric_limits<std::int64_t>::max();
-    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
-    std::int64_t first_end = std::numeric_limits<std::int64_t>::max();
-    std::int64_t last_end = std::numeric_limits<std::int64_t>::min();
+    std::vector<results::MeasuredInterval> intervals;
   };
   std::vector<Key> order;
   std::map<Key, Gathering> by_key;
@@ -96,20 +91,15 @@ std::vector<ConcurrentPairs> concurrent_pairs(const std::vector<results::Record>
       g.every_interval = false;
       continue;
     }
-    g.first_start = std::min(g.first_start, r.measured->from_unix_us);
-    g.last_start = std::max(g.last_start, r.measured->from_unix_us);
-    g.first_end = std::min(g.first_end, r.measured->to_unix_us);
-    g.last_end = std::max(g.last_end, r.measured->to_unix_us);
+    g.intervals.push_back(*r.measured);
   }
   std::vector<ConcurrentPairs> groups;
   for (const Key& key : order) {
     Gathering& g = by_key.at(key);
     std::sort(g.group.values.begin(), g.group.values.end());
-    if (g.every_interval) {
-      const auto span = g.last_end - g.first_start;
-      const auto together = std::max<std::int64_t>(0, g.first_end - g.last_start);
-      g.group.span_ms = static_cast<double>(span) / 1e3;
-      g.group.overlap = span > 0 ? static_cast<double>(together) / static_cast<double>(span) : 1.0;
+    if (const auto overlap = results::overlap_of(g.intervals); overlap && g.every_interval) {
+      g.group.span_ms = overlap->span_us / 1e3;
+      g.group.overlap = overlap->together;
     }
     groups.push_back(std::move(g.group));
   }
@@ -125,7 +115,7 @@ void print_concurrent_pairs(std::ostream& out, const std::vector<results::Record
     if (g.overlap) {
       out << fmt::format("; all of them ran together for {:.0f}% of their {}", 100 * *g.overlap,
                          duration(g.span_ms));
-      if (*g.overlap < kLeastMeaningfulOverlap && g.values.size() > 1) {
+      if (*g.overlap < results::kLeastMeaningfulOverlap && g.values.size() > 1) {
         out << (g.lower_is_better ? " (mostly one after another: not measured under each other's "
                                     "load; give the test a duration)"
                                   : " (mostly one after another: the sum is no concurrent total; "

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "model/flow_fields.hpp"
+#include "results/overlap.hpp"
 
 namespace uniperf::report {
 namespace {
@@ -173,6 +174,13 @@ void print_record_line(std::ostream& out, const Record& r) {
     out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
                        r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
+    if (const auto overlap = results::flows_overlap(r)) {
+      out << fmt::format("{:>10} {:>10}   together: {:.0f}% of their {:.3g} ms{}\n", "", "",
+                         100 * overlap->together, overlap->span_us / 1e3,
+                         overlap->together < results::kLeastMeaningfulOverlap
+                             ? " (mostly one after another: the aggregate is no concurrent total)"
+                             : "");
+    }
   } else if (r.status != Status::ok) {
     out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r), one_line(r.reason));
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);

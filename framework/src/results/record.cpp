@@ -114,6 +114,10 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
   }
 }
 
+json to_json(const MeasuredInterval& m) {
+  return {{"from_unix_us", m.from_unix_us}, {"to_unix_us", m.to_unix_us}};
+}
+
 }  // namespace
 
 json to_json(const Placement& placement) {
@@ -193,10 +197,7 @@ json to_json(const Record& r) {
     j["trials"] = {{"count", r.trials.size()}, {"per_trial", per_trial}, {"ci95", ci}};
   }
   if (r.placement) j["placement"] = to_json(*r.placement);
-  if (r.measured) {
-    j["measured"] = {{"from_unix_us", r.measured->from_unix_us},
-                     {"to_unix_us", r.measured->to_unix_us}};
-  }
+  if (r.measured) j["measured"] = to_json(*r.measured);
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -204,6 +205,7 @@ json to_json(const Record& r) {
                   {"iterations_run", f.iterations_run},
                   {"corrupted_bytes", f.corrupted_bytes}};
       put_results(one, f.latency, f.bandwidth);
+      if (f.measured) one["measured"] = to_json(*f.measured);
       flows.push_back(std::move(one));
     }
     j["flows"] = std::move(flows);
@@ -402,6 +404,17 @@ void read_results(const FieldReader& top, const json& j, std::optional<LatencySt
   }
 }
 
+/// `measured` (1.4) of a record or of one of its flows.
+MeasuredInterval read_measured(const FieldReader& owner) {
+  const FieldReader measured = owner.object("measured");
+  constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  MeasuredInterval m;
+  m.from_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("from_unix_us", kMost));
+  m.to_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("to_unix_us", kMost));
+  if (m.to_unix_us < m.from_unix_us) measured.fail("to_unix_us", "before from_unix_us");
+  return m;
+}
+
 }  // namespace
 
 Placement placement_from_json(const json& j) {
@@ -473,6 +486,7 @@ Record record_from_json(const json& j) {
       f.iterations_run = one.unsigned_integer("iterations_run");
       f.corrupted_bytes = one.unsigned_integer("corrupted_bytes");
       read_results(one, flows[i], f.latency, f.bandwidth);
+      if (flows[i].contains("measured")) f.measured = read_measured(one);  // 1.4
     }
   }
 
@@ -492,14 +506,7 @@ Record record_from_json(const json& j) {
   if (j.contains("warnings")) r.warnings = top.strings("warnings");
   if (j.contains("failure")) r.failure = top.string("failure");                    // added in 1.2
   if (j.contains("placement")) r.placement = placement_from_json(j["placement"]);  // 1.3
-  if (j.contains("measured")) {                                                    // 1.4
-    const FieldReader measured = top.object("measured");
-    MeasuredInterval& m = r.measured.emplace();
-    constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    m.from_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("from_unix_us", kMost));
-    m.to_unix_us = static_cast<std::int64_t>(measured.unsigned_integer("to_unix_us", kMost));
-    if (m.to_unix_us < m.from_unix_us) measured.fail("to_unix_us", "before from_unix_us");
-  }
+  if (j.contains("measured")) r.measured = read_measured(top);                     // 1.4
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

@@ -71,12 +71,26 @@ struct TrialSummary {
 };
 
 /// One flow's own results in a test of several concurrent flows.
+/// (1.4) When the measured phase ran (first post to last completion; for
+/// several flows, the union of theirs; for trials, first to last), on the
+/// measuring host's wall clock, in microseconds since the Unix epoch: the
+/// pairs of one round of a launched job, or any two records, can be put
+/// on one timeline and their overlap read (report/pair_matrix.hpp). Across
+/// hosts it is as good as their clocks' agreement (NTP: about a millisecond).
+struct MeasuredInterval {
+  std::int64_t from_unix_us = 0;
+  std::int64_t to_unix_us = 0;
+};
+
 struct FlowResult {
   model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
   std::optional<LatencyStats> latency;
   std::optional<BandwidthStats> bandwidth;
   std::uint64_t corrupted_bytes = 0;
+  /// (1.4) This flow's own measured phase (results/overlap.hpp says how
+  /// long the flows of a test ran together).
+  std::optional<MeasuredInterval> measured;
 };
 
 /// One rank of a launched job, as a record names it.
@@ -103,17 +117,6 @@ struct Placement {
   /// The second pass of `pairs: all`: a suspect pair measured again on its
   /// own, with no other pair running (report/pair_matrix.hpp).
   bool retest = false;
-};
-
-/// (1.4) When the measured phase ran (first post to last completion; for
-/// several flows, the union of theirs; for trials, first to last), on the
-/// measuring host's wall clock, in microseconds since the Unix epoch: the
-/// pairs of one round of a launched job, or any two records, can be put
-/// on one timeline and their overlap read (report/pair_matrix.hpp). Across
-/// hosts it is as good as their clocks' agreement (NTP: about a millisecond).
-struct MeasuredInterval {
-  std::int64_t from_unix_us = 0;
-  std::int64_t to_unix_us = 0;
 };
 
 struct Record {

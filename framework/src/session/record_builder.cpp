@@ -10,6 +10,7 @@
 
 #include "engine/clock.hpp"
 #include "engine/lane.hpp"
+#include "results/overlap.hpp"
 #include "results/stats.hpp"
 
 namespace uniperf::session {
@@ -44,20 +45,31 @@ results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome
   return result;
 }
 
-/// The clock readings `first` and `last` of this process's timed-loop clock
-/// on the wall clock, read back from now; none for an empty interval.
-std::optional<results::MeasuredInterval> on_wall_clock(engine::Ticks first, engine::Ticks last) {
-  if (first == 0 || last <= first) return std::nullopt;
-  const engine::Ticks ticks_now = engine::now();
-  const auto wall_now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  auto at = [&](engine::Ticks t) {
-    const double ago_us = t < ticks_now ? engine::ticks_to_us(ticks_now - t) : 0.0;
-    return wall_now_us - static_cast<std::int64_t>(ago_us);
-  };
-  return results::MeasuredInterval{.from_unix_us = at(first), .to_unix_us = at(last)};
-}
+/// This process's timed-loop clock read on the wall clock: both read once,
+/// now, and every earlier reading placed back from there, so intervals
+/// converted by one WallClock keep their order to the microsecond.
+class WallClock {
+ public:
+  WallClock()
+      : ticks_now_(engine::now()),
+        wall_now_us_(std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count()) {}
+
+  /// None for an empty interval.
+  std::optional<results::MeasuredInterval> interval(engine::Ticks first, engine::Ticks last) const {
+    if (first == 0 || last <= first) return std::nullopt;
+    return results::MeasuredInterval{.from_unix_us = at(first), .to_unix_us = at(last)};
+  }
+
+ private:
+  std::int64_t at(engine::Ticks t) const {
+    const double ago_us = t < ticks_now_ ? engine::ticks_to_us(ticks_now_ - t) : 0.0;
+    return wall_now_us_ - static_cast<std::int64_t>(ago_us);
+  }
+  engine::Ticks ticks_now_;
+  std::int64_t wall_now_us_;
+};
 
 /// Loss is a result; above a flow's max_loss it also fails the record.
 /// Empty when every flow is within its limit.
@@ -77,7 +89,8 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     first = std::min(first, outcome.started);
     last = std::max(last, outcome.finished);
   }
-  record.measured = on_wall_clock(first, last);
+  const WallClock wall;
+  record.measured = wall.interval(first, last);
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;
@@ -89,9 +102,11 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     // on this side's clock).
     std::uint64_t bytes = 0, messages = 0, sent = 0;
     bool counts_loss = false;
+    record.flows.resize(outcomes.size());
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
       auto& outcome = outcomes[k];
       record.flows[k] = flow_result(plans[k].flow, outcome);
+      record.flows[k].measured = wall.interval(outcome.started, outcome.finished);
       record.iterations_run += outcome.iterations;
       record.corrupted_bytes += outcome.corrupted_bytes;
       bytes += outcome.bytes;
@@ -102,6 +117,14 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
     record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
     if (counts_loss) record.bandwidth->messages_sent = sent;
+    if (const auto overlap = results::flows_overlap(record);
+        overlap && overlap->together < results::kLeastMeaningfulOverlap) {
+      record.warnings.push_back(fmt::format(
+          "the flows ran together for only {:.0f}% of their {:.3g} ms: the aggregate counts "
+          "them mostly one after another, and no flow was measured under the others' load for "
+          "long (give the flows a duration, or more iterations to the shorter)",
+          100 * overlap->together, overlap->span_us / 1e3));
+    }
   }
   std::string loss;
   if (record.flows.empty() && record.bandwidth) {
