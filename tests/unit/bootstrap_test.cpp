@@ -48,6 +48,19 @@ std::string receive_error(Bootstrap& channel, std::chrono::milliseconds timeout)
   return "(no error)";
 }
 
+TEST(HostPort, SplitsAtTheLastColonAndRefusesWhatIsNotHostAndPort) {
+  EXPECT_EQ(split_host_port("n1:18521"), (std::pair<std::string, std::uint16_t>{"n1", 18521}));
+  EXPECT_EQ(split_host_port("fe80::1:80").first, "fe80::1");
+  for (const char* bad : {"n1", "n1:", ":80", "n1:http", "n1:65536", "n1:-1"}) {
+    try {
+      split_host_port(bad);
+      ADD_FAILURE() << bad << " was split";
+    } catch (const BootstrapError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected HOST:PORT"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TcpBootstrap, PeersExchangeFramedMessages) {
   TcpListener listener("127.0.0.1", 0);
   std::unique_ptr<Bootstrap> client;

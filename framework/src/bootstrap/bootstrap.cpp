@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -529,6 +530,18 @@ std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::millisecon
   const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) throw BootstrapError(errno_text("accept failed"));
   return std::make_unique<TcpBootstrap>(fd, rank, true);
+}
+
+std::pair<std::string, std::uint16_t> split_host_port(const std::string& address) {
+  const auto colon = address.rfind(':');
+  unsigned port = 0;
+  const char* end = address.data() + address.size();
+  if (colon == std::string::npos || colon == 0 ||
+      std::from_chars(address.data() + colon + 1, end, port).ptr != end || port > 65535 ||
+      colon + 1 == address.size()) {
+    throw BootstrapError("bad address '" + address + "' (expected HOST:PORT)");
+  }
+  return {address.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,

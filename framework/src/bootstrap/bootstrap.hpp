@@ -121,6 +121,10 @@ class TcpListener {
   std::uint16_t port_ = 0;
 };
 
+/// "HOST:PORT" (the last colon splits, so HOST may hold colons) as its two
+/// parts; throws BootstrapError for anything else.
+std::pair<std::string, std::uint16_t> split_host_port(const std::string& address);
+
 /// Connects to host:port, retrying until the deadline (the peer may still
 /// be starting).
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,

@@ -180,16 +180,6 @@ std::pair<std::unique_ptr<TcpListener>, std::string> listen_for_ranks(bool all_l
   return {std::move(listener), std::move(address)};
 }
 
-std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) throw BootstrapError("bad rendezvous address '" + address + "'");
-  unsigned port = 0;
-  const char* end = address.data() + address.size();
-  if (std::from_chars(address.data() + colon + 1, end, port).ptr != end || port > 65535)
-    throw BootstrapError("bad rendezvous address '" + address + "'");
-  return {address.substr(0, colon), static_cast<std::uint16_t>(port)};
-}
-
 /// Rank 0's side of the star: one connection from every other rank, each
 /// saying its rank first, all within `timeout`.
 void accept_ranks(TcpListener& listener, LauncherConnection& connection,
@@ -322,7 +312,7 @@ std::unique_ptr<LauncherConnection> connect_pmix(const LauncherInfo& info,
     PMIX_VALUE_RELEASE(value);
   }
   connection->facts.rendezvous = address;
-  const auto [host, port] = split_address(address);
+  const auto [host, port] = split_host_port(address);
   join_rank0(host, port, *connection, timeout);
   return connection;
 }
