@@ -258,13 +258,6 @@ json introduction(int rank, const Part& part) {
   return {{"from", rank}, {"config", part.config}, {"test", part.test}, {"round", part.round}};
 }
 
-std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("bad address '" + address + "'");
-  return {address.substr(0, colon),
-          static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)))};
-}
-
 /// What a rank's part of a round left: the records it measured (as an
 /// initiator) and whether a test of its own failed.
 struct PartResult {
@@ -286,10 +279,7 @@ class RankRunner {
         listener_(job.launcher.all_local ? "127.0.0.1" : "0.0.0.0", 0),
         watch_(job.job, job.stop_requested) {}
 
-  int run() {
-    open_every_config();
-    return job_.job.rank == 0 ? coordinate() : serve();
-  }
+  int run() { return job_.job.rank == 0 ? coordinate() : serve(); }
 
  private:
   // ------------------------------------------------------------ rank 0
@@ -317,6 +307,7 @@ class RankRunner {
       watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
       connect_ms_ =
           std::chrono::duration<double, std::milli>(Clock::now() - job_.connect_started).count();
+      open_every_config();
       for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
@@ -506,6 +497,7 @@ class RankRunner {
       // Rank 0 opens the heartbeats once it heard every rank's hello.
       rank0.open_heartbeat(90s);
       watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
+      open_every_config();
       while (true) {
         // Rank 0 may be in a round of its own as long as the longest test.
         const json step = json::parse(rank0.receive_text(2 * longest));
@@ -534,7 +526,9 @@ class RankRunner {
   // ------------------------------------------------------------ every rank
 
   /// Each config's plugin opened once (and closed), on every rank, before
-  /// the first round. A library whose start is collective over the job
+  /// the first round, once the heartbeats run (a collective start waits on
+  /// every rank, which must not hold the star's setup) and after the
+  /// bootstrap's time was taken. A library whose start is collective over the job
   /// (MPI_Init: the mpi plugin) thus starts on every rank at once, not when
   /// a rank's first pair comes, which for a rank idle in the first rounds
   /// would hold the others' start; it then stays up for the job. What
@@ -611,7 +605,7 @@ class RankRunner {
         continue;
       }
       try {
-        const auto [host, port] = split_address(leg.partner_address);
+        const auto [host, port] = bootstrap::split_host_port(leg.partner_address);
         links[i] = bootstrap::tcp_connect(host, port, 0, kPairConnectTimeout);
         links[i]->send_text(intro.dump());
       } catch (const std::exception& e) {
