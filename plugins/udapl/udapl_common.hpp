@@ -19,6 +19,9 @@ namespace uniperf::udapl {
 
 /// Setup-path waits (connection request, establishment) give up after this.
 inline constexpr std::chrono::seconds kConnectTimeout{15};
+/// How often a wait for a connection event asks whether the engine gave up
+/// on the test (PeerChannel::cancelled).
+inline constexpr std::chrono::milliseconds kConnectSlice{100};
 
 /// "udapl: what: DAT_MAJOR DAT_MINOR" for a failed DAT call.
 std::string dat_error(const std::string& what, DAT_RETURN rc);

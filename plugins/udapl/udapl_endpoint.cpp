@@ -148,7 +148,7 @@ DatEndpoint::DatEndpoint(DatContext& context, const EndpointParams& params, Peer
       return channel.rank() == 1 ? listen() : Bytes{};
     });
     if (channel.rank() == 1) {
-      accept();
+      accept(channel);
     } else {
       connect_to(channel, peer);
     }
@@ -177,10 +177,23 @@ void DatEndpoint::release() {
   }
 }
 
-DAT_EVENT DatEndpoint::expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted, const char* what) {
+DAT_EVENT DatEndpoint::expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted, const char* what,
+                                    const PeerChannel& channel) {
   DAT_EVENT event{};
   DAT_COUNT more = 0;
-  const DAT_RETURN rc = dat_evd_wait(evd, to_dat_timeout(kConnectTimeout), 1, &event, &more);
+  // In slices, asking between them whether the engine gave up on the test
+  // (its peer gone): the provider need not report a dead peer's connection.
+  const auto deadline = std::chrono::steady_clock::now() + kConnectTimeout;
+  DAT_RETURN rc = DAT_SUCCESS;
+  while (true) {
+    rc = dat_evd_wait(evd, to_dat_timeout(kConnectSlice), 1, &event, &more);
+    if (DAT_GET_TYPE(rc) != DAT_TIMEOUT_EXPIRED) break;
+    if (channel.cancelled()) {
+      throw TransportError("udapl: stopped waiting for the " + std::string(what) +
+                           ": the test was given up (its peer is gone, or the run interrupted)");
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
   if (DAT_GET_TYPE(rc) == DAT_TIMEOUT_EXPIRED) {
     throw TransportError("udapl: no " + std::string(what) + " within " +
                          std::to_string(kConnectTimeout.count()) + " s (peer gone or unreachable)");
@@ -216,12 +229,12 @@ Bytes DatEndpoint::listen() {
   return support::to_blob(mine);
 }
 
-void DatEndpoint::accept() {
+void DatEndpoint::accept(const PeerChannel& channel) {
   const DAT_EVENT request =
-      expect_event(cr_evd_, DAT_CONNECTION_REQUEST_EVENT, "connection request");
+      expect_event(cr_evd_, DAT_CONNECTION_REQUEST_EVENT, "connection request", channel);
   const DAT_CR_HANDLE cr = request.event_data.cr_arrival_event_data.cr_handle;
   check(dat_cr_accept(cr, ep_, 0, nullptr), "dat_cr_accept");
-  expect_event(conn_evd_, DAT_CONNECTION_EVENT_ESTABLISHED, "established connection");
+  expect_event(conn_evd_, DAT_CONNECTION_EVENT_ESTABLISHED, "established connection", channel);
   dat_psp_free(psp_);
   psp_ = DAT_HANDLE_NULL;
 }
@@ -254,7 +267,7 @@ void DatEndpoint::connect_to(PeerChannel& channel, const Bytes& blob) {
       ip_text(target) + " conn_qual " + std::to_string(peer.conn_qual) + " (" + source + ")";
   check(rc, "dat_ep_connect to " + where);
   try {
-    expect_event(conn_evd_, DAT_CONNECTION_EVENT_ESTABLISHED, "established connection");
+    expect_event(conn_evd_, DAT_CONNECTION_EVENT_ESTABLISHED, "established connection", channel);
   } catch (const TransportError& e) {
     throw TransportError(std::string(e.what()) + " to " + where);
   }

@@ -34,11 +34,12 @@ class DatEndpoint final : public Endpoint {
   /// Responder: creates the PSP; returns where it listens, for the initiator.
   Bytes listen();
   /// Responder: accepts the one connection request.
-  void accept();
+  void accept(const PeerChannel& channel);
   /// Initiator: connects to the PSP `blob` (listen()'s answer) names.
   void connect_to(PeerChannel& channel, const Bytes& blob);
   /// Waits (with kConnectTimeout) for one event on `evd`; throws unless it is `wanted`.
-  DAT_EVENT expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted, const char* what);
+  DAT_EVENT expect_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER wanted, const char* what,
+                         const PeerChannel& channel);
   void post_one(const WorkRequest& wr);
   [[noreturn]] void post_failed(const WorkRequest& wr, DAT_RETURN rc);
   /// Throws when the connection EVD says the peer is gone.
