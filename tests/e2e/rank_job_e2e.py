@@ -127,6 +127,11 @@ with tempfile.TemporaryDirectory() as work:
                      "all to all among 4 ranks, 12 pairs at once: sum"):
             assert said in result.stdout and "all of them ran together for" in result.stdout, \
                 (said, result.stdout)
+        # `uniperf report` of the job's file says the same again.
+        again, _ = run_once([uniperf, "report", out], env, 60)
+        assert again.returncode == 0, (again.returncode, again.stderr)
+        assert "into rank 0 from 3 ranks at once (incast): sum" in again.stdout and \
+            "between every pair of 4 ranks" in again.stdout, again.stdout
 
     # An odd count: one rank sits each round out.
     out = os.path.join(work, "three.jsonl")

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/exit_codes.hpp"
+#include "report/concurrent_pairs.hpp"
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
@@ -165,6 +166,11 @@ int run_report_command(const ReportCommand& options) {
     report::ComparisonTable table;
     for (const auto& r : records) table.add(r);
     table.print(std::cout);
+    // A launched job's records: its node-pair matrices and its pairs run
+    // at once, as rank 0 printed them after the run.
+    report::print_matrices(std::cout, report::build_matrices(records, options.files.suspects),
+                           options.files.suspects);
+    report::print_concurrent_pairs(std::cout, records);
   }
   files.commit(records, options.title.empty() ? default_title(records) : options.title);
   return kExitOk;
