@@ -439,16 +439,14 @@ class SuiteRun {
     }
   }
 
-  /// A Ctrl-C (or SIGTERM) asked this side to stop: the test it was in, or
-  /// the next one, is the last to start.
-  bool interrupted() {
-    if (settings_.stop_requested != nullptr && settings_.stop_requested->load())
-      interrupted_ = true;
-    return interrupted_;
+  /// A Ctrl-C (or SIGTERM), or the peer's side at a run-forever window's
+  /// end (interrupted_), asked this side to stop: the test it was in, or
+  /// the next one, is the last to start. The stop flag is only ever raised.
+  bool interrupted() const {
+    return interrupted_ ||
+           (settings_.stop_requested != nullptr && settings_.stop_requested->load());
   }
 
-  /// Every size of a test that will not run: the control connection is
-  /// lost, or the run was interrupted.
   /// Why the run's stop flag was raised, for the records it leaves.
   std::string why_stopped() const {
     return settings_.why_stopped ? settings_.why_stopped() : std::string("interrupted");
