@@ -1,9 +1,13 @@
 #include "ofi_context.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "ofi_endpoint.hpp"
 
@@ -82,6 +86,33 @@ std::string base_provider(const std::string& name) {
   return name.substr(0, name.find(';'));
 }
 
+/// libfabric's shm provider keeps each endpoint's region in /dev/shm as
+/// "<pid>:<n>:<m>" and unlinks it when the endpoint closes. A process killed
+/// with SIGKILL leaves its regions behind, and a later process given the
+/// same pid (pids are recycled; in a fresh PID namespace, always) then fails
+/// fi_enable with EBUSY on the dead process's region. Before this process
+/// opens its first shm endpoint, every region named after its pid is such a
+/// leftover: removed once per process (by pid, since a forked child starts
+/// with its parent's statics).
+void remove_regions_of_a_dead_namesake() {
+  static std::mutex mutex;
+  static pid_t cleaned_for = 0;
+  const std::lock_guard lock(mutex);
+  const pid_t self = ::getpid();
+  if (cleaned_for == self) return;
+  cleaned_for = self;
+  const std::string prefix = std::to_string(self) + ":";
+  try {
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+      std::error_code ignored;  // gone meanwhile, or not ours to remove: fi_enable will say
+      if (entry.path().filename().string().rfind(prefix, 0) == 0)
+        std::filesystem::remove(entry.path(), ignored);
+    }
+  } catch (const std::filesystem::filesystem_error&) {
+    // no /dev/shm to read: nothing was left there either
+  }
+}
+
 }  // namespace
 
 Bytes OfiMemory::remote_key() const {
@@ -92,6 +123,7 @@ Bytes OfiMemory::remote_key() const {
 }
 
 OfiContext::OfiContext(Settings settings) : settings_(std::move(settings)) {
+  if (settings_.provider.find("shm") != std::string::npos) remove_regions_of_a_dead_namesake();
   // The richest set of capabilities the provider grants decides which ops
   // are offered: atomics, then RMA, then messages alone.
   const std::uint64_t attempts[] = {FI_MSG | FI_RMA | FI_ATOMIC, FI_MSG | FI_RMA, FI_MSG};
