@@ -152,18 +152,25 @@ with tempfile.TemporaryDirectory() as work:
     open(long_suite, "w").write(
         "suite: ranks-long\ntests:\n"
         "  - {name: long, op: send, pattern: bandwidth, sizes: [4K], duration: 30s, pairs: all}\n")
-    out = os.path.join(work, "dead.jsonl")
     tcp = os.path.join(source_dir, "configs/tcp.yaml")
-    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -9 $$) & fi; '
-              f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
-              f'2>{work}/dead-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
-    assert result.returncode != 0, (result.returncode, result.stderr)
-    # Three rounds of 30 s would be 90 s; the job must end soon after the kill.
-    assert seconds < 45, f"a dead rank took {seconds:.0f} s to end the job: {result.stderr}"
-    said = open(os.path.join(work, "dead-rank0.err")).read()
+
+    def rank_two_signalled(name, signal_name):
+        """A 4-rank job of `long_suite` whose rank 2 gets `signal_name` 4 s in:
+        the job must end soon after (three rounds of 30 s would be 90 s), non-zero.
+        Returns the result, its seconds, rank 0's stderr and the kept records."""
+        out = os.path.join(work, name + ".jsonl")
+        script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -{signal_name} $$) & '
+                  f'fi; exec {uniperf} run {long_suite} -c {tcp} -o {out} '
+                  f'2>{work}/{name}-rank$OMPI_COMM_WORLD_RANK.err')
+        result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
+        assert result.returncode != 0, (name, result.returncode, result.stderr)
+        assert seconds < 45, f"{name}: rank 2 took {seconds:.0f} s to end the job: {result.stderr}"
+        said = open(os.path.join(work, f"{name}-rank0.err")).read()
+        kept = records(out) if os.path.exists(out) else []  # every line whole JSON
+        return result, seconds, said, kept
+
+    result, seconds, said, kept = rank_two_signalled("dead", "9")
     assert "lost rank 2" in said, said
-    kept = records(out) if os.path.exists(out) else []  # every line whole JSON
     for r in kept:
         assert r["status"] in ("ok", "error", "skipped") and "placement" in r, r
     # Rank 0's own pair (0-3, in the same round) was stopped, and says why.
@@ -176,14 +183,7 @@ with tempfile.TemporaryDirectory() as work:
     # A rank that stops answering (SIGSTOP: alive, its sockets open) is lost
     # through the heartbeats on the star, within seconds, not the round's
     # budget of minutes.
-    out = os.path.join(work, "stopped.jsonl")
-    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -STOP $$) & fi; '
-              f'exec {uniperf} run {long_suite} -c {tcp} -o {out} '
-              f'2>{work}/stopped-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
-    assert result.returncode != 0, (result.returncode, result.stderr)
-    assert seconds < 45, f"a stopped rank took {seconds:.0f} s to end the job: {result.stderr}"
-    said = open(os.path.join(work, "stopped-rank0.err")).read()
+    result, seconds, said, _ = rank_two_signalled("stopped", "STOP")
     assert "lost rank 2" in said and "stopped answering" in said, \
         (said, [open(f).read() for f in glob.glob(os.path.join(work, "stopped-rank*.err"))])
     print(f"ok: rank 2 stopped 4 s in: the job ended after {seconds:.1f} s, exit "

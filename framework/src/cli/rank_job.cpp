@@ -583,6 +583,13 @@ class RankRunner {
     return result;
   }
 
+  /// Why a pair's two ends did not get as far as their session.
+  std::string could_not_meet(const Part& part, const Leg& leg, const std::string& why) const {
+    return fmt::format("the pair {} -> {} of test '{}' could not meet: {}",
+                       leg.placement.initiator.rank, leg.placement.responder.rank,
+                       job_.suite.tests.at(part.test).name, why);
+  }
+
   /// The connection of each of the part's pairs, in the order of its legs;
   /// null for a pair whose ends did not meet (why, in result.failures).
   /// Every initiator connects first, and only then does its rank accept:
@@ -592,9 +599,7 @@ class RankRunner {
   std::vector<std::unique_ptr<bootstrap::Bootstrap>> meet(const Part& part, PartResult& result) {
     std::vector<std::unique_ptr<bootstrap::Bootstrap>> links(part.legs.size());
     auto failed = [&](const Leg& leg, const std::string& why) {
-      result.failures.push_back(fmt::format(
-          "the pair {} -> {} of test '{}' could not meet: {}", leg.placement.initiator.rank,
-          leg.placement.responder.rank, job_.suite.tests.at(part.test).name, why));
+      result.failures.push_back(could_not_meet(part, leg, why));
     };
     const json intro = introduction(job_.job.rank, part);
     std::size_t awaited = 0;
@@ -654,9 +659,7 @@ class RankRunner {
       try {
         peer_facts = session::handshake(link, suite, configs, job_.my_facts);
       } catch (const std::exception& e) {
-        result.failures.push_back(fmt::format(
-            "the pair {} -> {} of test '{}' could not meet: {}", leg.placement.initiator.rank,
-            leg.placement.responder.rank, suite.tests[0].name, e.what()));
+        result.failures.push_back(could_not_meet(part, leg, e.what()));
         return result;
       }
       session::RunSettings settings = job_.settings;
