@@ -4,6 +4,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNIPERF_LEAK_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define UNIPERF_LEAK_SANITIZER 1
+#endif
+#endif
+#if UNIPERF_LEAK_SANITIZER
+#include <sanitizer/lsan_interface.h>
+#endif
 
 namespace uniperf::ucx {
 namespace {
@@ -22,6 +34,21 @@ constexpr ucp_tag_t kHandshakeTag = ucp_tag_t{2} << 62;
 constexpr std::uint64_t kHandshakeWord = 0x7563782d68656c6fULL;  // "ucx-helo"
 
 constexpr std::size_t kRequestAlignment = 64;
+
+/// Memory UCP may still write into (the rings of an endpoint it never
+/// finished closing, the sink of a receive it never finished) is kept for
+/// the life of the process instead of freed: a leak by design, bounded by
+/// the tests that failed that way. LeakSanitizer is told so: its report
+/// turned a survivor's exit 3 (lost peer) into ASan's exit 1 after a peer
+/// was killed mid-stream. (No list of kept blocks can hide them from it:
+/// this library's globals are unmapped when the plugin is unloaded.)
+template <class T>
+void keep_for_process_lifetime(std::unique_ptr<T> memory) {
+  [[maybe_unused]] const void* kept = memory.release();
+#if UNIPERF_LEAK_SANITIZER
+  __lsan_ignore_object(kept);
+#endif
+}
 
 }  // namespace
 
@@ -119,7 +146,7 @@ UcxEndpoint::~UcxEndpoint() {
   // A request UCP never finished may still write into its slot, and an
   // endpoint it never finished closing may still report an error: leave the
   // rings allocated rather than risk UCP writing into freed memory.
-  if (!closed || !all_requests_done()) static_cast<void>(rings_.release());
+  if (!closed || !all_requests_done()) keep_for_process_lifetime(std::move(rings_));
 }
 
 bool UcxEndpoint::close_endpoint(Clock::time_point deadline) {
@@ -169,7 +196,8 @@ void UcxEndpoint::discard_unexpected(Clock::time_point deadline) {
       ucp_worker_progress(worker_);
     }
     // A rendezvous the peer never serves may still write into the sink later.
-    if (ucp_request_check_status(request) == UCS_INPROGRESS) static_cast<void>(sink.release());
+    if (ucp_request_check_status(request) == UCS_INPROGRESS)
+      keep_for_process_lifetime(std::move(sink));
     ucp_request_free(request);
   }
 }
