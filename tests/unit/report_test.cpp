@@ -225,7 +225,9 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("trials"), 1);
   EXPECT_EQ(p.at("forever"), false);
   EXPECT_EQ(p.at("max_loss"), 1.0);
-  EXPECT_EQ(p.size(), 22u);
+  EXPECT_EQ(p.at("trace"), 0);
+  EXPECT_EQ(p.at("trace_max"), 1 << 20);
+  EXPECT_EQ(p.size(), 24u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -320,7 +322,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 4);
+  EXPECT_EQ(j.at("schema_minor"), 5);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

@@ -23,12 +23,24 @@
 #include <uniperf/plugin.hpp>
 #include <vector>
 
+#include "engine/clock.hpp"
 #include "engine/errors.hpp"
 #include "engine/plan.hpp"
+#include "engine/trace.hpp"
 
 namespace uniperf::engine {
 
 inline constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
+
+/// How a phase's loops run, fixed before the phase and compiled in: every
+/// loop and helper is instantiated per mode, so a loop never branches on
+/// it. event: completions by event (sleep until one comes) instead of
+/// polling; traced: requests are stamped into the lane's trace (a
+/// measured phase of a flow with `trace` set).
+struct LoopMode {
+  bool event = false;
+  bool traced = false;
+};
 
 namespace policy {
 
@@ -165,6 +177,7 @@ struct Lane {
   std::uint64_t target = 0;     // id after the last request of the phase
   std::uint32_t to_signal = 1;  // posts until the next signaled one
   std::uint8_t marker = 0;      // write latency: the last iteration marker
+  LaneTrace trace;              // traced phases only (LoopMode::traced)
 
   std::uint64_t phase_posted() const { return posted - phase_start; }
   /// Data requests of this phase (window acks excluded).
@@ -245,13 +258,17 @@ class Lanes {
   /// counts receives. Re-posting them is refill()'s job, so each loop
   /// decides when it happens: at once in streaming, after the next post in
   /// a ping-pong (off its critical path).
+  template <LoopMode M>
   void absorb(Lane& lane, std::size_t count) {
+    Ticks polled_at = 0;
+    if constexpr (M.traced) polled_at = now();
     for (std::size_t i = 0; i < count; ++i) {
       const Completion& c = completions_[i];
       if (c.status != 0) [[unlikely]]
         fail(lane, c);
       if (c.type == CompletionType::send) {
         lane.completed = c.id + 1;
+        if constexpr (M.traced) lane.trace.completed(c.id, polled_at);
       } else {
         ++lane.received;
         lane.rx_length[(c.id * rx_stride) & slot_mask] = c.length;
@@ -269,18 +286,18 @@ class Lanes {
 
   /// Polls once and consumes what came (re-posting receives unless
   /// Deferred); on nothing, lets the waiter idle (spin, yield or sleep).
-  template <bool Event, bool Deferred = false>
+  template <LoopMode M, bool Deferred = false>
   void pump(Lane& lane) {
     const std::size_t n = poll(lane, poll_batch);
     if (n != 0) {
       backoff.progressed();
-      absorb(lane, n);
+      absorb<M>(lane, n);
       if constexpr (!Deferred) refill(lane);
       return;
     }
     if (abort_requested()) [[unlikely]]
       aborted();
-    if constexpr (Event)
+    if constexpr (M.event)
       lane.endpoint->wait(std::chrono::milliseconds(100), flow.cq_moderation);
     else
       backoff.empty_poll();
@@ -288,8 +305,11 @@ class Lanes {
 
   /// Posts one chain of up to post_list requests. `burst_end` is the id
   /// after the last request of the current burst: it is always signaled.
+  template <LoopMode M>
   void post_chain(Lane& lane, std::uint64_t burst_end) {
     const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
+    Ticks posting_at = 0;
+    if constexpr (M.traced) posting_at = now();
     for (std::uint64_t i = 0; i < count; ++i) {
       WorkRequest& wr = lane.chain[i];
       const std::uint64_t id = lane.posted + i;
@@ -299,6 +319,7 @@ class Lanes {
           policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
       wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
                                            (signaled ? WorkRequest::kSignaled : 0));
+      if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
       // Uniform per-op data: atomics use it, other ops ignore it. A request's
       // ordinal is how many earlier ones of the phase hit its target word:
       // fetch_add adds it, cswap swaps it -> it+1.
@@ -314,10 +335,10 @@ class Lanes {
   }
 
   /// Waits until `need` more requests fit in the send queue.
-  template <bool Event>
+  template <LoopMode M>
   void make_room(Lane& lane, std::uint64_t need) {
     while (!policy::send_queue_has_room(lane.posted, lane.completed, need, geometry.send_depth))
-      pump<Event>(lane);
+      pump<M>(lane);
   }
 
   /// A window acknowledgement: one signaled byte from the tx half.

@@ -1,9 +1,10 @@
 // The timed loops: one function per pattern, chosen once per phase by the
-// runner (run_phase) and specialised at compile time on the completion mode
-// (Event) and the side (Initiator), so nothing inside them branches on the
-// test type, allocates or logs. The only per-iteration work besides the
-// transport calls is counter arithmetic and, in latency tests, one clock
-// read into memory sized before the loop.
+// runner (run_phase) and specialised at compile time on the loop mode
+// (LoopMode: completions by event or polling; traced or not) and the side
+// (Initiator), so nothing inside them branches on the test type, allocates
+// or logs. The only per-iteration work besides the transport calls is
+// counter arithmetic and, in latency tests, one clock read into memory sized
+// before the loop; a traced phase adds the trace's stores (engine/trace.hpp).
 #pragma once
 
 #include <atomic>
@@ -33,7 +34,7 @@ class Loops {
   /// Ping-pong over send / write_imm: the initiator sends and waits for the
   /// echo, the responder waits and echoes. stamps[i] is when iteration i
   /// began; stamps[count] when the last one ended.
-  template <bool Event, bool Initiator>
+  template <LoopMode M, bool Initiator>
   void pingpong_message(std::uint64_t total, Ticks deadline) {
     std::uint64_t i = 0;
     std::size_t next = 0;
@@ -43,17 +44,17 @@ class Loops {
       const std::uint64_t expect = lane.received + 1;
       if constexpr (Initiator) {
         stamps_[i & stamp_mask_] = now();
-        lanes_.make_room<Event>(lane, 1);
-        lanes_.post_chain(lane, burst_end(lane));
+        lanes_.make_room<M>(lane, 1);
+        lanes_.template post_chain<M>(lane, burst_end(lane));
         lanes_.refill(lane);  // the previous echo's receive, while the ping flies
-        while (lane.received < expect) lanes_.pump<Event, true>(lane);
+        while (lane.received < expect) lanes_.pump<M, true>(lane);
         if (stamps_[i & stamp_mask_] >= deadline) break;
       } else {
         while (lane.received < expect) {
-          if (!server_.wait<Event, false>(lane)) return;
+          if (!server_.wait<M, false>(lane)) return;
         }
-        lanes_.make_room<Event>(lane, 1);
-        lanes_.post_chain(lane, burst_end(lane));
+        lanes_.make_room<M>(lane, 1);
+        lanes_.template post_chain<M>(lane, burst_end(lane));
         lanes_.refill(lane);
       }
     }
@@ -62,7 +63,7 @@ class Loops {
 
   /// Ping-pong over RDMA write: each side polls the last byte of its receive
   /// slot for the peer's iteration marker, then writes its own.
-  template <bool Event, bool Initiator>
+  template <LoopMode M, bool Initiator>
   void pingpong_write(std::uint64_t total, Ticks deadline) {
     std::uint64_t i = 0;
     std::size_t next = 0;
@@ -76,27 +77,27 @@ class Loops {
       auto* out = reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1);
       if constexpr (Initiator) {
         stamps_[i & stamp_mask_] = now();
-        lanes_.make_room<Event>(lane, 1);
+        lanes_.make_room<M>(lane, 1);
         *out = marker;
-        lanes_.post_chain(lane, burst_end(lane));
-        while (!spin_for(last, marker)) lanes_.pump<Event>(lane);
+        lanes_.template post_chain<M>(lane, burst_end(lane));
+        while (!spin_for(last, marker)) lanes_.pump<M>(lane);
         lanes_.backoff.progressed();  // the marker came without a completion
         if (stamps_[i & stamp_mask_] >= deadline) break;
       } else {
         while (!spin_for(last, marker)) {
-          if (!server_.wait<Event, true>(lane)) return;
+          if (!server_.wait<M, true>(lane)) return;
         }
         lanes_.backoff.progressed();
-        lanes_.make_room<Event>(lane, 1);
+        lanes_.make_room<M>(lane, 1);
         *out = marker;
-        lanes_.post_chain(lane, burst_end(lane));
+        lanes_.template post_chain<M>(lane, burst_end(lane));
       }
     }
     if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Round trip of one read or atomic at a time (initiator only).
-  template <bool Event>
+  template <LoopMode M>
   void roundtrip(std::uint64_t total, Ticks deadline) {
     std::uint64_t i = 0;
     std::size_t next = 0;
@@ -104,8 +105,8 @@ class Loops {
       Lane& lane = lanes_[next];
       next = next + 1 == lanes_.size() ? 0 : next + 1;
       stamps_[i & stamp_mask_] = now();
-      lanes_.post_chain(lane, lane.posted + 1);
-      while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+      lanes_.template post_chain<M>(lane, lane.posted + 1);
+      while (lane.completed < lane.posted) lanes_.pump<M>(lane);
       if (stamps_[i & stamp_mask_] >= deadline) break;
     }
     stamps_[std::min(i + 1, total) & stamp_mask_] = now();
@@ -115,7 +116,7 @@ class Loops {
   /// per endpoint, refilled as completions arrive. Timed (duration mode)
   /// reads the clock once per pass; an iteration count never does. Returns
   /// first post -> last completion.
-  template <bool Event, bool Timed>
+  template <LoopMode M, bool Timed>
   Ticks stream(Ticks deadline, Ticks& started) {
     started = now();
     bool stopping = false;
@@ -125,11 +126,11 @@ class Loops {
         while (
             lane.posted < lane.target &&
             policy::window_has_room(lane.posted, lane.completed, flow_.post_list, flow_.window)) {
-          lanes_.post_chain(lane, lane.target);
+          lanes_.template post_chain<M>(lane, lane.target);
         }
         if (lane.completed < lane.target) {
           all_done = false;
-          lanes_.pump<Event>(lane);
+          lanes_.pump<M>(lane);
         }
       }
       if (all_done) break;
@@ -148,7 +149,7 @@ class Loops {
 
   /// Window with acknowledgement (wait-all): post `window` back to back,
   /// wait for all of them and (two-sided ops) for the receiver's ack.
-  template <bool Event>
+  template <LoopMode M>
   Ticks stream_window_ack(Ticks deadline, Ticks& started) {
     const bool acked = is_two_sided(flow_.op);
     started = now();
@@ -159,13 +160,13 @@ class Loops {
         if (lane.posted >= lane.target) continue;
         const std::uint64_t window_end =
             std::min<std::uint64_t>(lane.posted + flow_.window, lane.target);
-        while (lane.posted < window_end) lanes_.post_chain(lane, window_end);
-        while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+        while (lane.posted < window_end) lanes_.template post_chain<M>(lane, window_end);
+        while (lane.completed < lane.posted) lanes_.pump<M>(lane);
         if (acked) {
           // One ack per whole window (it may already have arrived while the
           // sends completed).
           const std::uint64_t acks = lane.phase_posted() / flow_.window;
-          while (lane.received < acks) lanes_.pump<Event>(lane);
+          while (lane.received < acks) lanes_.pump<M>(lane);
         }
         if (now() >= deadline) [[unlikely]]
           lane.target = lane.posted;
@@ -177,10 +178,10 @@ class Loops {
 
   /// Every phase ends with its last post signaled; waiting for it leaves no
   /// completion of this phase to surface in the next.
-  template <bool Event>
+  template <LoopMode M>
   void drain() {
     for (Lane& lane : lanes_.all()) {
-      while (lane.completed < lane.posted) lanes_.pump<Event>(lane);
+      while (lane.completed < lane.posted) lanes_.pump<M>(lane);
     }
   }
 

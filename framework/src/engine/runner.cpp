@@ -64,6 +64,7 @@ struct TestRunner::Impl {
   const std::atomic<bool>& aborted;  ///< the session watchdog's flag
   Lanes lanes;
   std::vector<Ticks> stamps;
+  std::vector<TraceRow> trace_rows;  ///< the lanes' trace slices (flow.trace > 0)
   Server server;
   Loops loops;
   std::uint64_t size = 0;
@@ -114,6 +115,15 @@ struct TestRunner::Impl {
       lane.receives.resize(std::max(flow.rx_replenish, flow.rx_depth));
       lane.rx_length.assign(g.slots, 0);
       if (needs_receives) lanes.post_receives(lane, flow.rx_depth);
+    }
+    if (flow.trace > 0) {
+      // Every lane gets an equal share of the rows, allocated (and touched)
+      // here, before anything is timed.
+      const std::uint64_t per_lane = std::max<std::uint64_t>(1, flow.trace_max / lanes.size());
+      trace_rows.assign(per_lane * lanes.size(), TraceRow{});
+      for (std::uint32_t index = 0; index < lanes.size(); ++index)
+        lanes[index].trace.attach(trace_rows.data() + index * per_lane, per_lane, index,
+                                  flow.trace);
     }
     peer.barrier();
   }
@@ -197,20 +207,23 @@ struct TestRunner::Impl {
     peer.forget_done();
     peer.barrier();
 
-    const bool event = flow.completion == CompletionMode::event;
+    const LoopMode mode{.event = flow.completion == CompletionMode::event,
+                        .traced = timed && flow.trace > 0};
+    if (mode.traced) {
+      for (Lane& lane : lanes.all()) lane.trace.restart();
+    }
     ProgressMeter& meter = lanes.backoff.meter();
     // The watchdog watches for a stall only while this side waits for
     // completions (not between phases, nor on the target of one-sided ops,
     // which sees none).
     if (waits_for_completions()) meter.begin_waiting();
     try {
-      if (flow.pattern == Pattern::latency) {
-        event ? latency_phase<true>(iterations, seconds, timed, deadline, out)
-              : latency_phase<false>(iterations, seconds, timed, deadline, out);
-      } else {
-        event ? stream_phase<true>(seconds, timed, deadline, out)
-              : stream_phase<false>(seconds, timed, deadline, out);
-      }
+      in_mode(mode, [&]<LoopMode M>() {
+        if (flow.pattern == Pattern::latency)
+          latency_phase<M>(iterations, seconds, timed, deadline, out);
+        else
+          stream_phase<M>(seconds, timed, deadline, out);
+      });
     } catch (const Aborted&) {
       meter.end_waiting();
       // Where the loop was, for the record's reason (a stall's above all).
@@ -221,6 +234,31 @@ struct TestRunner::Impl {
     }
     meter.end_waiting();
     peer.barrier();
+    if (mode.traced) collect_trace(out);
+  }
+
+  /// Runs `phase` compiled for `mode` (LoopMode's two flags: four loops).
+  template <class Phase>
+  static void in_mode(LoopMode mode, Phase&& phase) {
+    if (mode.event) {
+      mode.traced ? phase.template operator()<LoopMode{true, true}>()
+                  : phase.template operator()<LoopMode{true, false}>();
+    } else {
+      mode.traced ? phase.template operator()<LoopMode{false, true}>()
+                  : phase.template operator()<LoopMode{false, false}>();
+    }
+  }
+
+  /// After a traced phase: every lane's rows, out of the loop's memory.
+  void collect_trace(SizeOutcome& out) const {
+    out.trace.every = flow.trace;
+    out.trace.capacity = trace_rows.size();
+    out.trace.rows.clear();
+    for (const Lane& lane : lanes.all()) {
+      out.trace.rows.insert(out.trace.rows.end(), lane.trace.rows(),
+                            lane.trace.rows() + lane.trace.written());
+      out.trace.dropped += lane.trace.dropped();
+    }
   }
 
   /// Whether this side's part of a phase waits for completions: every side
@@ -255,7 +293,7 @@ struct TestRunner::Impl {
 
   /// A ping-pong or round-trip phase: the loop for the op and side, then the
   /// end-of-phase message from the initiator.
-  template <bool Event>
+  template <LoopMode M>
   void latency_phase(std::uint64_t iterations, double seconds, bool timed, Ticks deadline,
                      SizeOutcome& out) {
     const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
@@ -267,32 +305,32 @@ struct TestRunner::Impl {
     const bool active =
         initiator || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
     if (flow.op == Op::write) {
-      initiator ? loops.pingpong_write<Event, true>(cap, deadline)
-                : loops.pingpong_write<Event, false>(cap, deadline);
+      initiator ? loops.pingpong_write<M, true>(cap, deadline)
+                : loops.pingpong_write<M, false>(cap, deadline);
     } else if (is_two_sided(flow.op)) {
-      initiator ? loops.pingpong_message<Event, true>(cap, deadline)
-                : loops.pingpong_message<Event, false>(cap, deadline);
+      initiator ? loops.pingpong_message<M, true>(cap, deadline)
+                : loops.pingpong_message<M, false>(cap, deadline);
     } else if (initiator) {
-      loops.roundtrip<Event>(cap, deadline);
+      loops.roundtrip<M>(cap, deadline);
     }
     // A rendezvous send completes only while its sender progresses: finish
     // our own sends before blocking on the control channel.
-    loops.drain<Event>();
+    loops.drain<M>();
     if (initiator) {
       peer.send_done(phase_done());
     } else if (!active) {
-      server.serve<Event>();
+      server.serve<M>();
     } else if (!peer.done_received()) {
       peer.receive_done();
     }
     if (initiator && timed) collect_latency(stamps, cap, flow.op, wire_bytes(), out);
-    loops.drain<Event>();
+    loops.drain<M>();
   }
 
   /// A bandwidth or message-rate phase: the sending side(s) stream, the
   /// receiving side(s) serve until the sender's end-of-phase message, and
   /// both say how many of the other's messages they received.
-  template <bool Event>
+  template <LoopMode M>
   void stream_phase(double seconds, bool timed, Ticks deadline, SizeOutcome& out) {
     const bool bidirectional = flow.direction == Direction::bi;
     const bool sends = rank == 0 || bidirectional;
@@ -301,10 +339,10 @@ struct TestRunner::Impl {
       Ticks started = 0;
       Ticks finished = 0;
       if (flow.window_mode == WindowMode::window_ack) {
-        finished = loops.stream_window_ack<Event>(deadline, started);
+        finished = loops.stream_window_ack<M>(deadline, started);
       } else {
-        finished = seconds > 0 ? loops.stream<Event, true>(deadline, started)
-                               : loops.stream<Event, false>(deadline, started);
+        finished = seconds > 0 ? loops.stream<M, true>(deadline, started)
+                               : loops.stream<M, false>(deadline, started);
       }
       const double secs = ticks_to_us(finished - started) / 1e6;
       std::uint64_t ops = 0;
@@ -320,7 +358,7 @@ struct TestRunner::Impl {
         out.iterations = ops;
       }
     }
-    if (serves) server.serve<Event>();
+    if (serves) server.serve<M>();
     // Received here of the peer's messages, and there of ours. A reliable
     // transport delivered everything announced (serve waited for it); on an
     // unreliable one this is the only account of what was lost.
@@ -344,7 +382,7 @@ struct TestRunner::Impl {
         out.counts_loss = true;
       }
     }
-    loops.drain<Event>();
+    loops.drain<M>();
   }
 
   /// This side's end of a phase: what it posted on each endpoint (the peer

@@ -15,6 +15,7 @@
 #include "engine/clock.hpp"
 #include "engine/errors.hpp"
 #include "engine/plan.hpp"
+#include "engine/trace.hpp"
 
 namespace uniperf::engine {
 struct ProgressMeter;
@@ -39,6 +40,9 @@ struct SizeOutcome {
   /// posted; the difference was lost.
   bool counts_loss = false;
   std::uint64_t messages_sent = 0;
+  /// The measured phase's per-request trace, this side's requests (a flow
+  /// with `trace` set; FlowTrace::every is 0 otherwise).
+  FlowTrace trace;
 };
 
 class TestRunner {

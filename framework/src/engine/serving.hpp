@@ -22,7 +22,7 @@ class Server {
   /// Where messages can be lost (Lanes::counts_loss) it stops earlier, once
   /// the end-of-phase message is here and nothing has arrived for
   /// kDrainQuietSeconds: what has not come by then is lost.
-  template <bool Event>
+  template <LoopMode M>
   void serve() {
     const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
     std::uint32_t idle = 0;
@@ -32,13 +32,13 @@ class Server {
       for (Lane& lane : lanes_.all()) {
         const std::size_t n = lanes_.poll(lane, lanes_.serve_batch);
         if (n != 0) {
-          lanes_.absorb(lane, n);
+          lanes_.template absorb<M>(lane, n);
           lanes_.refill(lane);
           progressed = true;
         } else {
           lane.endpoint->progress();
         }
-        if (ack) send_acks<Event>(lane);
+        if (ack) send_acks<M>(lane);
       }
       if (peer_.done_received() && all_received()) return;
       if (progressed) {
@@ -55,14 +55,14 @@ class Server {
       }
       if (lanes_.abort_requested()) [[unlikely]]
         Lanes::aborted();
-      if constexpr (Event) {
+      if constexpr (M.event) {
         if (!peer_.done_received())
           lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
       } else {
         lanes_.backoff.empty_poll();
       }
       // Asleep between events, a look at the control channel costs little.
-      if (!peer_.done_received() && ++idle >= (Event ? 1 : kControlCheckInterval)) {
+      if (!peer_.done_received() && ++idle >= (M.event ? 1 : kControlCheckInterval)) {
         idle = 0;
         if (peer_.message_ready()) peer_.receive_done();
       }
@@ -77,12 +77,12 @@ class Server {
   /// message ping-pong waits for its own receive completion, which poll()
   /// progresses to: a second call per idle loop would only delay seeing it
   /// (one more provider progress pass, a system call on socket providers).
-  template <bool Event, bool Progress>
+  template <LoopMode M, bool Progress>
   bool wait(Lane& lane) {
     const std::size_t n = lanes_.poll(lane, lanes_.poll_batch);
     if (n != 0) {
       lanes_.backoff.progressed();
-      lanes_.absorb(lane, n);
+      lanes_.template absorb<M>(lane, n);
       return true;
     }
     if constexpr (Progress) lane.endpoint->progress();
@@ -97,11 +97,11 @@ class Server {
     }
     if (lanes_.abort_requested()) [[unlikely]]
       Lanes::aborted();
-    if constexpr (Event)
+    if constexpr (M.event)
       lane.endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
     else
       lanes_.backoff.empty_poll();
-    if (++idle_polls_ % (Event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
+    if (++idle_polls_ % (M.event ? 1 : kControlCheckInterval) == 0 && peer_.message_ready())
         [[unlikely]] {
       peer_.receive_done();
       return false;
@@ -117,11 +117,11 @@ class Server {
   /// through a software device on a loaded host.
   static constexpr double kDrainQuietSeconds = 0.2;
 
-  template <bool Event>
+  template <LoopMode M>
   void send_acks(Lane& lane) {
     // The initiator posts whole windows only (see policy::whole_windows).
     while ((lane.acks_sent + 1) * flow_.window <= lane.received) {
-      lanes_.make_room<Event>(lane, 1);
+      lanes_.make_room<M>(lane, 1);
       lanes_.post_ack(lane);
     }
   }

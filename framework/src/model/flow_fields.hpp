@@ -243,6 +243,8 @@ constexpr FlowField choice_field(std::string_view name, std::string_view help) {
 /// SKIPs a test that needs more.
 inline constexpr std::uint32_t kMaxQueueKnob = 1u << 20;
 inline constexpr std::uint32_t kMaxEndpoints = 4096;
+/// 2^24 rows of 40 bytes: 640 MiB per flow, more than any study needs.
+inline constexpr std::uint32_t kMaxTraceRows = 1u << 24;
 
 inline constexpr FlowField kFlowFields[] = {
     choice_field<&FlowSpec::op>("op", "the operation")
@@ -331,6 +333,19 @@ inline constexpr FlowField kFlowFields[] = {
         .added_after_1_0()
         .flag_named("--max-loss")
         .in_title(", max loss ", "", true),
+    count_field("trace", &FlowSpec::trace,
+                "Per-request trace of the measured phase (docs/traces.md): 0 none, 1 every "
+                "request, N every Nth")
+        .added_after_1_0()
+        .flag_named("--trace")
+        .in_title(", trace 1 in ", "", true),
+    count_field("trace_max", &FlowSpec::trace_max,
+                "The most trace rows a flow keeps per size (40 bytes each, allocated before the "
+                "loop); later requests are counted, not kept")
+        .at_least(1)
+        .at_most(kMaxTraceRows)
+        .added_after_1_0()
+        .flag_named("--trace-max"),
 };
 
 /// The row named `name`; nullptr when there is none.

@@ -101,6 +101,13 @@ struct FlowSpec {
   /// The most of a stream's messages an unreliable transport may lose
   /// (lost / sent) before its record is an error; 1 = loss is only reported.
   double max_loss = 1;
+  /// Per-request trace (docs/traces.md): 0 = none; N = every Nth request
+  /// this side posts in the measured phase, from the first, is stamped when
+  /// posted and when its completion is polled.
+  std::uint32_t trace = 0;
+  /// The most trace rows a flow keeps per size (memory allocated before the
+  /// loop: 40 bytes a row); requests past it are counted, not kept.
+  std::uint32_t trace_max = 1u << 20;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a

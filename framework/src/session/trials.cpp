@@ -25,6 +25,13 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   sum.counts_loss |= one.counts_loss;
   sum.messages_sent += one.messages_sent;
   sum.finished = std::max(sum.finished, one.finished);  // the pooled span: first to last window
+  // Every window's trace rows, up to the flow's trace_max in all: a run
+  // forever keeps its memory bounded.
+  const std::size_t room = sum.trace.capacity - std::min(sum.trace.capacity, sum.trace.rows.size());
+  const std::size_t kept = std::min(room, one.trace.rows.size());
+  sum.trace.rows.insert(sum.trace.rows.end(), one.trace.rows.begin(),
+                        one.trace.rows.begin() + kept);
+  sum.trace.dropped += one.trace.dropped + (one.trace.rows.size() - kept);
 }
 
 }  // namespace uniperf::session
