@@ -34,6 +34,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
+/// Whether a flow of the suite asks for a per-request trace (the run then
+/// writes a trace file beside its results).
+bool traces(const model::SuiteSpec& suite) {
+  for (const auto& test : suite.tests) {
+    for (const auto& flow : test.flows) {
+      if (flow.trace > 0) return true;
+    }
+  }
+  return false;
+}
+
 constexpr std::uint16_t kDefaultPort = 18521;
 
 /// A port number in full, or a clear error naming the flag (a port of
@@ -293,7 +304,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // (a directory, a folder that does not exist) fails before anything runs.
   std::optional<RunOutput> output;
   if (launcher ? launched_rank0 : options.pair_connect.empty() && !options.listening())
-    output.emplace(options.output, options.report_files, suite.name);
+    output.emplace(
+        options.output, options.report_files, suite.name,
+        traces(suite) ? results::trace_path_for(options.output) : std::filesystem::path());
 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.

@@ -6,15 +6,19 @@
 
 namespace uniperf::cli {
 
-RunOutput::RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title)
+RunOutput::RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title,
+                     const std::filesystem::path& trace_path)
     : results_path_(results_path), reports_(reports), title_(std::move(title)) {
   if (!results_path.empty()) jsonl_.emplace(results_path);
+  if (!trace_path.empty()) trace_.emplace(trace_path, title_);
 }
 
 void RunOutput::add(const results::Record& record) {
   std::lock_guard lock(mutex_);
   if (committed_) return;
+  if (trace_) trace_->add(record);
   records_.push_back(record);
+  records_.back().trace = {};  // in the trace file now
   if (jsonl_) jsonl_->add(record);
 }
 
@@ -29,6 +33,10 @@ void RunOutput::commit_locked() {
   if (jsonl_) {
     jsonl_->commit();
     std::cerr << "uniperf: results written to " << results_path_ << "\n";
+  }
+  if (trace_) {
+    trace_->commit();
+    std::cerr << "uniperf: per-request trace written to " << trace_->target().string() << "\n";
   }
   reports_.commit(records_, title_);
 }

@@ -13,16 +13,20 @@
 #include "cli/report_command.hpp"
 #include "results/jsonl_writer.hpp"
 #include "results/record.hpp"
+#include "results/trace_file.hpp"
 
 namespace uniperf::cli {
 
 class RunOutput {
  public:
   /// Opens the files at once (a bad path fails before anything runs); an
-  /// empty `results_path` writes no results file.
-  RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title);
+  /// empty `results_path` writes no results file, an empty `trace_path` no
+  /// trace file.
+  RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title,
+            const std::filesystem::path& trace_path = {});
 
-  /// One finished record (the session's thread).
+  /// One finished record (the session's thread). Its trace rows go to the
+  /// trace file at once; the copy kept has none.
   void add(const results::Record& record);
   /// Every file written from the records added. Once; later calls do
   /// nothing.
@@ -42,6 +46,7 @@ class RunOutput {
 
   std::mutex mutex_;
   std::optional<results::JsonlWriter> jsonl_;
+  std::optional<results::TraceFile> trace_;
   std::string results_path_;
   PendingReports reports_;
   std::string title_;

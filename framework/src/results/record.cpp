@@ -33,6 +33,9 @@
 //                    then params is the first flow's, bandwidth the aggregate
 //                    (every flow's bytes over the union of their intervals)
 //                    and latency_us is absent
+//   trace            (1.5) only when a flow set `trace`: {rows, dropped}, the
+//                    per-request rows written to the run's trace file
+//                    (docs/traces.md) and the requests that found no room
 //   clock            {source ("tsc" | "steady_clock"), ghz (tick rate; 0 when unused)}
 //   host             host name
 //   timestamp        UTC, ISO 8601
@@ -198,6 +201,8 @@ json to_json(const Record& r) {
   }
   if (r.placement) j["placement"] = to_json(*r.placement);
   if (r.measured) j["measured"] = to_json(*r.measured);
+  if (r.trace_count)
+    j["trace"] = {{"rows", r.trace_count->rows}, {"dropped", r.trace_count->dropped}};
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -507,6 +512,12 @@ Record record_from_json(const json& j) {
   if (j.contains("failure")) r.failure = top.string("failure");                    // added in 1.2
   if (j.contains("placement")) r.placement = placement_from_json(j["placement"]);  // 1.3
   if (j.contains("measured")) r.measured = read_measured(top);                     // 1.4
+  if (j.contains("trace")) {                                                       // 1.5
+    const FieldReader trace = top.object("trace");
+    constexpr auto kMost = std::numeric_limits<std::uint64_t>::max();
+    r.trace_count = TraceCount{.rows = trace.unsigned_integer("rows", kMost),
+                               .dropped = trace.unsigned_integer("dropped", kMost)};
+  }
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 4;
+inline constexpr int kSchemaMinor = 5;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -91,6 +91,26 @@ struct FlowResult {
   /// (1.4) This flow's own measured phase (results/overlap.hpp says how
   /// long the flows of a test ran together).
   std::optional<MeasuredInterval> measured;
+};
+
+/// (1.5) One traced work request (docs/traces.md) on the run's time base:
+/// nanoseconds since the Unix epoch, this process's timed-loop clock placed
+/// on its wall clock once per record, so the rows of every flow of a test
+/// share one timeline.
+struct TraceRow {
+  std::uint32_t flow = 0;  ///< 0-based, in suite order
+  std::uint32_t lane = 0;  ///< the endpoint within the flow
+  std::uint64_t id = 0;    ///< the request's id on its endpoint
+  std::int64_t posted_ns = 0;
+  std::int64_t completed_ns = 0;  ///< 0: no completion covered it
+  bool signaled = false;          ///< its own completion, else covered by a later one
+};
+
+/// (1.5) How many trace rows a record's test kept and how many requests
+/// found the rows full (trace_max).
+struct TraceCount {
+  std::uint64_t rows = 0;
+  std::uint64_t dropped = 0;
 };
 
 /// One rank of a launched job, as a record names it.
@@ -176,6 +196,11 @@ struct Record {
   std::map<std::string, Interval> ci95;
   std::optional<Placement> placement;        ///< (1.3) see Placement
   std::optional<MeasuredInterval> measured;  ///< (1.4) see MeasuredInterval
+  /// (1.5) The flows that set `trace`: their rows (this side's requests).
+  /// Only the count is in the record's JSON; the rows go to the run's trace
+  /// file (cli/run_output.hpp), which keeps none in memory.
+  std::optional<TraceCount> trace_count;
+  std::vector<TraceRow> trace;
 };
 
 /// A record of another schema major: readable JSON, but not comparable

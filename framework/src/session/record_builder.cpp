@@ -46,30 +46,63 @@ results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome
 }
 
 /// This process's timed-loop clock read on the wall clock: both read once,
-/// now, and every earlier reading placed back from there, so intervals
-/// converted by one WallClock keep their order to the microsecond.
+/// now, and every earlier reading placed back from there, so readings
+/// converted by one WallClock keep their order (to the nanosecond).
 class WallClock {
  public:
   WallClock()
       : ticks_now_(engine::now()),
-        wall_now_us_(std::chrono::duration_cast<std::chrono::microseconds>(
+        wall_now_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count()) {}
 
   /// None for an empty interval.
   std::optional<results::MeasuredInterval> interval(engine::Ticks first, engine::Ticks last) const {
     if (first == 0 || last <= first) return std::nullopt;
-    return results::MeasuredInterval{.from_unix_us = at(first), .to_unix_us = at(last)};
+    return results::MeasuredInterval{.from_unix_us = ns(first) / 1000,
+                                     .to_unix_us = ns(last) / 1000};
+  }
+
+  /// Nanoseconds since the Unix epoch.
+  std::int64_t ns(engine::Ticks t) const {
+    const double ago_us = t < ticks_now_ ? engine::ticks_to_us(ticks_now_ - t) : 0.0;
+    return wall_now_ns_ - static_cast<std::int64_t>(ago_us * 1e3);
   }
 
  private:
-  std::int64_t at(engine::Ticks t) const {
-    const double ago_us = t < ticks_now_ ? engine::ticks_to_us(ticks_now_ - t) : 0.0;
-    return wall_now_us_ - static_cast<std::int64_t>(ago_us);
-  }
   engine::Ticks ticks_now_;
-  std::int64_t wall_now_us_;
+  std::int64_t wall_now_ns_;
 };
+
+/// The traced flows' rows on the wall clock, flow after flow.
+void fill_trace(results::Record& record, const std::vector<engine::SizeOutcome>& outcomes,
+                const WallClock& wall) {
+  results::TraceCount count;
+  bool traced = false;
+  for (std::uint32_t k = 0; k < outcomes.size(); ++k) {
+    const engine::FlowTrace& trace = outcomes[k].trace;
+    if (trace.every == 0) continue;
+    traced = true;
+    count.rows += trace.rows.size();
+    count.dropped += trace.dropped;
+    for (const engine::TraceRow& row : trace.rows) {
+      record.trace.push_back({.flow = k,
+                              .lane = row.lane,
+                              .id = row.id,
+                              .posted_ns = wall.ns(row.posted),
+                              .completed_ns = row.completed ? wall.ns(row.completed) : 0,
+                              .signaled = row.signaled != 0});
+    }
+  }
+  if (!traced) return;
+  record.trace_count = count;
+  if (count.dropped > 0) {
+    record.warnings.push_back(fmt::format(
+        "the trace kept {} rows and had no room for {} more requests (raise trace_max, or "
+        "trace 1 in N)",
+        count.rows, count.dropped));
+  }
+}
 
 /// Loss is a result; above a flow's max_loss it also fails the record.
 /// Empty when every flow is within its limit.
@@ -91,6 +124,7 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
   }
   const WallClock wall;
   record.measured = wall.interval(first, last);
+  fill_trace(record, outcomes, wall);
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;

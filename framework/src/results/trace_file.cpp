@@ -1,0 +1,55 @@
+#include "results/trace_file.hpp"
+
+#include <fmt/format.h>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::results {
+
+std::filesystem::path trace_path_for(const std::string& results_path) {
+  if (results_path.empty()) return "trace.csv";
+  std::filesystem::path path = results_path;
+  if (path.extension() == ".jsonl") path.replace_extension();
+  path += ".trace.csv";
+  return path;
+}
+
+TraceFile::TraceFile(std::filesystem::path target, const std::string& suite)
+    : file_(std::move(target)) {
+  file_.write(
+      fmt::format("# uniperf per-request trace, format 1 (docs/traces.md); suite {}\n"
+                  "# times: nanoseconds since the Unix epoch, the measuring host's clock\n{}\n",
+                  suite, kTraceColumns));
+}
+
+void TraceFile::add(const Record& record) {
+  if (record.trace.empty()) return;
+  std::string text;
+  if (!provenance_written_) {
+    text += "# provenance: " + record.provenance.dump() + "\n";
+    provenance_written_ = true;
+  }
+  // What each flow moved: its op, and its bytes per request (8 for atomics).
+  auto flow_of = [&](std::uint32_t k) -> const model::FlowSpec& {
+    return record.flows.empty() || k >= record.flows.size() ? record.flow : record.flows[k].flow;
+  };
+  for (const TraceRow& row : record.trace) {
+    const model::FlowSpec& flow = flow_of(row.flow);
+    const std::uint64_t bytes = is_atomic(flow.op) ? 8 : record.size;
+    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{}\n", record.config,
+                   record.test, record.size, row.flow + 1, row.lane, row.id, to_string(flow.op),
+                   bytes, row.posted_ns, row.completed_ns,
+                   row.completed_ns == 0 ? "none"
+                   : row.signaled        ? "signaled"
+                                         : "covered");
+  }
+  file_.write(text);
+}
+
+void TraceFile::commit() {
+  if (committed_) return;
+  committed_ = true;
+  file_.commit();
+}
+
+}  // namespace uniperf::results

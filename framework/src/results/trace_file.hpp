@@ -1,0 +1,46 @@
+// The run's per-request trace file (docs/traces.md): CSV, one row per traced
+// work request of every record that has some, written through AtomicFile as
+// records arrive (so a run keeps no trace rows in memory, and a run that
+// dies leaves no partial file). Lines starting with '#' say what the file
+// is and where it came from; pandas reads it with
+// pd.read_csv(path, comment="#").
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "results/atomic_file.hpp"
+#include "results/record.hpp"
+
+namespace uniperf::results {
+
+/// The columns, in order.
+inline constexpr std::string_view kTraceColumns =
+    "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion";
+
+/// Where a run's trace goes when its results go to `results_path`: beside
+/// it, its ".jsonl" (if any) replaced by ".trace.csv"; "trace.csv" in the
+/// working directory when the run writes no results file.
+std::filesystem::path trace_path_for(const std::string& results_path);
+
+class TraceFile {
+ public:
+  /// Creates the temporary file at once. Throws std::runtime_error naming
+  /// the path.
+  TraceFile(std::filesystem::path target, const std::string& suite);
+
+  /// Appends `record`'s rows (none: nothing) and, with the first, the
+  /// record's provenance as a comment line.
+  void add(const Record& record);
+  /// Names the file. Calling it again does nothing.
+  void commit();
+
+  const std::filesystem::path& target() const { return file_.target(); }
+
+ private:
+  AtomicFile file_;
+  bool provenance_written_ = false;
+  bool committed_ = false;
+};
+
+}  // namespace uniperf::results

@@ -1,0 +1,219 @@
+// The per-request trace (FlowSpec::trace, docs/traces.md): a lane's rows
+// against known post and completion sequences, then whole tests over the
+// fake transport (one row per traced request, every Nth, the cap), and the
+// trace file's rows read back.
+#include "engine/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fake_session.hpp"
+#include "results/trace_file.hpp"
+
+namespace uniperf {
+namespace {
+
+using engine::LaneTrace;
+using engine::TraceRow;
+using results::Status;
+
+TEST(LaneTrace, ACompletionCoversEveryRequestUpToItsId) {
+  std::vector<TraceRow> rows(8);
+  LaneTrace trace;
+  trace.attach(rows.data(), rows.size(), 3, 1);
+  trace.restart();
+  // Ids 10..15, every fourth signaled (13), and the last (15).
+  for (std::uint64_t id = 10; id < 16; ++id) trace.posted(id, 100 + id, id == 13 || id == 15);
+  trace.completed(13, 500);
+  trace.completed(15, 600);
+  ASSERT_EQ(trace.written(), 6u);
+  for (std::uint64_t k = 0; k < 6; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(rows[k].id, 10 + k);
+    EXPECT_EQ(rows[k].posted, 110 + k);
+    EXPECT_EQ(rows[k].completed, k <= 3 ? 500u : 600u);
+    EXPECT_EQ(rows[k].lane, 3u);
+    EXPECT_EQ(rows[k].signaled, k == 3 || k == 5 ? 1u : 0u);
+  }
+}
+
+TEST(LaneTrace, EveryNthFromTheFirstAndTheCapCountsWhatFoundNoRoom) {
+  std::vector<TraceRow> rows(3);
+  LaneTrace trace;
+  trace.attach(rows.data(), rows.size(), 0, 4);
+  trace.restart();
+  for (std::uint64_t id = 0; id < 20; ++id) trace.posted(id, id, true);
+  // Ids 0, 4, 8 kept; 12 and 16 found the rows full.
+  ASSERT_EQ(trace.written(), 3u);
+  EXPECT_EQ(rows[0].id, 0u);
+  EXPECT_EQ(rows[1].id, 4u);
+  EXPECT_EQ(rows[2].id, 8u);
+  EXPECT_EQ(trace.dropped(), 2u);
+  // A completion of an untraced request covers the traced ones before it.
+  trace.completed(5, 77);
+  EXPECT_EQ(rows[0].completed, 77u);
+  EXPECT_EQ(rows[1].completed, 77u);
+  EXPECT_EQ(rows[2].completed, 0u);
+  // The next phase starts over.
+  trace.restart();
+  trace.posted(40, 1, true);
+  EXPECT_EQ(trace.written(), 1u);
+  EXPECT_EQ(trace.dropped(), 0u);
+  EXPECT_EQ(rows[0].id, 40u);
+}
+
+std::map<std::uint32_t, std::vector<results::TraceRow>> rows_by_flow(const results::Record& r) {
+  std::map<std::uint32_t, std::vector<results::TraceRow>> by_flow;
+  for (const auto& row : r.trace) by_flow[row.flow].push_back(row);
+  return by_flow;
+}
+
+TEST(Trace, AStreamHasOneRowPerRequestOnOneTimeline) {
+  const auto run = testing::run_fake_suite(
+      "  - {name: bw, op: send, pattern: bandwidth, window: 16, signal_every: 4, trace: 1, "
+      "sizes: [64, 4096]}\n"
+      "  - {name: plain, op: send, pattern: bandwidth, window: 16, sizes: [64]}\n",
+      {});
+  ASSERT_EQ(run.records.size(), 3u);
+  for (const auto& r : run.records) {
+    SCOPED_TRACE(r.test + " " + std::to_string(r.size));
+    ASSERT_EQ(r.status, Status::ok) << r.reason;
+    if (r.test == "plain") {
+      EXPECT_FALSE(r.trace_count);
+      EXPECT_TRUE(r.trace.empty());
+      continue;
+    }
+    ASSERT_TRUE(r.trace_count);
+    EXPECT_EQ(r.trace_count->rows, 200u);  // the measured phase's 200 requests
+    EXPECT_EQ(r.trace_count->dropped, 0u);
+    ASSERT_EQ(r.trace.size(), 200u);
+    std::size_t signaled = 0;
+    for (std::size_t k = 0; k < r.trace.size(); ++k) {
+      const auto& row = r.trace[k];
+      if (k > 0) {
+        EXPECT_EQ(row.id, r.trace[k - 1].id + 1);
+        EXPECT_GE(row.posted_ns, r.trace[k - 1].posted_ns);
+      }
+      EXPECT_GT(row.posted_ns, 0);
+      EXPECT_GE(row.completed_ns, row.posted_ns);
+      signaled += row.signaled;
+    }
+    EXPECT_EQ(signaled, 50u);  // signal_every 4
+    ASSERT_TRUE(r.measured);
+    // The rows sit inside the record's measured interval (microseconds).
+    EXPECT_GE(r.trace.front().posted_ns / 1000, r.measured->from_unix_us - 1);
+    EXPECT_LE(r.trace.back().completed_ns / 1000, r.measured->to_unix_us + 1);
+  }
+}
+
+TEST(Trace, EveryNthAndTheCapWarn) {
+  const auto run = testing::run_fake_suite(
+      "  - {name: nth, op: send, pattern: latency, trace: 10, sizes: [8]}\n"
+      "  - {name: capped, op: send, pattern: bandwidth, window: 8, trace: 1, trace_max: 50, "
+      "sizes: [8]}\n",
+      {});
+  ASSERT_EQ(run.records.size(), 2u);
+  const auto* nth = testing::find_record(run, "nth", 8);
+  ASSERT_TRUE(nth && nth->trace_count);
+  EXPECT_EQ(nth->trace_count->rows, 20u);  // 200 ping-pongs, 1 in 10
+  for (std::size_t k = 1; k < nth->trace.size(); ++k)
+    EXPECT_EQ(nth->trace[k].id, nth->trace[k - 1].id + 10);
+  EXPECT_TRUE(nth->warnings.empty());
+  const auto* capped = testing::find_record(run, "capped", 8);
+  ASSERT_TRUE(capped && capped->trace_count);
+  EXPECT_EQ(capped->status, Status::ok);
+  EXPECT_EQ(capped->trace_count->rows, 50u);
+  EXPECT_EQ(capped->trace_count->dropped, 150u);
+  ASSERT_EQ(capped->warnings.size(), 1u);
+  EXPECT_NE(capped->warnings[0].find("no room for 150 more requests"), std::string::npos);
+}
+
+TEST(Trace, ConcurrentFlowsShareOneTimeline) {
+  const auto run = testing::run_fake_suite(
+      "  - name: two\n"
+      "    sizes: [256]\n"
+      "    flows:\n"
+      "      - {op: send, pattern: bandwidth, window: 8, trace: 1}\n"
+      "      - {op: write, pattern: bandwidth, window: 4, trace: 2}\n"
+      "      - {op: send, pattern: bandwidth, window: 4}\n",
+      {});
+  ASSERT_EQ(run.records.size(), 1u);
+  const auto& r = run.records.front();
+  ASSERT_EQ(r.status, Status::ok) << r.reason;
+  const auto by_flow = rows_by_flow(r);
+  ASSERT_EQ(by_flow.size(), 2u);  // the third flow is not traced
+  EXPECT_EQ(by_flow.at(0).size(), 200u);
+  EXPECT_EQ(by_flow.at(1).size(), 100u);
+  ASSERT_TRUE(r.trace_count);
+  EXPECT_EQ(r.trace_count->rows, 300u);
+  // Each flow's rows lie within that flow's own measured interval.
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(r.flows[k].measured);
+    const auto& m = *r.flows[k].measured;
+    for (const auto& row : by_flow.at(k)) {
+      EXPECT_GE(row.posted_ns / 1000, m.from_unix_us - 1);
+      EXPECT_LE(row.completed_ns / 1000, m.to_unix_us + 1);
+    }
+  }
+}
+
+TEST(Trace, TheRecordCountsItsRowsAndRoundTrips) {
+  results::Record r;
+  r.trace_count = results::TraceCount{.rows = 1000, .dropped = 24};
+  r.trace = {{.flow = 0, .lane = 0, .id = 1, .posted_ns = 5, .completed_ns = 6}};
+  const auto j = results::to_json(r);
+  EXPECT_EQ(j.at("trace"), nlohmann::json({{"rows", 1000}, {"dropped", 24}}));
+  const auto back = results::record_from_json(j);
+  ASSERT_TRUE(back.trace_count);
+  EXPECT_EQ(back.trace_count->rows, 1000u);
+  EXPECT_EQ(back.trace_count->dropped, 24u);
+  EXPECT_TRUE(back.trace.empty());  // the rows are the trace file's
+  EXPECT_FALSE(results::to_json(results::Record{}).contains("trace"));
+}
+
+TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("uniperf-trace-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = results::trace_path_for((dir / "run.jsonl").string());
+  EXPECT_EQ(path, dir / "run.trace.csv");
+  EXPECT_EQ(results::trace_path_for(""), "trace.csv");
+  EXPECT_EQ(results::trace_path_for("out"), "out.trace.csv");
+  {
+    results::TraceFile file(path, "suite-a");
+    results::Record r;
+    r.config = "cfg";
+    r.test = "t";
+    r.size = 4096;
+    r.flow.op = Op::write;
+    r.provenance = {{"host", "h"}};
+    r.trace = {
+        {.flow = 0, .lane = 1, .id = 7, .posted_ns = 100, .completed_ns = 250, .signaled = true},
+        {.flow = 0, .lane = 1, .id = 8, .posted_ns = 120, .completed_ns = 0}};
+    file.add(r);
+    EXPECT_FALSE(std::filesystem::exists(path));  // not before commit
+    file.commit();
+  }
+  std::ifstream in(path);
+  std::vector<std::string> data;
+  std::string line, provenance;
+  while (std::getline(in, line)) {
+    if (line.rfind("# provenance: ", 0) == 0) provenance = line;
+    if (!line.empty() && line[0] != '#') data.push_back(line);
+  }
+  ASSERT_EQ(data.size(), 3u);
+  EXPECT_EQ(data[0], results::kTraceColumns);
+  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled");
+  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none");
+  EXPECT_NE(provenance.find("\"host\":\"h\""), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace uniperf
