@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Per-request traces over real transports (docs/traces.md).
+
+For each config (tcp, and ucx-shm where UCX has it), a local pair runs a
+suite of traced tests: a stream with every request traced, a latency test
+tracing one request in ten, two concurrent traced flows, a stream whose
+rows are capped, and an untraced test. Asserted:
+
+  * the run writes <results>.trace.csv beside the results file, and no
+    temporary file;
+  * a traced stream has one row per measured request: as many rows as the
+    record's messages, ids consecutive per lane, every one completed no
+    earlier than posted, signaled exactly every signal_every requests (the
+    rest covered);
+  * one in ten latency iterations is traced, ten ids apart;
+  * the rows of concurrent flows are told apart by flow, and each flow's
+    rows lie within its own measured interval (one timeline);
+  * trace_max caps the rows: the record counts what found no room and warns;
+  * each record's trace.rows equals the rows of its (config, test, size) in
+    the file, and an untraced test has no rows and no trace field;
+  * the file's comment lines carry the run's provenance.
+"""
+import csv, json, os, subprocess, sys, tempfile
+from collections import defaultdict
+
+uniperf, source_dir = sys.argv[1], sys.argv[2]
+
+SUITE = """suite: traced
+defaults: {warmup: 50, iterations: 400}
+tests:
+  - {name: stream, op: send, pattern: bandwidth, sizes: [4K], window: 16, signal_every: 4,
+     endpoints: 2, trace: 1}
+  - {name: ping, op: send, pattern: latency, sizes: [8], trace: 10}
+  - name: pair
+    sizes: [16K]
+    flows:
+      - {op: send, pattern: bandwidth, window: 8, trace: 1}
+      - {op: send, pattern: bandwidth, window: 4, trace: 1}
+  - {name: capped, op: send, pattern: bandwidth, sizes: [64], window: 8, trace: 1, trace_max: 100}
+  - {name: plain, op: send, pattern: bandwidth, sizes: [64], window: 8}
+"""
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+    return condition
+
+
+def run_config(config, work):
+    suite = os.path.join(work, "traced.yaml")
+    with open(suite, "w") as f:
+        f.write(SUITE)
+    results = os.path.join(work, f"{config}.jsonl")
+    run = subprocess.run([uniperf, "run", suite, "-c", os.path.join(source_dir, "configs",
+                                                                     f"{config}.yaml"),
+                          "-o", results], capture_output=True, text=True, timeout=300)
+    records = [json.loads(line) for line in open(results)] if os.path.exists(results) else []
+    if any(r["status"] == "skipped" for r in records):
+        print(f"{config}: skipped ({records[0]['reason']})")
+        return
+    if not check(run.returncode == 0, f"{config}: exit {run.returncode}: {run.stderr[-2000:]}"):
+        return
+    trace_path = os.path.join(work, f"{config}.trace.csv")
+    if not check(os.path.exists(trace_path), f"{config}: no {trace_path}"):
+        return
+    leftovers = [n for n in os.listdir(work) if ".tmp." in n]
+    check(not leftovers, f"{config}: temporary files left: {leftovers}")
+    with open(trace_path) as f:
+        lines = f.read().splitlines()
+    comments = [l for l in lines if l.startswith("#")]
+    check(any(l.startswith("# provenance: {") and '"suite_sha256"' in l for l in comments),
+          f"{config}: no provenance line")
+    rows = list(csv.DictReader(l for l in lines if not l.startswith("#")))
+    by_record = defaultdict(list)
+    for row in rows:
+        by_record[(row["test"], int(row["size"]))].append(row)
+    for r in records:
+        key = (r["test"], r["size"])
+        mine = by_record.get(key, [])
+        name = f"{config} {r['test']} {r['size']}"
+        if not check(r["status"] == "ok", f"{name}: {r['status']} {r['reason']}"):
+            continue
+        if r["test"] == "plain":
+            check("trace" not in r and not mine, f"{name}: an untraced test has trace rows")
+            continue
+        check(r.get("trace", {}).get("rows") == len(mine),
+              f"{name}: record counts {r.get('trace')} rows, the file has {len(mine)}")
+        for row in mine:
+            if int(row["completed_ns"]) < int(row["posted_ns"]):
+                check(False, f"{name}: request {row['id']} completed before it was posted")
+                break
+        if r["test"] == "stream":
+            check(len(mine) == r["bandwidth"]["messages"],
+                  f"{name}: {len(mine)} rows for {r['bandwidth']['messages']} messages")
+            for lane in ("0", "1"):
+                ids = [int(x["id"]) for x in mine if x["lane"] == lane]
+                check(ids and ids == list(range(ids[0], ids[0] + len(ids))),
+                      f"{name}: lane {lane}'s ids are not consecutive")
+            signaled = sum(1 for x in mine if x["completion"] == "signaled")
+            covered = sum(1 for x in mine if x["completion"] == "covered")
+            check(signaled == len(mine) // 4 and signaled + covered == len(mine),
+                  f"{name}: {signaled} signaled, {covered} covered of {len(mine)}")
+            check(all(x["op"] == "send" and x["bytes"] == "4096" for x in mine),
+                  f"{name}: wrong op or bytes")
+        elif r["test"] == "ping":
+            ids = [int(x["id"]) for x in mine]
+            check(len(mine) == r["iterations_run"] // 10,
+                  f"{name}: {len(mine)} rows for {r['iterations_run']} iterations, 1 in 10")
+            check(all(b - a == 10 for a, b in zip(ids, ids[1:])), f"{name}: ids not 10 apart")
+        elif r["test"] == "pair":
+            for k, flow in enumerate(r["flows"]):
+                own = [x for x in mine if x["flow"] == str(k + 1)]
+                check(len(own) == flow["bandwidth"]["messages"],
+                      f"{name}: flow {k + 1}: {len(own)} rows for "
+                      f"{flow['bandwidth']['messages']} messages")
+                m = flow["measured"]
+                inside = all(int(x["posted_ns"]) // 1000 >= m["from_unix_us"] - 1 and
+                             int(x["completed_ns"]) // 1000 <= m["to_unix_us"] + 1 for x in own)
+                check(inside, f"{name}: flow {k + 1}'s rows leave its measured interval {m}")
+        elif r["test"] == "capped":
+            check(len(mine) == 100 and r["trace"]["dropped"] == 300,
+                  f"{name}: {len(mine)} rows, {r['trace']['dropped']} dropped (want 100, 300)")
+            check(any("no room for 300 more" in w for w in r.get("warnings", [])),
+                  f"{name}: no warning about the cap")
+    print(f"{config}: {len(rows)} trace rows over {len(records)} records checked")
+
+
+def main():
+    for config in ("tcp", "ucx-shm"):
+        with tempfile.TemporaryDirectory() as work:
+            run_config(config, work)
+    for failure in failures:
+        print("FAIL", failure)
+    return 1 if failures else 0
+
+
+sys.exit(main())
