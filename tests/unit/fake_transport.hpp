@@ -56,12 +56,18 @@ struct FakeFabric {
   std::mutex mutex;
   std::map<std::uint32_t, std::shared_ptr<FakeWire>> wires;
   std::mutex atomics;  // serialises atomics on target memory
-  std::shared_ptr<FakeWire> wire(std::uint32_t index) {
+  /// Each side's next wire. Both sides connect their endpoints in the same
+  /// order (a test's flows one after the other, in every Context they
+  /// open), so the n-th connect of each meets on the n-th wire: a later
+  /// test never sees what an earlier one left on its wire, and two flows
+  /// in Contexts of their own never share one.
+  std::shared_ptr<FakeWire> next_wire(int rank) {
     std::lock_guard lock(mutex);
-    auto& w = wires[index];
+    auto& w = wires[connects[rank]++];
     if (!w) w = std::make_shared<FakeWire>();
     return w;
   }
+  std::uint32_t connects[2] = {0, 0};
 };
 
 class FakeMemory final : public MemoryRegion {
@@ -325,12 +331,9 @@ class FakeContext final : public Context {
     if (std::string(reinterpret_cast<const char*>(reply.data()), reply.size()) != hello) {
       throw TransportError("fake: peer connected another endpoint");
     }
-    // Both sides connect their endpoints in the same order, so the n-th
-    // connect of each meets on the n-th wire: a later test never sees what
-    // an earlier one left on its wire.
     auto endpoint = std::make_unique<FakeEndpoint>(
-        fabric_.wire(connects_++), fabric_, channel.rank(), params, counters, counters_mutex,
-        corrupt_every, reverse_atomics, fail_receives_from, stall_from);
+        fabric_.next_wire(channel.rank()), fabric_, channel.rank(), params, counters,
+        counters_mutex, corrupt_every, reverse_atomics, fail_receives_from, stall_from);
     endpoint->lose_every(lose_every);
     return endpoint;
   }
@@ -365,7 +368,6 @@ class FakeContext final : public Context {
  private:
   FakeFabric& fabric_;
   Capabilities caps_;
-  std::uint32_t connects_ = 0;
 };
 
 }  // namespace uniperf::testing
