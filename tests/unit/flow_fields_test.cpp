@@ -22,11 +22,15 @@ using model::FieldKind;
 using model::FlowField;
 using model::FlowSpec;
 
-/// A bandwidth send test, with one key set (or replaced): every knob may
-/// differ from its default there without breaking another.
+/// A bandwidth send test, with one key of its first flow set (or
+/// replaced): every knob may differ from its default there without breaking
+/// another. A second, plain flow beside it makes `role: load` valid.
 model::TestSpec bandwidth_test(const std::string& key = "", const std::string& value = "") {
-  YAML::Node node = YAML::Load("{name: t, op: send, pattern: bandwidth}");
-  if (!key.empty()) node[key] = value;
+  if (key.empty())
+    return suite::parse_test(YAML::Load("{name: t, op: send, pattern: bandwidth}"), "t.yaml");
+  YAML::Node node = YAML::Load(
+      "{name: t, flows: [{op: send, pattern: bandwidth}, {op: send, pattern: bandwidth}]}");
+  node["flows"][0][key] = value;
   return suite::parse_test(node, "t.yaml");
 }
 

@@ -839,5 +839,37 @@ TEST(ShippedFiles, QuickSuiteCoversTheIssue) {
   EXPECT_EQ(load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/tcp.yaml").plugin, "tcp");
 }
 
+// ---------------------------------------------------------------- competing flows
+
+TEST(SuiteParse, StopRulesAndLoadFlows) {
+  const auto test =
+      only_test(one_test("    until: first_done\n"
+                         "    sizes: [8]\n"
+                         "    flows:\n"
+                         "      - {op: send, pattern: latency}\n"
+                         "      - {op: write, pattern: bandwidth, window: 8, role: load}\n"));
+  EXPECT_EQ(test.until, model::StopRule::first_done);
+  ASSERT_EQ(test.flows.size(), 2u);
+  EXPECT_EQ(test.flows[0].role, model::Role::measured);
+  EXPECT_EQ(test.flows[1].role, model::Role::load);
+  EXPECT_EQ(only_test(one_test("    op: send\n")).until, model::StopRule::all_done);
+}
+
+TEST(SuiteParse, ALoadIsAOneWayStreamBesideAMeasuredFlow) {
+  expect_error(one_test("    until: fist_done\n    op: send\n"), 4, "until",
+               "unknown stop rule 'fist_done' (did you mean 'first_done'?)");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: send, pattern: latency, role: load}\n"
+                        "      - {op: send, pattern: latency}\n"),
+               5, "role", "a load flow is a stream");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: send, pattern: bandwidth, direction: bi, role: load}\n"),
+               6, "role", "one way");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: send, pattern: bandwidth, role: load}\n"),
+               3, "role", "a test needs a measured flow");
+}
+
 }  // namespace
 }  // namespace uniperf::suite

@@ -69,6 +69,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<CompletionMode> = kCompletionModeCount;
 template <>
 inline constexpr std::size_t kChoiceCount<BufferMode> = kBufferModeCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Role> = kRoleCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -346,6 +348,11 @@ inline constexpr FlowField kFlowFields[] = {
         .at_most(kMaxTraceRows)
         .added_after_1_0()
         .flag_named("--trace-max"),
+    choice_field<&FlowSpec::role>("role",
+                                  "measured (its own length) | load (a stream that runs until "
+                                  "the test's measured flows are done)")
+        .added_after_1_0()
+        .in_title(", ", "", true),
 };
 
 /// The row named `name`; nullptr when there is none.

@@ -28,6 +28,26 @@ std::string_view to_string(RankPairs pairs) {
   return "unknown";
 }
 
+std::string_view to_string(Role role) {
+  switch (role) {
+    case Role::measured:
+      return "measured";
+    case Role::load:
+      return "load";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(StopRule rule) {
+  switch (rule) {
+    case StopRule::all_done:
+      return "all_done";
+    case StopRule::first_done:
+      return "first_done";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

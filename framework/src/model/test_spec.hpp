@@ -35,6 +35,22 @@ inline constexpr std::size_t kCompletionModeCount = 2;
 enum class BufferMode : std::uint8_t { cycle, single };
 inline constexpr std::size_t kBufferModeCount = 2;
 
+/// What a flow is in its test. measured: its own length (the test's
+/// iterations or duration) and its numbers are the test's point. load: a
+/// stream that runs from the measured phase's start until the test's
+/// measured flows are done (`until`), the competing traffic they are
+/// measured under; its numbers are reported beside theirs.
+enum class Role : std::uint8_t { measured, load };
+inline constexpr std::size_t kRoleCount = 2;
+
+/// When a test of several flows ends its measured phase (the flows always
+/// start it together). all_done: each measured flow runs its own length and
+/// load flows stop when the last is done. first_done: every flow stops when
+/// the first measured flow is done, so that they all ran for the same
+/// interval, under each other's load throughout.
+enum class StopRule : std::uint8_t { all_done, first_done };
+inline constexpr std::size_t kStopRuleCount = 2;
+
 /// Which ranks of a launched job (mpirun, srun with more than two ranks)
 /// a test pairs, and which pairs run at once (session/rank_pairs.hpp).
 /// Outside a launcher, and with two ranks, there is one pair (0 measuring,
@@ -108,6 +124,7 @@ struct FlowSpec {
   /// The most trace rows a flow keeps per size (memory allocated before the
   /// loop: 40 bytes a row); requests past it are counted, not kept.
   std::uint32_t trace_max = 1u << 20;
+  Role role = Role::measured;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -133,6 +150,7 @@ struct TestSpec {
   Duration duration;
   std::vector<FlowSpec> flows;  ///< at least one
   RankPairs pairs = RankPairs::first;
+  StopRule until = StopRule::all_done;
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
 
@@ -142,5 +160,7 @@ std::string_view to_string(WindowMode);
 std::string_view to_string(CompletionMode);
 std::string_view to_string(BufferMode);
 std::string_view to_string(RankPairs);
+std::string_view to_string(Role);
+std::string_view to_string(StopRule);
 
 }  // namespace uniperf::model

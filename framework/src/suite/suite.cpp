@@ -39,7 +39,7 @@ const std::vector<std::string>& flow_keys() {
 
 /// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs"};
+  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs", "until"};
   for (const model::RunField& field : model::kRunFields) {
     if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
   }
@@ -116,6 +116,14 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   if (!r.has("rx_depth") || f.rx_depth == 0) f.rx_depth = std::max(2 * f.window, 64u);
   if (f.rx_replenish > f.rx_depth) {
     r.fail("rx_replenish", "must not exceed rx_depth (" + std::to_string(f.rx_depth) + ")");
+  }
+  if (f.role == model::Role::load) {
+    // A load runs until it is told to stop, which only the side that
+    // streams on its own (the initiator, one way) can be.
+    if (latency) r.fail("role", "a load flow is a stream: pattern bandwidth or message_rate");
+    if (f.direction == Direction::bi) r.fail("role", "a load flow runs one way (direction: uni)");
+    if (f.window_mode == WindowMode::window_ack)
+      r.fail("role", "a load flow streams (window_mode: streaming)");
   }
   return f;
 }
@@ -299,6 +307,22 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     }
   }
 
+  // When its flows stop (model::StopRule).
+  if (given.count("until")) {
+    const std::string& text = given["until"].text;
+    std::vector<std::string> choices;
+    for (std::size_t i = 0; i < model::kStopRuleCount; ++i) {
+      const auto choice = static_cast<model::StopRule>(i);
+      choices.emplace_back(model::to_string(choice));
+      if (text == model::to_string(choice)) test.until = choice;
+    }
+    if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+      throw SpecError(file, given["until"].line, "until",
+                      "unknown stop rule '" + text + "'" + suggestion(text, choices) +
+                          "; expected one of: " + join(choices));
+    }
+  }
+
   // Flows: the `flows:` list (the test's, else the defaults'), or the test itself.
   const std::optional<YAML::Node> flow_list = structured_key(node, defaults, "flows");
   std::vector<YAML::Node> flow_nodes;
@@ -343,6 +367,16 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     resolve(nullptr);
   } else {
     for (const auto& flow_node : flow_nodes) resolve(&flow_node);
+  }
+
+  // A load is measured against: a test needs a measured flow.
+  const bool any_measured = std::any_of(test.flows.begin(), test.flows.end(), [](const auto& f) {
+    return f.role == model::Role::measured;
+  });
+  if (!any_measured) {
+    throw SpecError(file, test.source_line, "role",
+                    "every flow is a load: a test needs a measured flow (role: measured) for "
+                    "its loads to run beside");
   }
 
   // How long, from the first flow's ladder (the run-length keys are test
