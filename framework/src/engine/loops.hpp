@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/clock.hpp"
+#include "engine/flow_group.hpp"
 #include "engine/lane.hpp"
 #include "engine/serving.hpp"
 
@@ -35,7 +36,7 @@ class Loops {
   /// echo, the responder waits and echoes. stamps[i] is when iteration i
   /// began; stamps[count] when the last one ended.
   template <LoopMode M, bool Initiator>
-  void pingpong_message(std::uint64_t total, Ticks deadline) {
+  void pingpong_message(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
     for (; i < total; ++i) {
@@ -48,7 +49,7 @@ class Loops {
         lanes_.template post_chain<M>(lane, burst_end(lane));
         lanes_.refill(lane);  // the previous echo's receive, while the ping flies
         while (lane.received < expect) lanes_.pump<M, true>(lane);
-        if (stamps_[i & stamp_mask_] >= deadline) break;
+        if (stamps_[i & stamp_mask_] >= stop.load()) break;
       } else {
         while (lane.received < expect) {
           if (!server_.wait<M, false>(lane)) return;
@@ -64,7 +65,7 @@ class Loops {
   /// Ping-pong over RDMA write: each side polls the last byte of its receive
   /// slot for the peer's iteration marker, then writes its own.
   template <LoopMode M, bool Initiator>
-  void pingpong_write(std::uint64_t total, Ticks deadline) {
+  void pingpong_write(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
     for (; i < total; ++i) {
@@ -82,7 +83,7 @@ class Loops {
         lanes_.template post_chain<M>(lane, burst_end(lane));
         while (!spin_for(last, marker)) lanes_.pump<M>(lane);
         lanes_.backoff.progressed();  // the marker came without a completion
-        if (stamps_[i & stamp_mask_] >= deadline) break;
+        if (stamps_[i & stamp_mask_] >= stop.load()) break;
       } else {
         while (!spin_for(last, marker)) {
           if (!server_.wait<M, true>(lane)) return;
@@ -98,7 +99,7 @@ class Loops {
 
   /// Round trip of one read or atomic at a time (initiator only).
   template <LoopMode M>
-  void roundtrip(std::uint64_t total, Ticks deadline) {
+  void roundtrip(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
     for (; i < total; ++i) {
@@ -107,17 +108,19 @@ class Loops {
       stamps_[i & stamp_mask_] = now();
       lanes_.template post_chain<M>(lane, lane.posted + 1);
       while (lane.completed < lane.posted) lanes_.pump<M>(lane);
-      if (stamps_[i & stamp_mask_] >= deadline) break;
+      if (stamps_[i & stamp_mask_] >= stop.load()) break;
     }
     stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Streaming window (wait-any): keep up to `window` requests outstanding
-  /// per endpoint, refilled as completions arrive. Timed (duration mode)
-  /// reads the clock once per pass; an iteration count never does. Returns
-  /// first post -> last completion.
-  template <LoopMode M, bool Timed>
-  Ticks stream(Ticks deadline, Ticks& started) {
+  /// per endpoint, refilled as completions arrive. Stoppable (duration
+  /// mode, and the flows of a test with several) reads the clock and the
+  /// stop time once per pass and ends at the next signaled request past it;
+  /// a lone flow's iteration count never does. Returns first post -> last
+  /// completion.
+  template <LoopMode M, bool Stoppable>
+  Ticks stream(const StopTime& stop, Ticks& started) {
     started = now();
     bool stopping = false;
     while (true) {
@@ -134,12 +137,13 @@ class Loops {
         }
       }
       if (all_done) break;
-      if constexpr (Timed) {
-        if (!stopping && now() >= deadline) [[unlikely]] {
+      if constexpr (Stoppable) {
+        if (!stopping && now() >= stop.load()) [[unlikely]] {
           stopping = true;
           for (Lane& lane : lanes_.all()) {
-            lane.target = lane.phase_start +
-                          policy::stop_after_signal(lane.phase_posted(), flow_.signal_every);
+            lane.target = std::min(
+                lane.target, lane.phase_start + policy::stop_after_signal(lane.phase_posted(),
+                                                                          flow_.signal_every));
           }
         }
       }
@@ -150,7 +154,7 @@ class Loops {
   /// Window with acknowledgement (wait-all): post `window` back to back,
   /// wait for all of them and (two-sided ops) for the receiver's ack.
   template <LoopMode M>
-  Ticks stream_window_ack(Ticks deadline, Ticks& started) {
+  Ticks stream_window_ack(const StopTime& stop, Ticks& started) {
     const bool acked = is_two_sided(flow_.op);
     started = now();
     bool more = true;
@@ -168,7 +172,7 @@ class Loops {
           const std::uint64_t acks = lane.phase_posted() / flow_.window;
           while (lane.received < acks) lanes_.pump<M>(lane);
         }
-        if (now() >= deadline) [[unlikely]]
+        if (now() >= stop.load()) [[unlikely]]
           lane.target = lane.posted;
         more |= lane.posted < lane.target;
       }

@@ -65,11 +65,16 @@ struct TestRunner::Impl {
   Lanes lanes;
   std::vector<Ticks> stamps;
   std::vector<TraceRow> trace_rows;  ///< the lanes' trace slices (flow.trace > 0)
+  FlowGroup* const group;            ///< the test's flows, when it has several
+  const std::size_t flow_index;      ///< this flow's place in the group
+  StopTime own_stop;                 ///< a lone flow's, and every warm-up's, stop time
+  FlowGroup* grouped = nullptr;      ///< the group, in a measured phase
   Server server;
   Loops loops;
   std::uint64_t size = 0;
 
-  Impl(Context& ctx, bootstrap::Bootstrap& boot, FlowPlan p, const std::atomic<bool>& abort)
+  Impl(Context& ctx, bootstrap::Bootstrap& boot, FlowPlan p, const std::atomic<bool>& abort,
+       FlowGroup* flows, std::size_t flow_index_in_group)
       : context(ctx),
         control(boot),
         plan(std::move(p)),
@@ -78,6 +83,8 @@ struct TestRunner::Impl {
         peer(boot),
         aborted(abort),
         lanes(plan, abort),
+        group(flows),
+        flow_index(flow_index_in_group),
         server(lanes, peer),
         loops(lanes, server, stamps) {}
 
@@ -185,7 +192,9 @@ struct TestRunner::Impl {
   /// a timed phase fills `out`.
   void run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
     const Ticks deadline = deadline_after(now(), seconds);
-    std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
+    // A load streams until the group stops it.
+    const bool load = timed && flow.role == model::Role::load;
+    std::uint64_t total = seconds > 0 || load ? kUnbounded : iterations;
     if (flow.window_mode == WindowMode::window_ack)
       total = policy::whole_windows(total, flow.window);
     for (std::size_t k = 0; k < lanes.size(); ++k) {
@@ -204,8 +213,16 @@ struct TestRunner::Impl {
         std::memset(lanes.rx(lane, 0) + size - 1, 0, 1);
       }
     }
+    // The flows of a test start their measured phases together, and its
+    // stop rule may end them early (engine/flow_group.hpp); a lone flow,
+    // and every warm-up, stops at its own deadline only.
+    grouped = timed ? group : nullptr;
+    StopTime& stop = grouped ? group->stop_of(flow_index) : own_stop;
+    if (!grouped) stop.at.store(deadline, std::memory_order_relaxed);
     peer.forget_done();
+    if (grouped) grouped->gather(aborted);
     peer.barrier();
+    if (grouped) stop.lower_to(deadline);
 
     const LoopMode mode{.event = flow.completion == CompletionMode::event,
                         .traced = timed && flow.trace > 0};
@@ -220,9 +237,9 @@ struct TestRunner::Impl {
     try {
       in_mode(mode, [&]<LoopMode M>() {
         if (flow.pattern == Pattern::latency)
-          latency_phase<M>(iterations, seconds, timed, deadline, out);
+          latency_phase<M>(iterations, seconds, timed, stop, out);
         else
-          stream_phase<M>(seconds, timed, deadline, out);
+          stream_phase<M>(seconds, timed, stop, out);
       });
     } catch (const Aborted&) {
       meter.end_waiting();
@@ -294,7 +311,7 @@ struct TestRunner::Impl {
   /// A ping-pong or round-trip phase: the loop for the op and side, then the
   /// end-of-phase message from the initiator.
   template <LoopMode M>
-  void latency_phase(std::uint64_t iterations, double seconds, bool timed, Ticks deadline,
+  void latency_phase(std::uint64_t iterations, double seconds, bool timed, const StopTime& stop,
                      SizeOutcome& out) {
     const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
     stamps.assign(timed ? cap + 1 : 1, 0);
@@ -305,14 +322,15 @@ struct TestRunner::Impl {
     const bool active =
         initiator || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
     if (flow.op == Op::write) {
-      initiator ? loops.pingpong_write<M, true>(cap, deadline)
-                : loops.pingpong_write<M, false>(cap, deadline);
+      initiator ? loops.pingpong_write<M, true>(cap, stop)
+                : loops.pingpong_write<M, false>(cap, stop);
     } else if (is_two_sided(flow.op)) {
-      initiator ? loops.pingpong_message<M, true>(cap, deadline)
-                : loops.pingpong_message<M, false>(cap, deadline);
+      initiator ? loops.pingpong_message<M, true>(cap, stop)
+                : loops.pingpong_message<M, false>(cap, stop);
     } else if (initiator) {
-      loops.roundtrip<M>(cap, deadline);
+      loops.roundtrip<M>(cap, stop);
     }
+    if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish
     // our own sends before blocking on the control channel.
     loops.drain<M>();
@@ -331,7 +349,7 @@ struct TestRunner::Impl {
   /// receiving side(s) serve until the sender's end-of-phase message, and
   /// both say how many of the other's messages they received.
   template <LoopMode M>
-  void stream_phase(double seconds, bool timed, Ticks deadline, SizeOutcome& out) {
+  void stream_phase(double seconds, bool timed, const StopTime& stop, SizeOutcome& out) {
     const bool bidirectional = flow.direction == Direction::bi;
     const bool sends = rank == 0 || bidirectional;
     const bool serves = rank == 1 || bidirectional;
@@ -339,11 +357,12 @@ struct TestRunner::Impl {
       Ticks started = 0;
       Ticks finished = 0;
       if (flow.window_mode == WindowMode::window_ack) {
-        finished = loops.stream_window_ack<M>(deadline, started);
+        finished = loops.stream_window_ack<M>(stop, started);
       } else {
-        finished = seconds > 0 ? loops.stream<M, true>(deadline, started)
-                               : loops.stream<M, false>(deadline, started);
+        finished = seconds > 0 || grouped ? loops.stream<M, true>(stop, started)
+                                          : loops.stream<M, false>(stop, started);
       }
+      if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;
       std::uint64_t ops = 0;
       for (const Lane& lane : lanes.all()) ops += lane.data_posted();
@@ -400,8 +419,8 @@ struct TestRunner::Impl {
 };
 
 TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
-                       const std::atomic<bool>& abort)
-    : impl_(std::make_unique<Impl>(context, control, std::move(plan), abort)) {}
+                       const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
+    : impl_(std::make_unique<Impl>(context, control, std::move(plan), abort, group, index)) {}
 
 // A Lane's members are declared memory before endpoint before remote: they
 // are destroyed in the reverse order, as the plugin interface requires.

@@ -14,6 +14,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "engine/clock.hpp"
 #include "engine/errors.hpp"
+#include "engine/flow_group.hpp"
 #include "engine/plan.hpp"
 #include "engine/trace.hpp"
 
@@ -49,9 +50,10 @@ class TestRunner {
  public:
   /// `abort` is raised by the session's watchdog (peer gone, deadline);
   /// the loops check it whenever they find nothing to do and then throw
-  /// Aborted.
+  /// Aborted. A flow of a test with several is flow `index` of `group`,
+  /// which starts and stops their measured phases; a lone flow has none.
   TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
-             const std::atomic<bool>& abort);
+             const std::atomic<bool>& abort, FlowGroup* group = nullptr, std::size_t index = 0);
   ~TestRunner();
   TestRunner(const TestRunner&) = delete;
   TestRunner& operator=(const TestRunner&) = delete;

@@ -7,10 +7,15 @@
 
 namespace uniperf::session {
 
-void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context& context,
-                             Plugin& plugin, const Options& options) {
+void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
+                             Context& context, Plugin& plugin, const Options& options) {
   const std::size_t count = plans.size();
-  if (count > 1) channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
+  if (count > 1) {
+    channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
+    std::vector<model::Role> roles;
+    for (const auto& plan : plans) roles.push_back(plan.flow.role);
+    group_ = std::make_unique<engine::FlowGroup>(std::move(roles), until);
+  }
   const bool share_context = context.capabilities().thread_safe_endpoints;
   for (std::size_t k = 0; k < count; ++k) {
     Context* flow_context = &context;
@@ -23,8 +28,8 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, Context
       flow_context = extra_contexts_.back().get();
     }
     bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;
-    runners_.push_back(
-        std::make_unique<engine::TestRunner>(*flow_context, channel, plans[k], watchdog_.abort()));
+    runners_.push_back(std::make_unique<engine::TestRunner>(*flow_context, channel, plans[k],
+                                                            watchdog_.abort(), group_.get(), k));
     runners_.back()->setup();
   }
   std::vector<Watchdog::ProgressSource> sources;

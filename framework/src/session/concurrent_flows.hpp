@@ -11,6 +11,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/channel_mux.hpp"
+#include "engine/flow_group.hpp"
 #include "engine/plan.hpp"
 #include "engine/runner.hpp"
 #include "session/watchdog.hpp"
@@ -29,9 +30,10 @@ class ConcurrentFlows {
   /// sides (only their measured phases run at once). `context` serves the
   /// first flow, and every flow when the plugin's endpoints are
   /// thread-safe; otherwise `plugin` opens one more Context per flow, which
-  /// may throw Unsupported (on both sides alike).
-  void set_up(const std::vector<engine::FlowPlan>& plans, Context& context, Plugin& plugin,
-              const Options& options);
+  /// may throw Unsupported (on both sides alike). Several flows start their
+  /// measured phases together and stop by `until` (engine::FlowGroup).
+  void set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until, Context& context,
+              Plugin& plugin, const Options& options);
 
   /// One size of every flow, each on its own thread (the first on this
   /// one). The first failure stops the others (the watchdog trips them) and
@@ -45,6 +47,7 @@ class ConcurrentFlows {
   // Declared before the runners that use them, so destroyed after.
   std::vector<std::unique_ptr<Context>> extra_contexts_;
   std::unique_ptr<bootstrap::ChannelMux> channels_;
+  std::unique_ptr<engine::FlowGroup> group_;
   std::vector<std::unique_ptr<engine::TestRunner>> runners_;
 };
 

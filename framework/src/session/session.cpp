@@ -250,7 +250,7 @@ class SuiteRun {
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
-        flows.set_up(plans, *context_, *plugin_, options_);
+        flows.set_up(plans, test.until, *context_, *plugin_, options_);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A plugin that cannot set a flow up (a connect-time limit, or a
