@@ -18,7 +18,14 @@ rows are capped, and an untraced test. Asserted:
   * trace_max caps the rows: the record counts what found no room and warns;
   * each record's trace.rows equals the rows of its (config, test, size) in
     the file, and an untraced test has no rows and no trace field;
-  * the file's comment lines carry the run's provenance.
+  * the file's comment lines carry the run's provenance;
+  * competing flows (engine/flow_group.hpp), read from their traces: with
+    `until: first_done` a ping-pong of 100000 round trips is stopped when
+    the stream beside it is done (its last completion within 250 ms of the
+    stream's, where it would otherwise go on for many times the stream's
+    run); a `role: load` stream runs from before the measured flow's end
+    until after it (for half a second: on two cores a short count can end
+    within one scheduler slice, before the load's threads ran at all).
 """
 import csv, json, os, subprocess, sys, tempfile
 from collections import defaultdict
@@ -38,6 +45,19 @@ tests:
       - {op: send, pattern: bandwidth, window: 4, trace: 1}
   - {name: capped, op: send, pattern: bandwidth, sizes: [64], window: 8, trace: 1, trace_max: 100}
   - {name: plain, op: send, pattern: bandwidth, sizes: [64], window: 8}
+  - name: first
+    sizes: [4K]
+    iterations: 100000
+    until: first_done
+    flows:
+      - {op: send, pattern: latency, trace: 100}
+      - {op: send, pattern: bandwidth, window: 16, trace: 100}
+  - name: loaded
+    sizes: [8]
+    duration: 0.5s
+    flows:
+      - {op: send, pattern: latency, trace: 100}
+      - {op: send, pattern: bandwidth, window: 16, role: load, trace: 100}
 """
 
 failures = []
@@ -125,6 +145,22 @@ def run_config(config, work):
                   f"{name}: {len(mine)} rows, {r['trace']['dropped']} dropped (want 100, 300)")
             check(any("no room for 300 more" in w for w in r.get("warnings", [])),
                   f"{name}: no warning about the cap")
+        elif r["test"] == "first":
+            # The flows' own ends (their traces hold 1 request in 100).
+            ends = [flow["measured"]["to_unix_us"] for flow in r["flows"]]
+            gap_ms = abs(ends[0] - ends[1]) / 1e3
+            print(f"{name}: the flows' last completions {gap_ms:.2f} ms apart; ping-pong "
+                  f"{r['flows'][0]['iterations_run']} of 100000")
+            check(gap_ms <= 250, f"{name}: first_done left the flows ending {gap_ms:.0f} ms apart")
+            check(r["flows"][0]["iterations_run"] < 100000,
+                  f"{name}: the ping-pong was not stopped by the stream's end")
+        elif r["test"] == "loaded":
+            measured, load = (flow["measured"] for flow in r["flows"])
+            check(r["flows"][1]["params"]["role"] == "load", f"{name}: flow 2 is not a load")
+            check(load["from_unix_us"] < measured["to_unix_us"] and
+                  load["to_unix_us"] >= measured["to_unix_us"] - 1,
+                  f"{name}: the load ({load}) did not run until the measured flow ({measured}) "
+                  f"was done")
     print(f"{config}: {len(rows)} trace rows over {len(records)} records checked")
 
 
