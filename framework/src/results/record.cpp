@@ -94,6 +94,11 @@ json to_json(const model::FlowSpec& flow) {
 
 namespace {
 
+json to_json(const BandwidthStats& b) {
+  return {{"bytes", b.bytes},       {"messages", b.messages},   {"seconds", b.seconds},
+          {"MB_per_s", b.mb_per_s}, {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+}
+
 void put_results(json& j, const std::optional<LatencyStats>& latency,
                  const std::optional<BandwidthStats>& bandwidth) {
   if (latency) {
@@ -105,9 +110,7 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
   }
   if (bandwidth) {
     const auto& b = *bandwidth;
-    j["bandwidth"] = {{"bytes", b.bytes},         {"messages", b.messages},
-                      {"seconds", b.seconds},     {"MB_per_s", b.mb_per_s},
-                      {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+    j["bandwidth"] = to_json(b);
     if (b.messages_sent) {
       json& out = j["bandwidth"];
       out["messages_sent"] = *b.messages_sent;
@@ -203,6 +206,7 @@ json to_json(const Record& r) {
   if (r.measured) j["measured"] = to_json(*r.measured);
   if (r.trace_count)
     j["trace"] = {{"rows", r.trace_count->rows}, {"dropped", r.trace_count->dropped}};
+  if (r.fairness_jain) j["fairness_jain"] = *r.fairness_jain;
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -211,6 +215,10 @@ json to_json(const Record& r) {
                   {"corrupted_bytes", f.corrupted_bytes}};
       put_results(one, f.latency, f.bandwidth);
       if (f.measured) one["measured"] = to_json(*f.measured);
+      if (f.common) one["common"] = to_json(*f.common);
+      if (f.timeline)
+        one["timeline"] = {{"bin_ms", f.timeline->bin_us / 1e3},
+                           {"MB_per_s", f.timeline->mb_per_s}};
       flows.push_back(std::move(one));
     }
     j["flows"] = std::move(flows);
@@ -378,6 +386,17 @@ void read_duration(const FieldReader& params, const json& raw, model::Duration& 
   }
 }
 
+BandwidthStats read_bandwidth(const FieldReader& bandwidth) {
+  BandwidthStats b;
+  b.bytes = bandwidth.unsigned_integer("bytes");
+  b.messages = bandwidth.unsigned_integer("messages");
+  b.seconds = bandwidth.number("seconds");
+  b.mb_per_s = bandwidth.number("MB_per_s");
+  b.gbit_per_s = bandwidth.number("Gb_per_s");
+  b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+  return b;
+}
+
 void read_results(const FieldReader& top, const json& j, std::optional<LatencyStats>& latency_out,
                   std::optional<BandwidthStats>& bandwidth_out) {
   if (j.contains("latency_us")) {
@@ -397,16 +416,25 @@ void read_results(const FieldReader& top, const json& j, std::optional<LatencySt
   }
   if (j.contains("bandwidth")) {
     const FieldReader bandwidth = top.object("bandwidth");
-    BandwidthStats& b = bandwidth_out.emplace();
-    b.bytes = bandwidth.unsigned_integer("bytes");
-    b.messages = bandwidth.unsigned_integer("messages");
-    b.seconds = bandwidth.number("seconds");
-    b.mb_per_s = bandwidth.number("MB_per_s");
-    b.gbit_per_s = bandwidth.number("Gb_per_s");
-    b.mmsg_per_s = bandwidth.number("Mmsg_per_s");
+    BandwidthStats& b = bandwidth_out.emplace(read_bandwidth(bandwidth));
     if (j["bandwidth"].contains("messages_sent"))
       b.messages_sent = bandwidth.unsigned_integer("messages_sent");
   }
+}
+
+/// (1.5) A traced flow's `timeline`.
+Timeline read_timeline(const FieldReader& owner) {
+  const FieldReader timeline = owner.object("timeline");
+  Timeline t;
+  t.bin_us = timeline.number("bin_ms") * 1e3;
+  if (!(t.bin_us > 0)) timeline.fail("bin_ms", "must be positive");
+  const json& rates = timeline.field("MB_per_s");
+  if (!rates.is_array()) timeline.fail("MB_per_s", "expected an array of numbers");
+  for (const json& rate : rates) {
+    if (!rate.is_number()) timeline.fail("MB_per_s", "expected an array of numbers");
+    t.mb_per_s.push_back(rate.get<double>());
+  }
+  return t;
 }
 
 /// `measured` (1.4) of a record or of one of its flows.
@@ -491,7 +519,9 @@ Record record_from_json(const json& j) {
       f.iterations_run = one.unsigned_integer("iterations_run");
       f.corrupted_bytes = one.unsigned_integer("corrupted_bytes");
       read_results(one, flows[i], f.latency, f.bandwidth);
-      if (flows[i].contains("measured")) f.measured = read_measured(one);  // 1.4
+      if (flows[i].contains("measured")) f.measured = read_measured(one);                // 1.4
+      if (flows[i].contains("common")) f.common = read_bandwidth(one.object("common"));  // 1.5
+      if (flows[i].contains("timeline")) f.timeline = read_timeline(one);                // 1.5
     }
   }
 
@@ -518,6 +548,7 @@ Record record_from_json(const json& j) {
     r.trace_count = TraceCount{.rows = trace.unsigned_integer("rows", kMost),
                                .dropped = trace.unsigned_integer("dropped", kMost)};
   }
+  if (j.contains("fairness_jain")) r.fairness_jain = top.number("fairness_jain");  // 1.5
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

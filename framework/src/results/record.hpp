@@ -82,6 +82,14 @@ struct MeasuredInterval {
   std::int64_t to_unix_us = 0;
 };
 
+/// (1.5) A flow's bandwidth over time: bytes completed per bin, from its
+/// trace, as MB/s; bins of `bin_us` from the test's span start (the
+/// record's `measured.from_unix_us`).
+struct Timeline {
+  double bin_us = 0;
+  std::vector<double> mb_per_s;
+};
+
 struct FlowResult {
   model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
@@ -91,6 +99,10 @@ struct FlowResult {
   /// (1.4) This flow's own measured phase (results/overlap.hpp says how
   /// long the flows of a test ran together).
   std::optional<MeasuredInterval> measured;
+  /// (1.5) A traced flow (results/competition.hpp): what it completed while
+  /// every flow ran (the common interval), and over time.
+  std::optional<BandwidthStats> common;
+  std::optional<Timeline> timeline;
 };
 
 /// (1.5) One traced work request (docs/traces.md) on the run's time base:
@@ -201,6 +213,9 @@ struct Record {
   /// file (cli/run_output.hpp), which keeps none in memory.
   std::optional<TraceCount> trace_count;
   std::vector<TraceRow> trace;
+  /// (1.5) Jain's fairness index of the traced bandwidth flows' shares of
+  /// the common interval (results/competition.hpp).
+  std::optional<double> fairness_jain;
 };
 
 /// A record of another schema major: readable JSON, but not comparable

@@ -1,0 +1,77 @@
+#include "results/competition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "results/stats.hpp"
+
+namespace uniperf::results {
+
+double jain_index(std::span<const double> shares) {
+  double sum = 0, squares = 0;
+  for (const double x : shares) {
+    sum += x;
+    squares += x * x;
+  }
+  if (shares.empty() || squares == 0) return 1;
+  return sum * sum / (static_cast<double>(shares.size()) * squares);
+}
+
+void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us) {
+  const std::size_t flows = record.flows.size();
+  if (flows < 2 || sampling.size() != flows || record.trace.empty()) return;
+  // The common interval and the span, from the flows' own intervals.
+  std::int64_t latest_start = std::numeric_limits<std::int64_t>::min();
+  std::int64_t earliest_end = std::numeric_limits<std::int64_t>::max();
+  std::int64_t span_from = std::numeric_limits<std::int64_t>::max(), span_to = 0;
+  for (const FlowResult& flow : record.flows) {
+    if (!flow.measured) return;
+    latest_start = std::max(latest_start, flow.measured->from_unix_us);
+    earliest_end = std::min(earliest_end, flow.measured->to_unix_us);
+    span_from = std::min(span_from, flow.measured->from_unix_us);
+    span_to = std::max(span_to, flow.measured->to_unix_us);
+  }
+  const bool common = earliest_end > latest_start;
+  const std::int64_t from_ns = latest_start * 1000, to_ns = earliest_end * 1000;
+  const double span_us = static_cast<double>(span_to - span_from);
+  bin_us = std::max({bin_us, 1.0, std::ceil(span_us / static_cast<double>(kMostBins))});
+  const auto bins = static_cast<std::size_t>(std::ceil(span_us / bin_us)) + 1;
+
+  std::vector<std::uint64_t> in_common(flows, 0);
+  std::vector<std::vector<std::uint64_t>> per_bin(flows);
+  for (std::size_t k = 0; k < flows; ++k) {
+    if (sampling[k].every > 0) per_bin[k].assign(bins, 0);
+  }
+  for (const TraceRow& row : record.trace) {
+    if (row.flow >= flows || sampling[row.flow].every == 0 || row.completed_ns == 0) continue;
+    if (common && row.completed_ns >= from_ns && row.completed_ns <= to_ns) ++in_common[row.flow];
+    const double at_us =
+        static_cast<double>(row.completed_ns) / 1e3 - static_cast<double>(span_from);
+    const auto bin = static_cast<std::size_t>(std::clamp(at_us / bin_us, 0.0, double(bins - 1)));
+    ++per_bin[row.flow][bin];
+  }
+
+  std::vector<double> shares;
+  for (std::size_t k = 0; k < flows; ++k) {
+    const FlowSampling& s = sampling[k];
+    if (s.every == 0) continue;
+    FlowResult& flow = record.flows[k];
+    if (common) {
+      const std::uint64_t messages = in_common[k] * s.every;
+      flow.common = compute_bandwidth(messages * s.bytes, messages,
+                                      static_cast<double>(to_ns - from_ns) / 1e9);
+      if (flow.flow.pattern != model::Pattern::latency) shares.push_back(flow.common->mb_per_s);
+    }
+    Timeline timeline;
+    timeline.bin_us = bin_us;
+    timeline.mb_per_s.reserve(bins);
+    for (const std::uint64_t rows : per_bin[k]) {
+      timeline.mb_per_s.push_back(static_cast<double>(rows * s.every * s.bytes) / bin_us);
+    }
+    flow.timeline = std::move(timeline);
+  }
+  if (shares.size() >= 2) record.fairness_jain = jain_index(shares);
+}
+
+}  // namespace uniperf::results

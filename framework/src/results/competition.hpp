@@ -1,0 +1,37 @@
+// What the flows of one test did to each other (docs/traces.md, "Competing
+// flows"): from their per-request traces, each traced flow's bytes and
+// messages completed while every flow ran (the common interval: latest
+// start to earliest end), its bandwidth over time in fixed bins on the
+// test's span, and Jain's fairness index across the bandwidth flows'
+// shares of the common interval.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "results/record.hpp"
+
+namespace uniperf::results {
+
+/// Bins per flow at most; a longer span gets wider bins.
+inline constexpr std::size_t kMostBins = 10000;
+
+/// How one flow of the test was traced: 1 row for every `every` requests
+/// (0: not traced), `bytes` per request.
+struct FlowSampling {
+  std::uint32_t every = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// Fills each traced flow's `common` and `timeline` and the record's
+/// `fairness_jain` from `record.trace`, the flows' measured intervals and
+/// `sampling` (one per flow). Leaves the record as it was when it has fewer
+/// than two flows, no common interval, or no traced flow. `bin_us` is the
+/// bins' width (widened to keep at most kMostBins).
+void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us);
+
+/// Jain's fairness index of `shares`: (sum x)^2 / (n sum x^2), from 1/n
+/// (one took everything) to 1 (equal shares); 1 for all zero.
+double jain_index(std::span<const double> shares);
+
+}  // namespace uniperf::results
