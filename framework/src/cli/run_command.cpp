@@ -231,6 +231,11 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->default_val(10)
       ->check(CLI::Range(0, 7 * 24 * 3600));
   command
+      ->add_option("--timeline-bin", options.timeline_bin_ms,
+                   "Milliseconds per bin of a traced flow's bandwidth over time (docs/traces.md)")
+      ->default_val(10)
+      ->check(CLI::Range(0.001, 3600e3));
+  command
       ->add_option("--heartbeat", options.heartbeat_s,
                    "Seconds without a heartbeat from the peer (sent every second on a connection "
                    "of its own) before it counts as lost, exit 3; 0: not watched")
@@ -404,6 +409,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   session::RunSettings settings;
   settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
   settings.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  settings.timeline_bin = std::chrono::microseconds(std::llround(options.timeline_bin_ms * 1e3));
   // Beats go out every second whatever the timeout (the peer's timeout may
   // differ from ours), so a timeout is at least two periods.
   settings.heartbeat_period = 1s;

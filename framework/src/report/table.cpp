@@ -182,6 +182,19 @@ void print_record_line(std::ostream& out, const Record& r) {
                              ? " (mostly one after another: the aggregate is no concurrent total)"
                              : "");
     }
+    // The traced flows' shares of the time they all ran.
+    std::string common;
+    for (std::size_t k = 0; k < r.flows.size(); ++k) {
+      if (r.flows[k].common) {
+        common += fmt::format("{}flow {} {:.2f} MB/s", common.empty() ? "" : ", ", k + 1,
+                              r.flows[k].common->mb_per_s);
+      }
+    }
+    if (!common.empty()) {
+      out << fmt::format("{:>10} {:>10}   while all ran: {}{}\n", "", "", common,
+                         r.fairness_jain ? fmt::format("; Jain fairness {:.3f}", *r.fairness_jain)
+                                         : std::string());
+    }
   } else if (r.status != Status::ok) {
     out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r), one_line(r.reason));
     for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);

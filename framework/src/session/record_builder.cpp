@@ -10,6 +10,7 @@
 
 #include "engine/clock.hpp"
 #include "engine/lane.hpp"
+#include "results/competition.hpp"
 #include "results/overlap.hpp"
 #include "results/stats.hpp"
 
@@ -116,7 +117,8 @@ std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthSt
 }  // namespace
 
 void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
-                  std::vector<engine::SizeOutcome>& outcomes) {
+                  std::vector<engine::SizeOutcome>& outcomes,
+                  std::chrono::microseconds timeline_bin) {
   engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), last = 0;
   for (const auto& outcome : outcomes) {
     first = std::min(first, outcome.started);
@@ -151,6 +153,12 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
     record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
     if (counts_loss) record.bandwidth->messages_sent = sent;
+    std::vector<results::FlowSampling> sampling;
+    for (std::size_t k = 0; k < outcomes.size(); ++k) {
+      sampling.push_back({.every = outcomes[k].trace.every,
+                          .bytes = is_atomic(plans[k].flow.op) ? 8 : record.size});
+    }
+    results::fill_competition(record, sampling, static_cast<double>(timeline_bin.count()));
     if (const auto overlap = results::flows_overlap(record);
         overlap && overlap->together < results::kLeastMeaningfulOverlap) {
       record.warnings.push_back(fmt::format(

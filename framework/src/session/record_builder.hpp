@@ -3,6 +3,7 @@
 // who ran it and where, and the statistics of the samples.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <uniperf/plugin.hpp>
@@ -39,8 +40,11 @@ class RecordBuilder {
 
 /// Fills `record`'s results from each flow's outcome (sorting their
 /// samples): one flow's figures, or every flow's and their aggregate over
-/// the union of their intervals. Corrupted bytes make the record an error.
+/// the union of their intervals, and for traced flows what they did while
+/// all ran (results/competition.hpp; bandwidth over time in bins of
+/// `timeline_bin`). Corrupted bytes make the record an error.
 void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
-                  std::vector<engine::SizeOutcome>& outcomes);
+                  std::vector<engine::SizeOutcome>& outcomes,
+                  std::chrono::microseconds timeline_bin = std::chrono::milliseconds(10));
 
 }  // namespace uniperf::session

@@ -288,7 +288,7 @@ class SuiteRun {
         try {
           std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, plans, size, record);
           watchdog_.disarm();
-          fill_results(record, plans, outcomes);
+          fill_results(record, plans, outcomes, settings_.timeline_bin);
           results::compute_trial_intervals(record);
         } catch (const std::exception& e) {
           // Interrupted here (a local pair's two processes both get the
@@ -329,7 +329,7 @@ class SuiteRun {
     auto summarize = [&](std::vector<engine::SizeOutcome> outcomes) {
       results::Record trial = record;
       trial.trials.clear();
-      fill_results(trial, plans, outcomes);
+      fill_results(trial, plans, outcomes, settings_.timeline_bin);
       record.trials.push_back(results::summarize_trial(trial));
       if (control_.rank() == 0 && observer_.on_interim)
         observer_.on_interim(trial, record.trials.size());

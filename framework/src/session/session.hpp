@@ -96,6 +96,9 @@ struct RunSettings {
   /// stalled: its test ends (record status error, failure "stalled") and the
   /// run goes on. 0: not watched (the size's deadline still applies).
   std::chrono::milliseconds stall_timeout{10000};
+  /// The width of the bins of a traced flow's bandwidth over time
+  /// (results/competition.hpp; --timeline-bin).
+  std::chrono::microseconds timeline_bin{10000};
 };
 
 /// Runs the suite over every config on an established, handshaken control
