@@ -228,7 +228,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("trace"), 0);
   EXPECT_EQ(p.at("trace_max"), 1 << 20);
   EXPECT_EQ(p.at("role"), "measured");
-  EXPECT_EQ(p.size(), 25u);
+  EXPECT_EQ(p.at("flow_size"), 0);
+  EXPECT_EQ(p.size(), 26u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/plan.hpp"
+#include "fake_transport.hpp"
 #include "model/test_spec.hpp"
 
 namespace uniperf::suite {
@@ -853,6 +855,26 @@ TEST(SuiteParse, StopRulesAndLoadFlows) {
   EXPECT_EQ(test.flows[0].role, model::Role::measured);
   EXPECT_EQ(test.flows[1].role, model::Role::load);
   EXPECT_EQ(only_test(one_test("    op: send\n")).until, model::StopRule::all_done);
+}
+
+TEST(SuiteParse, AFlowsOwnSizeWithAUnit) {
+  const auto test =
+      only_test(one_test("    sizes: [1M, 2M]\n"
+                         "    flows:\n"
+                         "      - {op: write, pattern: bandwidth, flow_size: 64M}\n"
+                         "      - {op: write, pattern: bandwidth}\n"));
+  EXPECT_EQ(test.flows[0].size, 64u << 20);
+  EXPECT_EQ(test.flows[1].size, 0u);
+  const auto plans = engine::plan_flows(test, testing::FakeContext::everything());
+  EXPECT_EQ(plans[0].sizes, (std::vector<std::uint64_t>{64u << 20, 64u << 20}));
+  EXPECT_EQ(plans[0].max_size, 64u << 20);
+  EXPECT_EQ(plans[1].sizes, (std::vector<std::uint64_t>{1u << 20, 2u << 20}));
+  expect_error(one_test("    op: write\n    flow_size: 1M\n"), 3, "flow_size",
+               "a flow's own size is for a test of several flows");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: write, pattern: bandwidth, flow_size: 2G}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               5, "flow_size", "must be at most");
 }
 
 TEST(SuiteParse, ALoadIsAOneWayStreamBesideAMeasuredFlow) {

@@ -130,11 +130,13 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   FlowPlan plan;
   plan.flow = effective_flow(test.flows.at(index), caps);
   plan.emulated = emulated_features(plan.flow, caps);
+  // A flow with its own size runs it at every size of the test.
   plan.sizes = test.sizes;
-  for (const std::uint64_t size : test.sizes)
+  if (plan.flow.size != 0) std::fill(plan.sizes.begin(), plan.sizes.end(), plan.flow.size);
+  for (const std::uint64_t size : plan.sizes)
     plan.skip.push_back(skip_reason(plan.flow, caps, size));
   plan.run = test.duration;
-  plan.max_size = test.sizes.empty() ? 0 : *std::max_element(test.sizes.begin(), test.sizes.end());
+  plan.max_size = plan.sizes.empty() ? 0 : *std::max_element(plan.sizes.begin(), plan.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
   plan.recv_depth = plan.flow.rx_depth;
   plan.reliable_delivery = caps.reliable_delivery;

@@ -138,8 +138,9 @@ struct TestRunner::Impl {
   // ------------------------------------------------------------ one size
 
   SizeOutcome run(std::uint64_t message_size) {
-    assert(message_size <= plan.max_size && "sizes come from the plan");
-    size = message_size;
+    // A flow with its own size runs it at every size of the test.
+    size = flow.size != 0 ? flow.size : message_size;
+    assert(size <= plan.max_size && "sizes come from the plan");
     loops.set_size(size);
     for (Lane& lane : lanes.all()) {
       // Outstanding receives stay posted across sizes: they are sized for

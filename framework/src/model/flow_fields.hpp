@@ -95,6 +95,8 @@ struct FlowField {
   /// Added to the record after schema 1.0: a reader takes its absence as
   /// the default.
   bool optional_in_record = false;
+  /// A count of bytes: a suite may write it with a unit ("64M", "4K").
+  bool in_bytes = false;
   CliFlag cli;
   TitlePart title;
 
@@ -107,6 +109,11 @@ struct FlowField {
   constexpr FlowField at_most(std::uint32_t most) const {
     FlowField f = *this;
     f.maximum = most;
+    return f;
+  }
+  constexpr FlowField counts_bytes() const {
+    FlowField f = *this;
+    f.in_bytes = true;
     return f;
   }
   constexpr FlowField must_be_given() const {
@@ -353,6 +360,13 @@ inline constexpr FlowField kFlowFields[] = {
                                   "the test's measured flows are done)")
         .added_after_1_0()
         .in_title(", ", "", true),
+    count_field("flow_size", &FlowSpec::size,
+                "This flow's own message size, at every size of the test (a test of several "
+                "flows); 0: the test's sizes")
+        .counts_bytes()
+        .at_most(1u << 30)
+        .added_after_1_0()
+        .in_title(", own size ", "", true),
 };
 
 /// The row named `name`; nullptr when there is none.

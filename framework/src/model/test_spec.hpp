@@ -125,6 +125,10 @@ struct FlowSpec {
   /// loop: 40 bytes a row); requests past it are counted, not kept.
   std::uint32_t trace_max = 1u << 20;
   Role role = Role::measured;
+  /// This flow's own message size, run at every size of the test (a test
+  /// of several flows: an elephant of 64 MiB writes beside a mouse of 1 MiB
+  /// ones); 0: the test's sizes.
+  std::uint32_t size = 0;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a

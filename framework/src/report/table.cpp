@@ -153,6 +153,7 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
   std::string what = fmt::format("flow {}: {} {} {}, window {}", index + 1, to_string(f.flow.op),
                                  model::to_string(f.flow.pattern),
                                  model::to_string(f.flow.direction), f.flow.window);
+  if (f.flow.size != 0) what += fmt::format(", {} B each", f.flow.size);
   if (f.flow.role == model::Role::load) what += " (load)";
   std::string numbers;
   if (f.latency) {

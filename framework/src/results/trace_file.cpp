@@ -35,7 +35,7 @@ void TraceFile::add(const Record& record) {
   };
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
-    const std::uint64_t bytes = is_atomic(flow.op) ? 8 : record.size;
+    const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
     fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{}\n", record.config,
                    record.test, record.size, row.flow + 1, row.lane, row.id, to_string(flow.op),
                    bytes, row.posted_ns, row.completed_ns,

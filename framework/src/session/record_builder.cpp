@@ -156,7 +156,9 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     std::vector<results::FlowSampling> sampling;
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
       sampling.push_back({.every = outcomes[k].trace.every,
-                          .bytes = is_atomic(plans[k].flow.op) ? 8 : record.size});
+                          .bytes = is_atomic(plans[k].flow.op) ? 8
+                                   : plans[k].flow.size != 0   ? plans[k].flow.size
+                                                               : record.size});
     }
     results::fill_competition(record, sampling, static_cast<double>(timeline_bin.count()));
     if (const auto overlap = results::flows_overlap(record);

@@ -77,6 +77,19 @@ class Reader {
     return value;
   }
 
+  /// A size in bytes, with or without a unit ("64M").
+  std::uint32_t bytes(const std::string& key, std::uint32_t maximum) const {
+    std::vector<std::uint64_t> sizes;
+    try {
+      sizes = parse_size_range(text(key));
+    } catch (const std::invalid_argument& e) {
+      fail(key, e.what());
+    }
+    if (sizes.size() != 1) fail(key, "expected one size (64K, 1M), got '" + text(key) + "'");
+    if (sizes.front() > maximum) fail(key, "must be at most " + std::to_string(maximum));
+    return static_cast<std::uint32_t>(sizes.front());
+  }
+
   bool boolean(const std::string& key) const {
     std::string value = text(key);
     std::transform(value.begin(), value.end(), value.begin(),
@@ -100,7 +113,8 @@ class Reader {
     const std::string key(field.name);
     switch (field.kind) {
       case model::FieldKind::count:
-        flow.*field.count = count(key, field.minimum, field.maximum);
+        flow.*field.count =
+            field.in_bytes ? bytes(key, field.maximum) : count(key, field.minimum, field.maximum);
         return;
       case model::FieldKind::flag:
         flow.*field.flag = boolean(key);

@@ -369,6 +369,14 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     for (const auto& flow_node : flow_nodes) resolve(&flow_node);
   }
 
+  // A flow's own size sets it apart from the others of its test; a lone
+  // flow's sizes are the test's.
+  if (test.flows.size() == 1 && test.flows.front().size != 0) {
+    throw SpecError(file, test.source_line, "flow_size",
+                    "a flow's own size is for a test of several flows; give a test its sizes "
+                    "with sizes: [...]");
+  }
+
   // A load is measured against: a test needs a measured flow.
   const bool any_measured = std::any_of(test.flows.begin(), test.flows.end(), [](const auto& f) {
     return f.role == model::Role::measured;
