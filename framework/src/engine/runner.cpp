@@ -192,7 +192,6 @@ struct TestRunner::Impl {
   /// Runs one phase (warm-up or measured) of `iterations` per endpoint;
   /// a timed phase fills `out`.
   void run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
-    const Ticks deadline = deadline_after(now(), seconds);
     // A load streams until the group stops it.
     const bool load = timed && flow.role == model::Role::load;
     std::uint64_t total = seconds > 0 || load ? kUnbounded : iterations;
@@ -219,11 +218,16 @@ struct TestRunner::Impl {
     // and every warm-up, stops at its own deadline only.
     grouped = timed ? group : nullptr;
     StopTime& stop = grouped ? group->stop_of(flow_index) : own_stop;
-    if (!grouped) stop.at.store(deadline, std::memory_order_relaxed);
     peer.forget_done();
     if (grouped) grouped->gather(aborted);
     peer.barrier();
-    if (grouped) stop.lower_to(deadline);
+    // The duration runs from here, when the loop starts, on every flow
+    // alike; a load has none of its own.
+    const Ticks deadline = load ? kNever : deadline_after(now(), seconds);
+    if (grouped)
+      stop.lower_to(deadline);
+    else
+      stop.at.store(deadline, std::memory_order_relaxed);
 
     const LoopMode mode{.event = flow.completion == CompletionMode::event,
                         .traced = timed && flow.trace > 0};
