@@ -68,6 +68,9 @@ def main():
             "latency_us" in subject if r["params"]["pattern"] == "latency" else "bandwidth" in subject)
     expected_plots = len({r["test"] for r in records if measured(r)})
     expected_rows = len({(r["test"], r["size"]) for r in records})
+    # Concurrent flows with traced flows: a bandwidth-over-time chart each.
+    expected_timelines = sum(1 for r in records
+                             if any("timeline" in f for f in r.get("flows", [])))
     url = "file://" + os.path.abspath(page)
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
@@ -87,9 +90,15 @@ def main():
     rendered = re.search(r'data-plots-rendered="(\d+)"', root.group(0))
     if rendered is None or int(rendered.group(1)) != expected_plots:
         fail(f"plots rendered {rendered.group(1) if rendered else None}, expected {expected_plots}")
+    timelines = re.search(r'data-timelines-rendered="(\d+)"', root.group(0))
+    if timelines is None or int(timelines.group(1)) != expected_timelines:
+        fail(f"timelines rendered {timelines.group(1) if timelines else None}, "
+             f"expected {expected_timelines}")
+    if expected_timelines == 0 and 'id="competing-flows"' in dom:
+        fail("a competing-flows section without any traced concurrent flows")
     canvases = dom.count("<canvas")
-    if canvases < expected_plots:
-        fail(f"{canvases} canvases for {expected_plots} plots")
+    if canvases < expected_plots + expected_timelines:
+        fail(f"{canvases} canvases for {expected_plots} plots and {expected_timelines} timelines")
     table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
     rows = table.group(1).count("<tr") - 1 if table else -1
     if rows != expected_rows:
@@ -111,7 +120,8 @@ def main():
     width, height = struct.unpack(">II", header[16:24])
     if (width, height) != (1200, 1600):
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
-    print(f"ok: {expected_plots} plots, {canvases} canvases, {rows} table rows, no errors; "
+    print(f"ok: {expected_plots} plots, {expected_timelines} timelines, {canvases} canvases, "
+          f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")
 
 

@@ -207,6 +207,10 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "line p90, the thin line p99; the shaded bands span p50–p90 and p90–p99. Bandwidth "
          "in MB/s (10<sup>6</sup> B/s), message rate in Mmsg/s. Hover a plot for the "
          "values.</p>\n<div id=\"plots\"></div>\n";
+  out << "<h2 id=\"competing-flows\">Competing flows</h2>\n<p class=\"hint\">Tests of "
+         "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
+         "all on one time axis, and what each got while all ran.</p>\n<div "
+         "id=\"timelines\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
   write_matrices(out, records, rule);

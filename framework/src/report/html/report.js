@@ -4,6 +4,7 @@
 //
 // For the headless-browser test the page records what happened on <html>:
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
+//   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
 //   data-errors="..."        any script error (set by the handler in <head>)
 (function () {
   "use strict";
@@ -177,7 +178,9 @@
                            "latency_us", "bandwidth", "timestamp", "flows", "schema_minor",
                            "trials", "failure",
                            // one pair of a launched job's: the node-pair section draws them all
-                           "placement", "measured"]);
+                           "placement", "measured",
+                           // the competing flows' section draws these
+                           "trace", "fairness_jain"]);
     const table = document.getElementById("provenance-table");
     if (!table) return;
     for (const config of configs) {
@@ -219,7 +222,70 @@
     }
   }
 
+  // A test of concurrent flows with traced flows: each traced flow's
+  // bandwidth over time, on the test's shared time axis (ms from the
+  // earliest flow start), one line per flow; the title says each flow's
+  // share while all ran and the fairness index.
+  function drawTimeline(r, container) {
+    const flows = (r.flows || []).map((f, k) => [f, k]).filter(([f]) => f.timeline);
+    if (!flows.length) return 0;
+    const section = document.createElement("section");
+    section.className = "test";
+    const title = document.createElement("h3");
+    title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B`;
+    const detail = document.createElement("span");
+    detail.className = "detail";
+    const shares = flows.filter(([f]) => f.common)
+        .map(([f, k]) => `flow ${k + 1} ${formatNumber(f.common.MB_per_s)} MB/s`);
+    detail.textContent = (shares.length ? ` while all ran: ${shares.join(", ")}` : "") +
+        (r.fairness_jain != null ? `; Jain fairness ${r.fairness_jain.toFixed(3)}` : "");
+    title.appendChild(detail);
+    section.appendChild(title);
+    container.appendChild(section);
+    const binMs = flows[0][0].timeline.bin_ms;
+    const bins = Math.max(...flows.map(([f]) => f.timeline.MB_per_s.length));
+    const columns = [Array.from({ length: bins }, (_, b) => b * binMs)];
+    const series = [{ label: "ms", value: (u, v) => (v == null ? "-" : formatNumber(v) + " ms") }];
+    for (const [f, k] of flows) {
+      const color = palette[k % palette.length];
+      columns.push(Array.from({ length: bins }, (_, b) => f.timeline.MB_per_s[b] ?? null));
+      const p = f.params;
+      series.push({ label: `flow ${k + 1}: ${p.op} ${p.pattern}` + (p.role === "load" ? " (load)" : ""),
+                    stroke: color, width: 2, points: { show: false },
+                    value: (u, v) => formatNumber(v) });
+    }
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    section.appendChild(plot);
+    const options = {
+      width: chartWidth(section),
+      height: 260,
+      series,
+      scales: { x: { time: false } },
+      axes: [{ label: `time (ms from the first flow's start; bins of ${formatNumber(binMs)} ms)` },
+             { label: "MB/s (10⁶ B/s)", size: 70, values: (u, splits) => splits.map(tick) }],
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+    };
+    timelineCharts.push([section, new uPlot(options, columns, plot)]);
+    return 1;
+  }
+
   provenance();
+  const timelineCharts = [];
+  let timelines = 0;
+  const timelineContainer = document.getElementById("timelines");
+  if (timelineContainer) {
+    for (const r of records) timelines += drawTimeline(r, timelineContainer);
+    if (!timelines) {
+      // No traced concurrent flows: no section (its heading and hint).
+      const hint = timelineContainer.previousElementSibling;
+      hint.previousElementSibling.remove();
+      hint.remove();
+      timelineContainer.remove();
+    }
+  }
+  document.documentElement.setAttribute("data-timelines-rendered", String(timelines));
   const container = document.getElementById("plots");
   const tests = [...new Set(records.map((r) => r.test))];
   const charts = [];
@@ -227,6 +293,8 @@
   for (const test of tests) rendered += drawTest(test, container);
   window.addEventListener("resize", () => {
     for (const [section, chart] of charts) chart.setSize({ width: chartWidth(section), height: 320 });
+    for (const [section, chart] of timelineCharts)
+      chart.setSize({ width: chartWidth(section), height: 260 });
   });
   document.documentElement.setAttribute("data-plots-rendered", String(rendered));
 })();
