@@ -11,10 +11,12 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_session.hpp"
 #include "results/trace_file.hpp"
+#include "session/session.hpp"
 
 namespace uniperf {
 namespace {
@@ -213,6 +215,31 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
   EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none");
   EXPECT_NE(provenance.find("\"host\":\"h\""), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace uniperf
+
+namespace uniperf {
+namespace {
+
+TEST(WallClockOffset, OneClockAgreesWithItselfWithinTheRecordedUncertainty) {
+  // Both sides read the same clock: the true offset is 0, and the estimate
+  // must say so within its own uncertainty (half the least round trip).
+  auto [initiator, responder] = bootstrap::make_in_process_pair();
+  nlohmann::json on_responder = "not run";
+  std::thread serving([&, control = std::move(responder)]() mutable {
+    on_responder = session::measure_wall_clock_offset(*control);
+  });
+  const nlohmann::json estimate = session::measure_wall_clock_offset(*initiator);
+  serving.join();
+  EXPECT_TRUE(on_responder.is_null());
+  ASSERT_TRUE(estimate.is_object()) << estimate.dump();
+  const auto offset = estimate.at("offset_ns").get<std::int64_t>();
+  const auto uncertainty = estimate.at("uncertainty_ns").get<std::int64_t>();
+  EXPECT_GT(uncertainty, 0);
+  EXPECT_LE(std::llabs(offset), uncertainty) << estimate.dump();
+  EXPECT_EQ(estimate.at("round_trips"), 32);
 }
 
 }  // namespace

@@ -1,5 +1,11 @@
 #include "session/agreement.hpp"
 
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+
 #include "results/bounded_json.hpp"
 #include "session/session.hpp"
 
@@ -123,7 +129,54 @@ void check_same_run(const json& mine, const json& theirs, const model::SuiteSpec
   }
 }
 
+/// The wall clock in nanoseconds since the epoch, as records and traces
+/// place their times on it.
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Round trips of the clock measurement: the least of them bounds the
+/// offset most tightly, and a few dozen find one that was not preempted.
+constexpr int kClockRoundTrips = 32;
+
 }  // namespace
+
+json measure_wall_clock_offset(bootstrap::Bootstrap& control) {
+  const auto timeout = control.timeout();
+  if (control.rank() != 0) {
+    // The responder answers each ping with its clock read at the ping's
+    // arrival.
+    for (int i = 0; i < kClockRoundTrips; ++i) {
+      static_cast<void>(control.receive(timeout));
+      const std::int64_t t1 = wall_ns();
+      control.send(std::as_bytes(std::span(&t1, 1)));
+    }
+    return nullptr;
+  }
+  // NTP's estimate on the round trip with the least delay: the responder
+  // read t1 somewhere between t0 and t2, so its clock minus ours is
+  // t1 - (t0 + t2) / 2, give or take half that round trip.
+  std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max(), offset = 0;
+  for (int i = 0; i < kClockRoundTrips; ++i) {
+    const std::int64_t t0 = wall_ns();
+    control.send(std::as_bytes(std::span(&t0, 1)));
+    const Bytes reply = control.receive(timeout);
+    const std::int64_t t2 = wall_ns();
+    if (reply.size() != sizeof(std::int64_t))
+      throw bootstrap::BootstrapError("clock measurement: the peer's reply is not a clock reading");
+    std::int64_t t1 = 0;
+    std::memcpy(&t1, reply.data(), sizeof t1);
+    if (t2 - t0 < best_rtt) {
+      best_rtt = t2 - t0;
+      offset = t1 - t0 - (t2 - t0) / 2;
+    }
+  }
+  return {{"offset_ns", offset},
+          {"uncertainty_ns", best_rtt / 2 + 1},  // +1: the halving's rounding
+          {"round_trips", kClockRoundTrips}};
+}
 
 // The initiator speaks first; the responder answers only a uniperf peer of
 // its protocol, so whatever else connects to a listening port (a port scan,
@@ -158,6 +211,15 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
     send_mine();  // a uniperf peer: a mismatch below is reported on both sides alike
   }
   check_same_run(mine, theirs, suite);
+  // Where the peer's wall clock stands against ours, so that times taken on
+  // either side (traces, measured intervals) can be put on one timeline.
+  json clock_offset;
+  try {
+    clock_offset = measure_wall_clock_offset(control);
+  } catch (const bootstrap::BootstrapError& e) {
+    throw bootstrap::BootstrapError(std::string("lost the peer while measuring its clock: ") +
+                                    e.what());
+  }
   // Only a peer of this run gets the heartbeat connection. It has shown it
   // is one, so losing it here is losing the peer (exit 3 on a listening
   // server too), not refusing a stranger (HandshakeError: keep waiting).
@@ -167,7 +229,9 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
     throw bootstrap::BootstrapError(
         std::string("lost the peer while opening the heartbeat connection: ") + e.what());
   }
-  return theirs.value("provenance", json(nullptr));
+  json facts = theirs.value("provenance", json(nullptr));
+  if (facts.is_object() && !clock_offset.is_null()) facts["wall_clock"] = clock_offset;
+  return facts;
 }
 
 }  // namespace uniperf::session

@@ -27,8 +27,17 @@ namespace uniperf::session {
 // epoch (bootstrap/epoch_channel.hpp); 5: the handshake ends by opening the
 // heartbeat connection (Bootstrap::open_heartbeat), and every stream phase
 // ends with a count of the messages each side received (unreliable
-// transports' loss).
-inline constexpr int kProtocolVersion = 5;
+// transports' loss); 6: after the handshake, round trips that measure the
+// responder's wall clock against the initiator's (measure_wall_clock_offset).
+inline constexpr int kProtocolVersion = 6;
+
+/// Both sides call it (the handshake does): round trips over the control
+/// connection that estimate the responder's wall clock minus the
+/// initiator's, the NTP way, on the round trip with the least delay. On the
+/// initiator {offset_ns, uncertainty_ns (half that round trip), round_trips}:
+/// the true offset lies within offset_ns +- uncertainty_ns. Null on the
+/// responder. Throws BootstrapError when the peer is lost.
+nlohmann::json measure_wall_clock_offset(bootstrap::Bootstrap& control);
 
 struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -40,7 +49,8 @@ struct HandshakeError : std::runtime_error {
 /// another suite or other configs with a message that says which. Each side
 /// sends its own `provenance` facts (an object, or null) and gets the peer's
 /// back (null from a peer that sent none), so the initiator's records
-/// describe both hosts.
+/// describe both hosts. The initiator's copy of the peer's facts gains
+/// `wall_clock`: measure_wall_clock_offset()'s estimate.
 nlohmann::json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                          const std::vector<model::ConfigSpec>& configs,
                          const nlohmann::json& provenance = nullptr);
