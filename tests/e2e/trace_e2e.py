@@ -19,6 +19,10 @@ rows are capped, and an untraced test. Asserted:
   * each record's trace.rows equals the rows of its (config, test, size) in
     the file, and an untraced test has no rows and no trace field;
   * the file's comment lines carry the run's provenance;
+  * one timeline across the two processes: the responder's wall clock,
+    measured against the initiator's over the control connection, agrees
+    with it within the recorded uncertainty (both read this host's clock,
+    so the true offset is 0);
   * competing flows (engine/flow_group.hpp), read from their traces: with
     `until: first_done` a ping-pong of 100000 round trips is stopped when
     the stream beside it is done (its last completion within 250 ms of the
@@ -94,6 +98,12 @@ def run_config(config, work):
     check(any(l.startswith("# provenance: {") and '"suite_sha256"' in l for l in comments),
           f"{config}: no provenance line")
     rows = list(csv.DictReader(l for l in lines if not l.startswith("#")))
+    clock = records[0]["provenance"]["responder"].get("wall_clock", {})
+    if check("offset_ns" in clock, f"{config}: no wall_clock offset in the responder's facts"):
+        print(f"{config}: responder's clock {clock['offset_ns']} ns from the initiator's, "
+              f"+- {clock['uncertainty_ns']} ns")
+        check(abs(clock["offset_ns"]) <= clock["uncertainty_ns"],
+              f"{config}: one host's clock disagrees with itself beyond the uncertainty: {clock}")
     by_record = defaultdict(list)
     for row in rows:
         by_record[(row["test"], int(row["size"]))].append(row)
