@@ -29,7 +29,10 @@ rows are capped, and an untraced test. Asserted:
     stream's, where it would otherwise go on for many times the stream's
     run); a `role: load` stream runs from before the measured flow's end
     until after it (for half a second: on two cores a short count can end
-    within one scheduler slice, before the load's threads ran at all).
+    within one scheduler slice, before the load's threads ran at all);
+  * a flow's own start and length (start_offset, flow_duration,
+    flow_iterations): it starts no earlier than its offset after the
+    others, runs at least its own duration, and counts its own iterations.
 """
 import csv, json, os, subprocess, sys, tempfile
 from collections import defaultdict
@@ -62,6 +65,14 @@ tests:
     flows:
       - {op: send, pattern: latency, trace: 100}
       - {op: send, pattern: bandwidth, window: 16, role: load, trace: 100}
+  - name: late
+    sizes: [4K]
+    duration: 0.6s
+    flows:
+      - {op: send, pattern: bandwidth, window: 8, trace: 100}
+      - {op: send, pattern: bandwidth, window: 8, trace: 100, start_offset: 300ms,
+         flow_duration: 200ms}
+      - {op: send, pattern: latency, flow_iterations: 50}
 """
 
 failures = []
@@ -171,6 +182,24 @@ def run_config(config, work):
                   load["to_unix_us"] >= measured["to_unix_us"] - 1,
                   f"{name}: the load ({load}) did not run until the measured flow ({measured}) "
                   f"was done")
+        elif r["test"] == "late":
+            # Lower bounds only, which no scheduler can break: a flow that
+            # starts 300 ms late cannot start earlier, and one that runs
+            # 200 ms cannot end sooner; the test's own 0.6 s likewise.
+            first, second, counted = (flow["measured"] for flow in r["flows"])
+            late_ms = (second["from_unix_us"] - first["from_unix_us"]) / 1e3
+            print(f"{name}: flow 2 started {late_ms:.1f} ms after flow 1, ran "
+                  f"{(second['to_unix_us'] - second['from_unix_us']) / 1e3:.1f} ms")
+            check(late_ms >= 299, f"{name}: start_offset 300ms, flow 2 started {late_ms} ms late")
+            check(second["to_unix_us"] - second["from_unix_us"] >= 199_000,
+                  f"{name}: flow_duration 200ms, flow 2 ran {second}")
+            check(first["to_unix_us"] - first["from_unix_us"] >= 599_000,
+                  f"{name}: the test's 0.6 s, flow 1 ran {first}")
+            check(r["flows"][2]["iterations_run"] == 50,
+                  f"{name}: flow_iterations 50, ran {r['flows'][2]['iterations_run']}")
+            check(r["flows"][1]["params"]["start_offset"] == 0.3 and
+                  r["flows"][1]["params"]["flow_duration"] == 0.2,
+                  f"{name}: params do not echo the flow's own start and length")
     print(f"{config}: {len(rows)} trace rows over {len(records)} records checked")
 
 

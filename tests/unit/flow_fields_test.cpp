@@ -44,6 +44,7 @@ std::string other_value(const FlowField& field, const FlowSpec& baseline) {
     case FieldKind::flag:
       return current == "true" ? "false" : "true";
     case FieldKind::fraction:
+    case FieldKind::seconds:
       return current == "0.5" ? "0.25" : "0.5";
     case FieldKind::choice:
       for (const auto name : field.choices()) {

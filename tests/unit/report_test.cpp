@@ -229,7 +229,10 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("trace_max"), 1 << 20);
   EXPECT_EQ(p.at("role"), "measured");
   EXPECT_EQ(p.at("flow_size"), 0);
-  EXPECT_EQ(p.size(), 26u);
+  EXPECT_EQ(p.at("flow_iterations"), 0);
+  EXPECT_EQ(p.at("flow_duration"), 0.0);
+  EXPECT_EQ(p.at("start_offset"), 0.0);
+  EXPECT_EQ(p.size(), 29u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -324,7 +327,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 5);
+  EXPECT_EQ(j.at("schema_minor"), 6);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

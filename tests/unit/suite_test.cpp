@@ -870,11 +870,56 @@ TEST(SuiteParse, AFlowsOwnSizeWithAUnit) {
   EXPECT_EQ(plans[0].max_size, 64u << 20);
   EXPECT_EQ(plans[1].sizes, (std::vector<std::uint64_t>{1u << 20, 2u << 20}));
   expect_error(one_test("    op: write\n    flow_size: 1M\n"), 3, "flow_size",
-               "a flow's own size is for a test of several flows");
+               "flow_size sets a flow apart from the others of its test");
   expect_error(one_test("    flows:\n"
                         "      - {op: write, pattern: bandwidth, flow_size: 2G}\n"
                         "      - {op: write, pattern: bandwidth}\n"),
                5, "flow_size", "must be at most");
+}
+
+TEST(SuiteParse, AFlowsOwnLengthAndStart) {
+  const auto test =
+      only_test(one_test("    duration: 2s\n"
+                         "    margin: 100ms\n"
+                         "    flows:\n"
+                         "      - {op: write, pattern: bandwidth, flow_duration: 500ms}\n"
+                         "      - {op: send, pattern: latency, flow_iterations: 300, "
+                         "start_offset: 250ms}\n"
+                         "      - {op: write, pattern: bandwidth}\n"));
+  EXPECT_DOUBLE_EQ(test.flows[0].seconds, 0.5);
+  EXPECT_EQ(test.flows[1].iterations, 300u);
+  EXPECT_DOUBLE_EQ(test.flows[1].start_offset, 0.25);
+  const auto plans = engine::plan_flows(test, testing::FakeContext::everything());
+  // Its own duration keeps the test's margin; its own iterations have none.
+  EXPECT_DOUBLE_EQ(plans[0].run.seconds, 0.5);
+  EXPECT_DOUBLE_EQ(plans[0].run.margin, 0.1);
+  EXPECT_EQ(plans[1].run.iterations, 300u);
+  EXPECT_DOUBLE_EQ(plans[1].run.seconds, 0);
+  EXPECT_DOUBLE_EQ(plans[1].run.margin, 0);
+  EXPECT_DOUBLE_EQ(plans[2].run.seconds, 2);
+  // The watchdog's allowance covers the longest: 2 s and both margins.
+  EXPECT_DOUBLE_EQ(model::longest_timed_seconds(test), 2.2);
+
+  expect_error(one_test("    op: write\n    start_offset: 1s\n"), 3, "start_offset",
+               "start_offset sets a flow apart from the others of its test");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: write, pattern: bandwidth, flow_iterations: 5, "
+                        "flow_duration: 1s}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               5, "flow_duration", "not both");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: write, pattern: bandwidth, role: load, flow_duration: 1s}\n"),
+               6, "flow_duration", "a load flow runs until the measured flows are done");
+  expect_error(one_test("    duration: 2s\n    margin: 500ms\n"
+                        "    flows:\n"
+                        "      - {op: write, pattern: bandwidth, flow_duration: 1s}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               3, "flow_duration", "twice the test's margin");
+  expect_error(one_test("    flows:\n"
+                        "      - {op: write, pattern: bandwidth, start_offset: soon}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               5, "start_offset", "expected a time");
 }
 
 TEST(SuiteParse, ALoadIsAOneWayStreamBesideAMeasuredFlow) {

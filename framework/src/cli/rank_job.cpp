@@ -51,7 +51,8 @@ std::string host_name() {
 /// size, and a minute for the pair to connect and open its plugin.
 std::chrono::milliseconds round_budget(const model::TestSpec& test,
                                        const session::RunSettings& settings) {
-  const double per_size = test.duration.seconds * std::max<std::uint32_t>(1, test.duration.trials);
+  const double per_size =
+      model::longest_timed_seconds(test) * std::max<std::uint32_t>(1, test.duration.trials);
   const auto sizes = static_cast<double>(test.sizes.size());
   const double seconds =
       sizes * (per_size + static_cast<double>(settings.size_timeout.count())) + 60;

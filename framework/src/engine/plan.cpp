@@ -135,7 +135,7 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   if (plan.flow.size != 0) std::fill(plan.sizes.begin(), plan.sizes.end(), plan.flow.size);
   for (const std::uint64_t size : plan.sizes)
     plan.skip.push_back(skip_reason(plan.flow, caps, size));
-  plan.run = test.duration;
+  plan.run = model::run_length_of(test, test.flows.at(index));
   plan.max_size = plan.sizes.empty() ? 0 : *std::max_element(plan.sizes.begin(), plan.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
   plan.recv_depth = plan.flow.rx_depth;

@@ -1,11 +1,14 @@
 #include "engine/runner.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "engine/lane.hpp"
 #include "engine/loops.hpp"
@@ -189,6 +192,22 @@ struct TestRunner::Impl {
     peer.barrier();
   }
 
+  /// A flow with a start offset joins the test's others that long after
+  /// they were released together; both of its sides wait alike, so its
+  /// peer needs no message to learn when it starts. Sleeps (the others run
+  /// meanwhile) in slices short enough to notice the watchdog.
+  void wait_start_offset() const {
+    using Steady = std::chrono::steady_clock;
+    const auto start = Steady::now() + std::chrono::duration_cast<Steady::duration>(
+                                           std::chrono::duration<double>(flow.start_offset));
+    for (auto left = start - Steady::now(); left > Steady::duration::zero();
+         left = start - Steady::now()) {
+      if (aborted.load(std::memory_order_relaxed))
+        throw Aborted("waiting out the flow's start_offset");
+      std::this_thread::sleep_for(std::min<Steady::duration>(left, std::chrono::milliseconds(20)));
+    }
+  }
+
   /// Runs one phase (warm-up or measured) of `iterations` per endpoint;
   /// a timed phase fills `out`.
   void run_phase(std::uint64_t iterations, double seconds, bool timed, SizeOutcome& out) {
@@ -221,6 +240,7 @@ struct TestRunner::Impl {
     peer.forget_done();
     if (grouped) grouped->gather(aborted);
     peer.barrier();
+    if (timed && flow.start_offset > 0) wait_start_offset();
     // The duration runs from here, when the loop starts, on every flow
     // alike; a load has none of its own.
     const Ticks deadline = load ? kNever : deadline_after(now(), seconds);

@@ -1,6 +1,7 @@
 #include "model/flow_fields.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 
 namespace uniperf::model {
@@ -13,9 +14,11 @@ std::string FlowField::text(const FlowSpec& flow) const {
       return flow.*flag ? "true" : "false";
     case FieldKind::choice:
       return std::string(choice_name(get_choice(flow)));
-    case FieldKind::fraction: {
+    case FieldKind::fraction:
+    case FieldKind::seconds: {
       char text[32];
-      const auto [end, ec] = std::to_chars(text, text + sizeof text, flow.*fraction);
+      const double value = kind == FieldKind::fraction ? flow.*fraction : flow.*seconds;
+      const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
       return ec == std::errc() ? std::string(text, end) : std::string("nan");
     }
   }
@@ -39,6 +42,16 @@ bool FlowField::set_text(FlowSpec& flow, std::string_view value) const {
       const std::optional<double> number = parse_fraction(value);
       if (!number) return false;
       flow.*fraction = *number;
+      return true;
+    }
+    case FieldKind::seconds: {
+      // The canonical text: a plain number of seconds.
+      double number = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (ec != std::errc() || end != value.data() + value.size() || !(number >= 0) ||
+          !std::isfinite(number))
+        return false;
+      flow.*seconds = number;
       return true;
     }
     case FieldKind::choice:

@@ -25,10 +25,11 @@
 namespace uniperf::model {
 
 enum class FieldKind : std::uint8_t {
-  count,    ///< std::uint32_t; a whole number >= the row's minimum
-  flag,     ///< bool; true / false
-  choice,   ///< an enum; spelled by its to_string name
-  fraction  ///< double in [0, 1]; a suite may write a percentage ("0.5%")
+  count,     ///< std::uint32_t; a whole number >= the row's minimum
+  flag,      ///< bool; true / false
+  choice,    ///< an enum; spelled by its to_string name
+  fraction,  ///< double in [0, 1]; a suite may write a percentage ("0.5%")
+  seconds    ///< double >= 0; a suite may write a unit ("200ms", "1s")
 };
 
 /// How the one-off command line sets a knob.
@@ -80,6 +81,7 @@ struct FlowField {
   std::uint32_t FlowSpec::*count = nullptr;
   bool FlowSpec::*flag = nullptr;
   double FlowSpec::*fraction = nullptr;
+  double FlowSpec::*seconds = nullptr;
   std::size_t (*get_choice)(const FlowSpec&) = nullptr;  ///< the enum's index
   void (*set_choice)(FlowSpec&, std::size_t) = nullptr;
   std::string_view (*choice_name)(std::size_t) = nullptr;
@@ -224,6 +226,16 @@ constexpr FlowField fraction_field(std::string_view name, double FlowSpec::*memb
   return f;
 }
 
+constexpr FlowField seconds_field(std::string_view name, double FlowSpec::*member,
+                                  std::string_view help) {
+  FlowField f;
+  f.name = name;
+  f.kind = FieldKind::seconds;
+  f.help = help;
+  f.seconds = member;
+  return f;
+}
+
 template <auto Member>
 constexpr FlowField choice_field(std::string_view name, std::string_view help) {
   using Enum = field_detail::MemberType<Member>;
@@ -254,6 +266,9 @@ inline constexpr std::uint32_t kMaxQueueKnob = 1u << 20;
 inline constexpr std::uint32_t kMaxEndpoints = 4096;
 /// 2^24 rows of 40 bytes: 640 MiB per flow, more than any study needs.
 inline constexpr std::uint32_t kMaxTraceRows = 1u << 24;
+/// A latency flow keeps a sample per measured iteration: 2^24 (128 MiB of
+/// stamps) is the most one flow may ask for; longer runs give a duration.
+inline constexpr std::uint32_t kMaxFlowIterations = 1u << 24;
 
 inline constexpr FlowField kFlowFields[] = {
     choice_field<&FlowSpec::op>("op", "the operation")
@@ -367,6 +382,22 @@ inline constexpr FlowField kFlowFields[] = {
         .at_most(1u << 30)
         .added_after_1_0()
         .in_title(", own size ", "", true),
+    count_field("flow_iterations", &FlowSpec::iterations,
+                "This flow's own measured iterations (a test of several flows); 0: the test's "
+                "run length")
+        .at_most(kMaxFlowIterations)
+        .added_after_1_0()
+        .in_title(", own iterations ", "", true),
+    seconds_field("flow_duration", &FlowSpec::seconds,
+                  "This flow's own duration (a test of several flows, e.g. 200ms); 0: the "
+                  "test's run length")
+        .added_after_1_0()
+        .in_title(", own duration ", " s", true),
+    seconds_field("start_offset", &FlowSpec::start_offset,
+                  "Seconds this flow starts after the test's flows are released together "
+                  "(e.g. 100ms)")
+        .added_after_1_0()
+        .in_title(", starts after ", " s", true),
 };
 
 /// The row named `name`; nullptr when there is none.

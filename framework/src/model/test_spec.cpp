@@ -1,6 +1,29 @@
 #include "model/test_spec.hpp"
 
+#include <algorithm>
+
 namespace uniperf::model {
+
+Duration run_length_of(const TestSpec& test, const FlowSpec& flow) {
+  Duration run = test.duration;
+  if (flow.iterations > 0) {
+    run.iterations = flow.iterations;
+    run.seconds = run.margin = 0;
+  } else if (flow.seconds > 0) {
+    run.seconds = flow.seconds;
+    run.iterations = 0;
+  }
+  return run;
+}
+
+double longest_timed_seconds(const TestSpec& test) {
+  double longest = 0;
+  for (const FlowSpec& flow : test.flows) {
+    const Duration run = run_length_of(test, flow);
+    longest = std::max(longest, flow.start_offset + run.seconds + 2 * run.margin);
+  }
+  return longest;
+}
 
 // The names are the suite file's spellings and the result records' (the
 // knob table parses them back by index, model/flow_fields.cpp), so they

@@ -129,6 +129,14 @@ struct FlowSpec {
   /// of several flows: an elephant of 64 MiB writes beside a mouse of 1 MiB
   /// ones); 0: the test's sizes.
   std::uint32_t size = 0;
+  /// This flow's own run length in a test of several flows (an elephant
+  /// that runs 200 ms beside a mouse's 1000 iterations): measured
+  /// iterations, or seconds; 0 (both): the test's.
+  std::uint32_t iterations = 0;
+  double seconds = 0;
+  /// Seconds this flow's measured phase starts after the test's flows were
+  /// released together (docs/traces.md): a flow that joins a running one.
+  double start_offset = 0;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -157,6 +165,14 @@ struct TestSpec {
   StopRule until = StopRule::all_done;
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
+
+/// How long `flow` of `test` runs: the test's run length, or the flow's own
+/// iterations or seconds (the test's margin and warm-up go with a duration,
+/// its warm-up with iterations).
+Duration run_length_of(const TestSpec& test, const FlowSpec& flow);
+/// The longest any flow of `test` may take for one size: its start offset,
+/// its duration and both margins (0 when every flow counts iterations).
+double longest_timed_seconds(const TestSpec& test);
 
 std::string_view to_string(Pattern);
 std::string_view to_string(Direction);

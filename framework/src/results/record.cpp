@@ -87,6 +87,9 @@ json to_json(const model::FlowSpec& flow) {
       case model::FieldKind::fraction:
         value = flow.*field.fraction;
         break;
+      case model::FieldKind::seconds:
+        value = flow.*field.seconds;
+        break;
     }
   }
   return params;
@@ -350,6 +353,13 @@ model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
         const double number = params.number(key.c_str());
         if (!(number >= 0 && number <= 1)) params.fail(key.c_str(), "expected a fraction 0..1");
         f.*field.fraction = number;
+        break;
+      }
+      case model::FieldKind::seconds: {
+        const double number = params.number(key.c_str());
+        if (!(number >= 0) || !std::isfinite(number))
+          params.fail(key.c_str(), "expected seconds >= 0");
+        f.*field.seconds = number;
         break;
       }
       case model::FieldKind::choice: {

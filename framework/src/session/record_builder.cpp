@@ -246,8 +246,8 @@ results::Record RecordBuilder::make(const model::ConfigSpec& config, const model
   // `window` messages): a count that is not one is rounded up, and said so.
   for (const auto& plan : plans) {
     const model::FlowSpec& flow = plan.flow;
-    const std::uint64_t given = test.duration.iterations;
-    if (flow.window_mode != model::WindowMode::window_ack || test.duration.seconds > 0) continue;
+    const std::uint64_t given = plan.run.iterations;
+    if (flow.window_mode != model::WindowMode::window_ack || plan.run.seconds > 0) continue;
     const std::uint64_t runs = engine::policy::whole_windows(given, flow.window);
     if (runs != given) {
       r.warnings.push_back(fmt::format(

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <cmath>
 #include <iostream>
 #include <optional>
 
@@ -347,9 +348,8 @@ class SuiteRun {
   /// One trial / window, under the watchdog's per-size deadline.
   std::vector<engine::SizeOutcome> run_window(ConcurrentFlows& flows, const model::TestSpec& test,
                                               std::uint64_t size) {
-    const auto& d = test.duration;
-    watchdog_.arm(settings_.size_timeout +
-                  std::chrono::seconds(static_cast<std::int64_t>(d.seconds + 2 * d.margin)));
+    watchdog_.arm(settings_.size_timeout + std::chrono::seconds(static_cast<std::int64_t>(
+                                               std::ceil(model::longest_timed_seconds(test)))));
     return flows.run_size(size);
   }
 

@@ -123,6 +123,9 @@ class Reader {
         if (field.set_text(flow, text(key))) return;
         fail(key, "expected a fraction from 0 to 1 or a percentage (0.001, 0.1%), got '" +
                       text(key) + "'");
+      case model::FieldKind::seconds:
+        flow.*field.seconds = seconds(key);
+        return;
       case model::FieldKind::choice:
         if (field.set_text(flow, text(key))) return;
         std::vector<std::string> names;

@@ -117,9 +117,16 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   if (f.rx_replenish > f.rx_depth) {
     r.fail("rx_replenish", "must not exceed rx_depth (" + std::to_string(f.rx_depth) + ")");
   }
+  if (f.iterations > 0 && f.seconds > 0) {
+    r.fail("flow_duration", "give a flow its own iterations or its own duration, not both");
+  }
   if (f.role == model::Role::load) {
     // A load runs until it is told to stop, which only the side that
     // streams on its own (the initiator, one way) can be.
+    if (f.iterations > 0 || f.seconds > 0) {
+      r.fail(f.iterations > 0 ? "flow_iterations" : "flow_duration",
+             "a load flow runs until the measured flows are done: it has no length of its own");
+    }
     if (latency) r.fail("role", "a load flow is a stream: pattern bandwidth or message_rate");
     if (f.direction == Direction::bi) r.fail("role", "a load flow runs one way (direction: uni)");
     if (f.window_mode == WindowMode::window_ack)
@@ -369,12 +376,21 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     for (const auto& flow_node : flow_nodes) resolve(&flow_node);
   }
 
-  // A flow's own size sets it apart from the others of its test; a lone
-  // flow's sizes are the test's.
-  if (test.flows.size() == 1 && test.flows.front().size != 0) {
-    throw SpecError(file, test.source_line, "flow_size",
-                    "a flow's own size is for a test of several flows; give a test its sizes "
-                    "with sizes: [...]");
+  // A flow's own size, length and start set it apart from the others of
+  // its test; a lone flow's are the test's.
+  if (test.flows.size() == 1) {
+    const FlowSpec& lone = test.flows.front();
+    const char* key = lone.size != 0           ? "flow_size"
+                      : lone.iterations != 0   ? "flow_iterations"
+                      : lone.seconds != 0      ? "flow_duration"
+                      : lone.start_offset != 0 ? "start_offset"
+                                               : nullptr;
+    if (key != nullptr) {
+      throw SpecError(file, test.source_line, key,
+                      std::string(key) +
+                          " sets a flow apart from the others of its test; a test of one flow "
+                          "takes the test's sizes:, iterations: or duration:");
+    }
   }
 
   // A load is measured against: a test needs a measured flow.
@@ -395,6 +411,15 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
   // record a sample): bounded, so no count asks for more memory than a
   // machine has. Longer latency runs are duration mode (samples capped).
   for (const auto& flow : test.flows) {
+    if (flow.seconds > 0 && 2 * test.duration.margin >= flow.seconds) {
+      throw SpecError(file, test.source_line, "flow_duration",
+                      "twice the test's margin must be shorter than a flow's own duration");
+    }
+    if (test.duration.forever && (flow.seconds > 0 || flow.iterations > 0)) {
+      throw SpecError(file, test.source_line,
+                      flow.seconds > 0 ? "flow_duration" : "flow_iterations",
+                      "a test that runs forever gives its flows no length of their own");
+    }
     if (flow.pattern == Pattern::latency && test.duration.iterations > kMaxLatencyIterations) {
       run_reader.fail("iterations", "a latency test keeps one sample per iteration: at most " +
                                         std::to_string(kMaxLatencyIterations) + " (" +
