@@ -71,6 +71,9 @@ def main():
     # Concurrent flows with traced flows: a bandwidth-over-time chart each.
     expected_timelines = sum(1 for r in records
                              if any("timeline" in f for f in r.get("flows", [])))
+    # Latency flows measured alone too (baseline:): a percentile chart each.
+    expected_alone = sum(1 for r in records for f in r.get("flows", [])
+                         if "alone" in f and "latency_us" in f)
     url = "file://" + os.path.abspath(page)
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
@@ -94,11 +97,16 @@ def main():
     if timelines is None or int(timelines.group(1)) != expected_timelines:
         fail(f"timelines rendered {timelines.group(1) if timelines else None}, "
              f"expected {expected_timelines}")
-    if expected_timelines == 0 and 'id="competing-flows"' in dom:
+    alone = re.search(r'data-alone-rendered="(\d+)"', root.group(0))
+    if alone is None or int(alone.group(1)) != expected_alone:
+        fail(f"alone-against-beside charts rendered {alone.group(1) if alone else None}, "
+             f"expected {expected_alone}")
+    if expected_timelines + expected_alone == 0 and 'id="competing-flows"' in dom:
         fail("a competing-flows section without any traced concurrent flows")
     canvases = dom.count("<canvas")
-    if canvases < expected_plots + expected_timelines:
-        fail(f"{canvases} canvases for {expected_plots} plots and {expected_timelines} timelines")
+    if canvases < expected_plots + expected_timelines + expected_alone:
+        fail(f"{canvases} canvases for {expected_plots} plots, {expected_timelines} timelines "
+             f"and {expected_alone} alone-against-beside charts")
     table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
     rows = table.group(1).count("<tr") - 1 if table else -1
     if rows != expected_rows:
@@ -120,7 +128,8 @@ def main():
     width, height = struct.unpack(">II", header[16:24])
     if (width, height) != (1200, 1600):
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
-    print(f"ok: {expected_plots} plots, {expected_timelines} timelines, {canvases} canvases, "
+    print(f"ok: {expected_plots} plots, {expected_timelines} timelines, "
+          f"{expected_alone} alone-against-beside, {canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")
 

@@ -122,5 +122,31 @@ TEST(Competition, TheRecordCarriesItAndReadsItBack) {
   EXPECT_FALSE(back.flows[1].common);
 }
 
+TEST(Competition, ALatencyFlowAgainstItselfAlone) {
+  LatencyStats beside, alone;
+  beside.p50 = 6;
+  beside.p99 = 30;
+  alone.p50 = 2;
+  alone.p99 = 10;
+  const AloneBaseline b = compare_with_alone(beside, "t.alone", alone);
+  EXPECT_EQ(b.test, "t.alone");
+  EXPECT_DOUBLE_EQ(b.slowdown_p50, 3);
+  EXPECT_DOUBLE_EQ(b.slowdown_p99, 3);
+  EXPECT_DOUBLE_EQ(b.latency.p50, 2);
+  alone.p99 = 0;  // no baseline to divide by
+  EXPECT_DOUBLE_EQ(compare_with_alone(beside, "t.alone", alone).slowdown_p99, 0);
+
+  Record r;
+  r.flows = {flow_over(0, 10, model::Pattern::latency), flow_over(0, 10)};
+  r.flows[0].latency = beside;
+  r.flows[0].alone = b;
+  const auto back = record_from_json(nlohmann::json::parse(to_json(r).dump()));
+  ASSERT_TRUE(back.flows[0].alone);
+  EXPECT_EQ(back.flows[0].alone->test, "t.alone");
+  EXPECT_DOUBLE_EQ(back.flows[0].alone->latency.p99, 10);
+  EXPECT_DOUBLE_EQ(back.flows[0].alone->slowdown_p50, 3);
+  EXPECT_FALSE(back.flows[1].alone);
+}
+
 }  // namespace
 }  // namespace uniperf::results

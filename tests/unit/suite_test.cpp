@@ -922,6 +922,80 @@ TEST(SuiteParse, AFlowsOwnLengthAndStart) {
                5, "start_offset", "expected a time");
 }
 
+TEST(SuiteParse, ABaselineRunsTheLatencyFlowAloneFirst) {
+  const auto suite =
+      parse_suite(one_test("    sizes: [8, 64]\n"
+                           "    duration: 1s\n"
+                           "    baseline: solo\n"
+                           "    flows:\n"
+                           "      - {op: send, pattern: latency, window: 1}\n"
+                           "      - {op: write, pattern: bandwidth, role: load}\n"
+                           "  - name: again\n"
+                           "    baseline: t.alone\n"
+                           "    sizes: [8]\n"
+                           "    flows:\n"
+                           "      - {op: send, pattern: latency, flow_iterations: 99}\n"
+                           "      - {op: write, pattern: bandwidth}\n"),
+                  kFile);
+  ASSERT_EQ(suite.tests.size(), 3u);
+  const auto& alone = suite.tests[0];
+  EXPECT_EQ(alone.name, "t.alone");
+  ASSERT_EQ(alone.flows.size(), 1u);
+  EXPECT_EQ(alone.flows[0].pattern, model::Pattern::latency);
+  EXPECT_EQ(alone.sizes, (std::vector<std::uint64_t>{8, 64}));
+  EXPECT_DOUBLE_EQ(alone.duration.seconds, 1);
+  EXPECT_TRUE(alone.baselines.empty());
+  EXPECT_EQ(suite.tests[1].name, "t");
+  EXPECT_EQ(suite.tests[1].baselines, (std::vector<std::string>{"t.alone", ""}));
+  EXPECT_EQ(suite.tests[2].baselines, (std::vector<std::string>{"t.alone", ""}));
+
+  // A flow's own size and length become its alone test's.
+  const auto own = parse_suite(one_test("    sizes: [1M]\n"
+                                        "    baseline: solo\n"
+                                        "    flows:\n"
+                                        "      - {op: write, pattern: bandwidth}\n"
+                                        "      - {op: send, pattern: latency, flow_size: 8, "
+                                        "flow_iterations: 77, start_offset: 1s}\n"
+                                        "      - {op: send, pattern: latency}\n"),
+                               kFile);
+  ASSERT_EQ(own.tests.size(), 3u);
+  EXPECT_EQ(own.tests[0].name, "t.flow2.alone");
+  EXPECT_EQ(own.tests[0].sizes, (std::vector<std::uint64_t>{8}));
+  EXPECT_EQ(own.tests[0].duration.iterations, 77u);
+  EXPECT_EQ(own.tests[0].flows[0].size, 0u);
+  EXPECT_DOUBLE_EQ(own.tests[0].flows[0].start_offset, 0);
+  EXPECT_EQ(own.tests[1].name, "t.flow3.alone");
+  EXPECT_EQ(own.tests[1].sizes, (std::vector<std::uint64_t>{1u << 20}));
+
+  // A suite default applies where it can.
+  const auto defaulted = parse_suite(
+      "suite: s\ndefaults: {baseline: solo}\ntests:\n"
+      "  - {name: lone, op: send}\n",
+      kFile);
+  EXPECT_EQ(defaulted.tests.size(), 1u);
+
+  expect_error(one_test("    op: send\n    baseline: solo\n"), 5, "baseline",
+               "has no measured latency flow beside others");
+  expect_error(one_test("    baseline: nope\n"
+                        "    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               4, "baseline", "'nope' names no earlier test");
+  expect_error(one_test("    op: write\n    pattern: bandwidth\n"
+                        "  - name: u\n"
+                        "    baseline: t\n"
+                        "    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: write, pattern: bandwidth}\n"),
+               7, "baseline", "is no latency test of one flow");
+  expect_error(one_test("    baseline: solo\n"
+                        "    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: write, pattern: bandwidth}\n"
+                        "  - {name: t.alone, op: send}\n"),
+               8, "name", "duplicate test name 't.alone'");
+}
+
 TEST(SuiteParse, ALoadIsAOneWayStreamBesideAMeasuredFlow) {
   expect_error(one_test("    until: fist_done\n    op: send\n"), 4, "until",
                "unknown stop rule 'fist_done' (did you mean 'first_done'?)");

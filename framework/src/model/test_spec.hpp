@@ -163,6 +163,9 @@ struct TestSpec {
   std::vector<FlowSpec> flows;  ///< at least one
   RankPairs pairs = RankPairs::first;
   StopRule until = StopRule::all_done;
+  /// Per flow: the test whose record measured this (latency) flow alone, to
+  /// compare with (`baseline:`); "" for none. Empty when no flow has one.
+  std::vector<std::string> baselines;
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
 

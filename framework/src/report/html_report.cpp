@@ -209,8 +209,9 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "values.</p>\n<div id=\"plots\"></div>\n";
   out << "<h2 id=\"competing-flows\">Competing flows</h2>\n<p class=\"hint\">Tests of "
          "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
-         "all on one time axis, and what each got while all ran.</p>\n<div "
-         "id=\"timelines\"></div>\n";
+         "all on one time axis, and what each got while all ran; and a latency flow measured "
+         "alone too (baseline:), its latency at each percentile alone and beside the others "
+         "(the latency CDF, axes swapped).</p>\n<div id=\"timelines\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
   write_matrices(out, records, rule);

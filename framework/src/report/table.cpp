@@ -168,6 +168,13 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
   } else {
     out << fmt::format("{:>10} {:>10}   {}: {}\n", "", f.iterations_run, what, numbers);
   }
+  if (f.alone) {
+    out << fmt::format(
+        "{:>10} {:>10}   alone ({}): p50 {:.3f} us, p99 {:.3f} us; beside the "
+        "others {:.2f}x at p50, {:.2f}x at p99\n",
+        "", "", f.alone->test, f.alone->latency.p50, f.alone->latency.p99, f.alone->slowdown_p50,
+        f.alone->slowdown_p99);
+  }
 }
 
 void print_record_line(std::ostream& out, const Record& r) {

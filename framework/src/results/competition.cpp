@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "results/stats.hpp"
 
@@ -16,6 +17,15 @@ double jain_index(std::span<const double> shares) {
   }
   if (shares.empty() || squares == 0) return 1;
   return sum * sum / (static_cast<double>(shares.size()) * squares);
+}
+
+AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
+                                 const LatencyStats& alone) {
+  const auto ratio = [](double under, double base) { return base > 0 ? under / base : 0.0; };
+  return {.test = std::move(test),
+          .latency = alone,
+          .slowdown_p50 = ratio(beside.p50, alone.p50),
+          .slowdown_p99 = ratio(beside.p99, alone.p99)};
 }
 
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us) {

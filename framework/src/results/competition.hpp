@@ -3,7 +3,8 @@
 // messages completed while every flow ran (the common interval: latest
 // start to earliest end), its bandwidth over time in fixed bins on the
 // test's span, and Jain's fairness index across the bandwidth flows'
-// shares of the common interval.
+// shares of the common interval; and a latency flow's slowdown beside the
+// others against its baseline alone.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,12 @@ struct FlowSampling {
 /// than two flows, no common interval, or no traced flow. `bin_us` is the
 /// bins' width (widened to keep at most kMostBins).
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us);
+
+/// A latency flow measured beside others (`beside`) against the same flow
+/// alone (`alone`, from test `test`): the slowdown of each percentile is
+/// beside / alone (1: unchanged; 0 when the baseline's is 0).
+AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
+                                 const LatencyStats& alone);
 
 /// Jain's fairness index of `shares`: (sum x)^2 / (n sum x^2), from 1/n
 /// (one took everything) to 1 (equal shares); 1 for all zero.

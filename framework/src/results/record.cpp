@@ -102,15 +102,15 @@ json to_json(const BandwidthStats& b) {
           {"MB_per_s", b.mb_per_s}, {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
 }
 
+json to_json(const LatencyStats& l) {
+  return {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},    {"p50", l.p50},
+          {"p90", l.p90},         {"p99", l.p99},         {"p99_9", l.p999}, {"p99_99", l.p9999},
+          {"max", l.max},         {"mean", l.mean},       {"stdev", l.stdev}};
+}
+
 void put_results(json& j, const std::optional<LatencyStats>& latency,
                  const std::optional<BandwidthStats>& bandwidth) {
-  if (latency) {
-    const auto& l = *latency;
-    j["latency_us"] = {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},
-                       {"p50", l.p50},         {"p90", l.p90},         {"p99", l.p99},
-                       {"p99_9", l.p999},      {"p99_99", l.p9999},    {"max", l.max},
-                       {"mean", l.mean},       {"stdev", l.stdev}};
-  }
+  if (latency) j["latency_us"] = to_json(*latency);
   if (bandwidth) {
     const auto& b = *bandwidth;
     j["bandwidth"] = to_json(b);
@@ -222,6 +222,12 @@ json to_json(const Record& r) {
       if (f.timeline)
         one["timeline"] = {{"bin_ms", f.timeline->bin_us / 1e3},
                            {"MB_per_s", f.timeline->mb_per_s}};
+      if (f.alone) {
+        one["alone"] = {{"test", f.alone->test},
+                        {"latency_us", to_json(f.alone->latency)},
+                        {"slowdown_p50", f.alone->slowdown_p50},
+                        {"slowdown_p99", f.alone->slowdown_p99}};
+      }
       flows.push_back(std::move(one));
     }
     j["flows"] = std::move(flows);
@@ -407,23 +413,25 @@ BandwidthStats read_bandwidth(const FieldReader& bandwidth) {
   return b;
 }
 
+LatencyStats read_latency(const FieldReader& latency) {
+  LatencyStats l;
+  l.samples = latency.unsigned_integer("samples");
+  l.one_way = latency.boolean("one_way");
+  l.min = latency.number("min");
+  l.p50 = latency.number("p50");
+  l.p90 = latency.number("p90");
+  l.p99 = latency.number("p99");
+  l.p999 = latency.number("p99_9");
+  l.p9999 = latency.number("p99_99");
+  l.max = latency.number("max");
+  l.mean = latency.number("mean");
+  l.stdev = latency.number("stdev");
+  return l;
+}
+
 void read_results(const FieldReader& top, const json& j, std::optional<LatencyStats>& latency_out,
                   std::optional<BandwidthStats>& bandwidth_out) {
-  if (j.contains("latency_us")) {
-    const FieldReader latency = top.object("latency_us");
-    LatencyStats& l = latency_out.emplace();
-    l.samples = latency.unsigned_integer("samples");
-    l.one_way = latency.boolean("one_way");
-    l.min = latency.number("min");
-    l.p50 = latency.number("p50");
-    l.p90 = latency.number("p90");
-    l.p99 = latency.number("p99");
-    l.p999 = latency.number("p99_9");
-    l.p9999 = latency.number("p99_99");
-    l.max = latency.number("max");
-    l.mean = latency.number("mean");
-    l.stdev = latency.number("stdev");
-  }
+  if (j.contains("latency_us")) latency_out = read_latency(top.object("latency_us"));
   if (j.contains("bandwidth")) {
     const FieldReader bandwidth = top.object("bandwidth");
     BandwidthStats& b = bandwidth_out.emplace(read_bandwidth(bandwidth));
@@ -532,6 +540,13 @@ Record record_from_json(const json& j) {
       if (flows[i].contains("measured")) f.measured = read_measured(one);                // 1.4
       if (flows[i].contains("common")) f.common = read_bandwidth(one.object("common"));  // 1.5
       if (flows[i].contains("timeline")) f.timeline = read_timeline(one);                // 1.5
+      if (flows[i].contains("alone")) {                                                  // 1.6
+        const FieldReader alone = one.object("alone");
+        f.alone = AloneBaseline{.test = alone.string("test"),
+                                .latency = read_latency(alone.object("latency_us")),
+                                .slowdown_p50 = alone.number("slowdown_p50"),
+                                .slowdown_p99 = alone.number("slowdown_p99")};
+      }
     }
   }
 

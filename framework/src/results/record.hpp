@@ -90,6 +90,16 @@ struct Timeline {
   std::vector<double> mb_per_s;
 };
 
+/// (1.6) A latency flow of a test of several flows, measured alone (the
+/// test named by `baseline:`, same config and message size), and how much
+/// slower it was beside the others: its percentile over the baseline's.
+struct AloneBaseline {
+  std::string test;
+  LatencyStats latency;
+  double slowdown_p50 = 0;
+  double slowdown_p99 = 0;
+};
+
 struct FlowResult {
   model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
@@ -103,6 +113,7 @@ struct FlowResult {
   /// every flow ran (the common interval), and over time.
   std::optional<BandwidthStats> common;
   std::optional<Timeline> timeline;
+  std::optional<AloneBaseline> alone;
 };
 
 /// (1.5) One traced work request (docs/traces.md) on the run's time base:

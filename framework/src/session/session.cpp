@@ -11,6 +11,7 @@
 #include "engine/runner.hpp"
 #include "results/stats.hpp"
 #include "session/agreement.hpp"
+#include "session/alone_baselines.hpp"
 #include "session/concurrent_flows.hpp"
 #include "session/environment.hpp"
 #include "session/provenance.hpp"
@@ -163,6 +164,7 @@ class SuiteRun {
     caps_ = Capabilities{};
     device_.clear();
     device_numa_node_.reset();
+    baselines_.clear();
 
     Agreement mine;
     if (plugin_ == nullptr) {
@@ -310,6 +312,8 @@ class SuiteRun {
           }
         }
       }
+      baselines_.compare(test, record);
+      baselines_.remember(test, record);
       sink_.emit(std::move(record));
     }
   }
@@ -477,6 +481,7 @@ class SuiteRun {
   /// reason (sent just before the interrupt).
   static constexpr std::chrono::seconds kPeerReasonWait{5};
   RecordBuilder record_builder_{suite_, settings_};
+  AloneBaselines baselines_{suite_};
 
   Plugin* plugin_ = nullptr;
   Options options_;

@@ -39,7 +39,7 @@ const std::vector<std::string>& flow_keys() {
 
 /// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs", "until"};
+  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs", "until", "baseline"};
   for (const model::RunField& field : model::kRunFields) {
     if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
   }
@@ -442,6 +442,94 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
   return test;
 }
 
+// ---------------------------------------------------------------- baselines
+
+/// The flows of `test` a baseline applies to: its measured latency flows,
+/// in a test of several flows.
+std::vector<std::size_t> latency_flows_beside_others(const TestSpec& test) {
+  std::vector<std::size_t> flows;
+  if (test.flows.size() < 2) return flows;
+  for (std::size_t k = 0; k < test.flows.size(); ++k) {
+    const FlowSpec& flow = test.flows[k];
+    if (flow.pattern == Pattern::latency && flow.role == model::Role::measured) flows.push_back(k);
+  }
+  return flows;
+}
+
+/// Flow `k` of `test` as a test of its own: the same flow at the same
+/// message size, for as long, with nothing beside it.
+TestSpec alone_test(const TestSpec& test, std::size_t k, bool several) {
+  TestSpec alone;
+  alone.name = test.name + (several ? ".flow" + std::to_string(k + 1) : "") + ".alone";
+  alone.preset = test.preset;
+  FlowSpec flow = test.flows[k];
+  alone.sizes = flow.size != 0 ? std::vector<std::uint64_t>{flow.size} : test.sizes;
+  alone.duration = model::run_length_of(test, flow);
+  flow.size = flow.iterations = 0;
+  flow.seconds = flow.start_offset = 0;
+  alone.flows = {flow};
+  alone.pairs = test.pairs;
+  alone.source_line = test.source_line;
+  return alone;
+}
+
+/// Applies a test's `baseline:` (`solo`, or the name of an earlier test that
+/// measured the flow alone): appends the tests it needs, then the test, to
+/// `tests`. A suite default applies where it can; a test's own must.
+void add_with_baseline(std::vector<TestSpec>& tests, TestSpec test, const YAML::Node& node,
+                       const YAML::Node* defaults, const std::string& file) {
+  const bool own = static_cast<bool>(node["baseline"]);
+  std::optional<YAML::Node> given;
+  if (own) {
+    given = node["baseline"];
+  } else if (defaults != nullptr && (*defaults)["baseline"]) {
+    given = (*defaults)["baseline"];
+  }
+  const std::string baseline = given ? scalar(*given, file, "baseline") : "";
+  const std::vector<std::size_t> latency = latency_flows_beside_others(test);
+  if (baseline.empty() || (latency.empty() && !own)) {
+    tests.push_back(std::move(test));
+    return;
+  }
+  const int line = line_of(*given);
+  if (latency.empty()) {
+    throw SpecError(file, line, "baseline",
+                    "a baseline compares a latency flow beside other flows with the same flow "
+                    "alone; test '" +
+                        test.name + "' has no measured latency flow beside others");
+  }
+  if (test.duration.forever) {
+    throw SpecError(file, line, "baseline", "a test that runs forever has no baseline");
+  }
+  test.baselines.assign(test.flows.size(), "");
+  if (baseline == "solo") {
+    for (const std::size_t k : latency) {
+      TestSpec alone = alone_test(test, k, latency.size() > 1);
+      test.baselines[k] = alone.name;
+      tests.push_back(std::move(alone));
+    }
+  } else {
+    const auto named = std::find_if(tests.begin(), tests.end(),
+                                    [&](const TestSpec& t) { return t.name == baseline; });
+    if (named == tests.end()) {
+      std::vector<std::string> names;
+      for (const TestSpec& t : tests) names.push_back(t.name);
+      throw SpecError(file, line, "baseline",
+                      "'" + baseline + "' names no earlier test" + suggestion(baseline, names) +
+                          " (solo, or the name of a test before this one that runs the flow "
+                          "alone)");
+    }
+    if (named->flows.size() != 1 || named->flows.front().pattern != Pattern::latency) {
+      throw SpecError(file, line, "baseline",
+                      "'" + baseline +
+                          "' is no latency test of one flow: a baseline measures "
+                          "the flow alone");
+    }
+    for (const std::size_t k : latency) test.baselines[k] = baseline;
+  }
+  tests.push_back(std::move(test));
+}
+
 // ---------------------------------------------------------------- suites
 
 model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
@@ -493,14 +581,18 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
     throw SpecError(file, tests ? line_of(tests) : 1, "tests",
                     "a suite needs a non-empty list of tests");
   }
-  std::set<std::string> names;
+  const YAML::Node* suite_defaults = defaults && defaults.IsMap() ? &defaults : nullptr;
   for (const auto& node : tests) {
-    TestSpec test = parse_test(node, file, defaults && defaults.IsMap() ? &defaults : nullptr);
+    add_with_baseline(suite.tests, parse_test(node, file, suite_defaults), node, suite_defaults,
+                      file);
+  }
+  // Names are unique, a baseline's generated ones (NAME.alone) included.
+  std::set<std::string> names;
+  for (const TestSpec& test : suite.tests) {
     if (!names.insert(test.name).second) {
-      throw SpecError(file, line_of(node["name"]), "name",
+      throw SpecError(file, static_cast<int>(test.source_line), "name",
                       "duplicate test name '" + test.name + "'");
     }
-    suite.tests.push_back(std::move(test));
   }
   return suite;
 }

@@ -5,6 +5,7 @@
 // For the headless-browser test the page records what happened on <html>:
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
+//   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
 //   data-errors="..."        any script error (set by the handler in <head>)
 (function () {
   "use strict";
@@ -271,13 +272,63 @@
     return 1;
   }
 
+  // A latency flow beside others that was also measured alone (`baseline:`):
+  // its latency at each recorded percentile, alone and beside the others,
+  // on a logarithmic latency axis. This is the latency CDF with its axes
+  // swapped, drawn from the quantiles the record keeps (min, p50 ... max).
+  const percentiles = [["min", "min"], ["p50", "50%"], ["p90", "90%"], ["p99", "99%"],
+                       ["p99_9", "99.9%"], ["p99_99", "99.99%"], ["max", "max"]];
+  function drawAlone(r, container) {
+    let drawn = 0;
+    (r.flows || []).forEach((f, k) => {
+      if (!f.alone || !f.latency_us) return;
+      const section = document.createElement("section");
+      section.className = "test";
+      const title = document.createElement("h3");
+      title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${k + 1}`;
+      const detail = document.createElement("span");
+      detail.className = "detail";
+      detail.textContent = ` beside the others ${f.alone.slowdown_p50.toFixed(2)}× at p50, ` +
+          `${f.alone.slowdown_p99.toFixed(2)}× at p99 (alone: ${f.alone.test})`;
+      title.appendChild(detail);
+      section.appendChild(title);
+      container.appendChild(section);
+      const columns = [percentiles.map((_, i) => i),
+                       percentiles.map(([key]) => f.alone.latency_us[key]),
+                       percentiles.map(([key]) => f.latency_us[key])];
+      const plot = document.createElement("div");
+      plot.className = "plot";
+      section.appendChild(plot);
+      const us = (u, v) => (v == null ? "-" : formatNumber(v) + " us");
+      const options = {
+        width: chartWidth(section),
+        height: 260,
+        series: [{ label: "percentile", value: (u, v) => (v == null ? "-" : percentiles[v][1]) },
+                 { label: "alone", stroke: palette[2], width: 2, value: us },
+                 { label: "beside the others", stroke: palette[1], width: 2, value: us }],
+        scales: { x: { time: false }, y: { distr: 3 } },
+        axes: [{ label: "percentile", splits: () => percentiles.map((_, i) => i),
+                 values: (u, splits) => splits.map((i) => percentiles[i][1]) },
+               { label: `latency (us, ${f.latency_us.one_way ? "one-way" : "round trip"})`,
+                 size: 70, values: (u, splits) => splits.map(tick) }],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      };
+      timelineCharts.push([section, new uPlot(options, columns, plot)]);
+      drawn += 1;
+    });
+    return drawn;
+  }
+
   provenance();
   const timelineCharts = [];
   let timelines = 0;
+  let alone = 0;
   const timelineContainer = document.getElementById("timelines");
   if (timelineContainer) {
     for (const r of records) timelines += drawTimeline(r, timelineContainer);
-    if (!timelines) {
+    for (const r of records) alone += drawAlone(r, timelineContainer);
+    if (!timelines && !alone) {
       // No traced concurrent flows: no section (its heading and hint).
       const hint = timelineContainer.previousElementSibling;
       hint.previousElementSibling.remove();
@@ -286,6 +337,7 @@
     }
   }
   document.documentElement.setAttribute("data-timelines-rendered", String(timelines));
+  document.documentElement.setAttribute("data-alone-rendered", String(alone));
   const container = document.getElementById("plots");
   const tests = [...new Set(records.map((r) => r.test))];
   const charts = [];
