@@ -12,7 +12,10 @@ rows are capped, and an untraced test. Asserted:
     record's messages, ids consecutive per lane, every one completed no
     earlier than posted, signaled exactly every signal_every requests (the
     rest covered);
-  * one in ten latency iterations is traced, ten ids apart;
+  * one in ten latency iterations is traced, ten ids apart, and the
+    responder's echoes, shipped to the initiator and moved onto its clock,
+    lie within the ping-pong's measured interval (side "responder"), each
+    posted after the ping it answers;
   * the rows of concurrent flows are told apart by flow, and each flow's
     rows lie within its own measured interval (one timeline);
   * trace_max caps the rows: the record counts what found no room and warns;
@@ -121,18 +124,24 @@ def run_config(config, work):
     by_record = defaultdict(list)
     for row in rows:
         by_record[(row["test"], int(row["size"]))].append(row)
+    slack_us = clock.get("uncertainty_ns", 0) / 1e3 + 2
     for r in records:
         key = (r["test"], r["size"])
-        mine = by_record.get(key, [])
+        every = by_record.get(key, [])
+        # The initiator's rows; the responder's (its echoes) are checked
+        # apart, below.
+        mine = [x for x in every if x["side"] == "initiator"]
+        theirs = [x for x in every if x["side"] == "responder"]
         name = f"{config} {r['test']} {r['size']}"
         if not check(r["status"] == "ok", f"{name}: {r['status']} {r['reason']}"):
             continue
         if r["test"] == "plain":
-            check("trace" not in r and not mine, f"{name}: an untraced test has trace rows")
+            check("trace" not in r and not every, f"{name}: an untraced test has trace rows")
             continue
-        check(r.get("trace", {}).get("rows") == len(mine),
-              f"{name}: record counts {r.get('trace')} rows, the file has {len(mine)}")
-        for row in mine:
+        check(r.get("trace", {}).get("rows") == len(every),
+              f"{name}: record counts {r.get('trace')} rows, the file has {len(every)}")
+        check(all(x["side"] in ("initiator", "responder") for x in every), f"{name}: bad side")
+        for row in every:
             if int(row["completed_ns"]) < int(row["posted_ns"]):
                 check(False, f"{name}: request {row['id']} completed before it was posted")
                 break
@@ -154,6 +163,27 @@ def run_config(config, work):
             check(len(mine) == r["iterations_run"] // 10,
                   f"{name}: {len(mine)} rows for {r['iterations_run']} iterations, 1 in 10")
             check(all(b - a == 10 for a, b in zip(ids, ids[1:])), f"{name}: ids not 10 apart")
+            # The responder's echoes, 1 in 10, on the initiator's clock: each
+            # lies within the ping-pong's measured interval, give or take
+            # the clock offset's uncertainty.
+            m = r["measured"]
+            check(len(theirs) == r["iterations_run"] // 10,
+                  f"{name}: {len(theirs)} responder rows for {r['iterations_run']} echoes, 1 in 10")
+            outside = [x for x in theirs
+                       if not (m["from_unix_us"] - slack_us <= int(x["posted_ns"]) / 1e3
+                               <= m["to_unix_us"] + slack_us)]
+            check(not outside, f"{name}: {len(outside)} responder rows off the initiator's "
+                               f"measured interval {m} (+- {slack_us} us): {outside[:2]}")
+            # Cause before effect across the two clocks: the echo of ping i
+            # (the same id on both endpoints: warm-up counted alike) is
+            # posted after ping i was.
+            pings = {x["id"]: int(x["posted_ns"]) for x in mine}
+            early = [x for x in theirs if x["id"] in pings and
+                     int(x["posted_ns"]) < pings[x["id"]] - slack_us * 1e3]
+            check(len(pings) and all(x["id"] in pings for x in theirs),
+                  f"{name}: the responder's echo ids do not match the pings'")
+            check(not early, f"{name}: {len(early)} echoes posted before their ping, beyond "
+                             f"the clocks' uncertainty: {early[:2]}")
         elif r["test"] == "pair":
             for k, flow in enumerate(r["flows"]):
                 own = [x for x in mine if x["flow"] == str(k + 1)]

@@ -16,6 +16,7 @@
 
 #include "fake_session.hpp"
 #include "results/trace_file.hpp"
+#include "session/peer_trace.hpp"
 #include "session/session.hpp"
 
 namespace uniperf {
@@ -123,9 +124,17 @@ TEST(Trace, EveryNthAndTheCapWarn) {
   ASSERT_EQ(run.records.size(), 2u);
   const auto* nth = testing::find_record(run, "nth", 8);
   ASSERT_TRUE(nth && nth->trace_count);
-  EXPECT_EQ(nth->trace_count->rows, 20u);  // 200 ping-pongs, 1 in 10
-  for (std::size_t k = 1; k < nth->trace.size(); ++k)
-    EXPECT_EQ(nth->trace[k].id, nth->trace[k - 1].id + 10);
+  // 200 ping-pongs, 1 in 10: the initiator's pings, then the responder's
+  // echoes (shipped over the control connection).
+  EXPECT_EQ(nth->trace_count->rows, 40u);
+  ASSERT_EQ(nth->trace.size(), 40u);
+  for (std::size_t k = 1; k < nth->trace.size(); ++k) {
+    EXPECT_EQ(nth->trace[k].responder, k >= 20);
+    if (k != 20) {
+      EXPECT_EQ(nth->trace[k].id, nth->trace[k - 1].id + 10);
+    }
+  }
+  EXPECT_EQ(nth->trace[20].id, nth->trace[0].id) << "an echo answers the ping of its id";
   EXPECT_TRUE(nth->warnings.empty());
   const auto* capped = testing::find_record(run, "capped", 8);
   ASSERT_TRUE(capped && capped->trace_count);
@@ -197,7 +206,8 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
     r.provenance = {{"host", "h"}};
     r.trace = {
         {.flow = 0, .lane = 1, .id = 7, .posted_ns = 100, .completed_ns = 250, .signaled = true},
-        {.flow = 0, .lane = 1, .id = 8, .posted_ns = 120, .completed_ns = 0}};
+        {.flow = 0, .lane = 1, .id = 8, .posted_ns = 120, .completed_ns = 0},
+        {.flow = 0, .lane = 1, .id = 7, .posted_ns = 110, .completed_ns = 0, .responder = true}};
     file.add(r);
     EXPECT_FALSE(std::filesystem::exists(path));  // not before commit
     file.commit();
@@ -209,12 +219,71 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
     if (line.rfind("# provenance: ", 0) == 0) provenance = line;
     if (!line.empty() && line[0] != '#') data.push_back(line);
   }
-  ASSERT_EQ(data.size(), 3u);
+  ASSERT_EQ(data.size(), 4u);
   EXPECT_EQ(data[0], results::kTraceColumns);
-  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled");
-  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none");
+  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator");
+  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none,initiator");
+  EXPECT_EQ(data[3], "cfg,t,4096,1,1,7,write,4096,110,0,none,responder");
   EXPECT_NE(provenance.find("\"host\":\"h\""), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(PeerTrace, TheRespondersRowsArriveOnTheInitiatorsClockMarkedAsItsOwn) {
+  // More rows than one frame holds, so the chunking is crossed.
+  const std::size_t rows = session::kTraceRowsPerFrame + 5;
+  results::Record sent;
+  sent.flows.resize(2);
+  for (std::size_t i = 0; i < rows; ++i) {
+    sent.trace.push_back({.flow = static_cast<std::uint32_t>(i % 2),
+                          .lane = 3,
+                          .id = i,
+                          .posted_ns = 1'000'000 + static_cast<std::int64_t>(i),
+                          .completed_ns = i == 0 ? 0 : 2'000'000 + static_cast<std::int64_t>(i),
+                          .signaled = i % 4 == 0});
+  }
+  sent.trace_count = results::TraceCount{.rows = rows, .dropped = 7};
+
+  auto [initiator, responder] = bootstrap::make_in_process_pair();
+  std::thread serving([&, control = std::move(responder)]() mutable {
+    session::exchange_peer_trace(*control, sent, 0, 0);
+  });
+  results::Record received;
+  received.flows.resize(2);
+  received.trace.push_back({.flow = 0, .id = 99, .posted_ns = 5, .completed_ns = 6});
+  received.trace_count = results::TraceCount{.rows = 1, .dropped = 0};
+  session::exchange_peer_trace(*initiator, received, rows, 400);
+  serving.join();
+
+  ASSERT_EQ(received.trace.size(), rows + 1);
+  EXPECT_FALSE(received.trace[0].responder);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const results::TraceRow& row = received.trace[i + 1];
+    ASSERT_TRUE(row.responder);
+    EXPECT_EQ(row.flow, i % 2);
+    EXPECT_EQ(row.lane, 3u);
+    EXPECT_EQ(row.id, i);
+    // The responder's clock ran 400 ns ahead: its times move back by that.
+    EXPECT_EQ(row.posted_ns, 1'000'000 + static_cast<std::int64_t>(i) - 400);
+    EXPECT_EQ(row.completed_ns, i == 0 ? 0 : 2'000'000 + static_cast<std::int64_t>(i) - 400)
+        << "no completion stays none";
+    EXPECT_EQ(row.signaled, i % 4 == 0);
+  }
+  EXPECT_EQ(received.trace_count->rows, rows + 1);
+  EXPECT_EQ(received.trace_count->dropped, 7u);
+}
+
+TEST(PeerTrace, MoreRowsThanTheRespondersTraceMaxAreRefused) {
+  results::Record sent;
+  sent.flows.resize(1);
+  sent.trace.resize(10);
+  auto [initiator, responder] = bootstrap::make_in_process_pair();
+  std::thread serving([&, control = std::move(responder)]() mutable {
+    session::exchange_peer_trace(*control, sent, 0, 0);
+  });
+  results::Record received;
+  EXPECT_THROW(session::exchange_peer_trace(*initiator, received, 9, 0), bootstrap::BootstrapError);
+  serving.join();
+  EXPECT_TRUE(received.trace.empty());
 }
 
 }  // namespace

@@ -127,6 +127,9 @@ struct TraceRow {
   std::int64_t posted_ns = 0;
   std::int64_t completed_ns = 0;  ///< 0: no completion covered it
   bool signaled = false;          ///< its own completion, else covered by a later one
+  /// (1.6) Posted by the responder (its echoes, its half of a bidirectional
+  /// flow), moved onto the initiator's clock by the measured offset.
+  bool responder = false;
 };
 
 /// (1.5) How many trace rows a record's test kept and how many requests

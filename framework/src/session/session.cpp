@@ -14,6 +14,7 @@
 #include "session/alone_baselines.hpp"
 #include "session/concurrent_flows.hpp"
 #include "session/environment.hpp"
+#include "session/peer_trace.hpp"
 #include "session/provenance.hpp"
 #include "session/record_builder.hpp"
 #include "session/trials.hpp"
@@ -293,6 +294,8 @@ class SuiteRun {
           watchdog_.disarm();
           fill_results(record, plans, outcomes, settings_.timeline_bin);
           results::compute_trial_intervals(record);
+          if (const std::uint64_t most = most_trace_rows(plans); most > 0)
+            exchange_peer_trace(channel_, record, most, responder_clock_offset_ns());
         } catch (const std::exception& e) {
           // Interrupted here (a local pair's two processes both get the
           // terminal's Ctrl-C; whichever stops first, the other sees it).
@@ -316,6 +319,25 @@ class SuiteRun {
       baselines_.remember(test, record);
       sink_.emit(std::move(record));
     }
+  }
+
+  /// The most trace rows one side keeps for a size of these flows (0: none
+  /// is traced): each traced flow's trace_max, split evenly over its lanes.
+  static std::uint64_t most_trace_rows(const std::vector<engine::FlowPlan>& plans) {
+    std::uint64_t most = 0;
+    for (const engine::FlowPlan& plan : plans) {
+      if (plan.flow.trace > 0) most += std::max(plan.flow.trace_max, plan.flow.endpoints);
+    }
+    return most;
+  }
+
+  /// The responder's wall clock minus the initiator's, as the handshake
+  /// measured it (0 when it could not: the same clock is then assumed).
+  std::int64_t responder_clock_offset_ns() const {
+    const auto& facts = settings_.provenance;
+    if (!facts.contains("responder") || !facts["responder"].is_object()) return 0;
+    const auto& clock = facts["responder"].value("wall_clock", nlohmann::json::object());
+    return clock.is_object() ? clock.value("offset_ns", std::int64_t{0}) : 0;
   }
 
   /// Runs one size `trials` times (both sides loop alike: the count is part
