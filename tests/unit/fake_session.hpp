@@ -116,7 +116,16 @@ inline FakeRun run_fake_suite(
   });
   try {
     session::handshake(*control0, suite, configs);
-    run.records = session::run(*control0, suite, configs, initiator_plugins, settings);
+    // The returned records keep no trace rows: the observer sees them.
+    std::vector<std::vector<results::TraceRow>> rows;
+    session::Observer observer;
+    observer.on_record = [&](const results::Record& r) { rows.push_back(r.trace); };
+    run.records = session::run(*control0, suite, configs, initiator_plugins, settings, observer);
+    EXPECT_EQ(rows.size(), run.records.size());
+    for (std::size_t k = 0; k < rows.size() && k < run.records.size(); ++k) {
+      EXPECT_TRUE(run.records[k].trace.empty()) << "the run kept the rows of a written record";
+      run.records[k].trace = std::move(rows[k]);
+    }
   } catch (const std::exception& e) {
     ADD_FAILURE() << "initiator: " << e.what();
   }

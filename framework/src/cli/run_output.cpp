@@ -18,7 +18,7 @@ void RunOutput::add(const results::Record& record) {
   if (committed_) return;
   if (trace_) trace_->add(record);
   records_.push_back(record);
-  records_.back().trace = {};  // in the trace file now
+  results::release_trace_rows(records_.back());  // in the trace file now
   if (jsonl_) jsonl_->add(record);
 }
 

@@ -232,6 +232,13 @@ struct Record {
   std::optional<double> fairness_jain;
 };
 
+/// Frees `record`'s trace rows. clear() (or `= {}`) would keep their
+/// memory: a record kept after its rows went to the trace file needs only
+/// their count, and a run keeps every record to its end.
+inline void release_trace_rows(Record& record) {
+  std::vector<TraceRow>().swap(record.trace);
+}
+
 /// A record of another schema major: readable JSON, but not comparable
 /// (`uniperf compare` exits 3 on it rather than 2).
 struct SchemaMismatch : std::runtime_error {

@@ -49,6 +49,8 @@ class RecordSink {
   void emit(results::Record record) {
     if (!measuring_) return;
     if (observer_.on_record) observer_.on_record(record);
+    // The observer has written the rows; the run's result keeps the count.
+    results::release_trace_rows(record);
     records_.push_back(std::move(record));
   }
 

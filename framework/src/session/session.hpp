@@ -60,7 +60,9 @@ struct Observer {
   std::function<void(const model::ConfigSpec&, const model::TestSpec&, std::uint64_t size,
                      std::size_t index, std::size_t total)>
       on_start;
-  /// Called on the initiator with each finished record.
+  /// Called on the initiator with each finished record: the only one that
+  /// sees its trace rows (the records run() returns keep their count only,
+  /// so a traced run's memory does not grow with its length).
   std::function<void(const results::Record&)> on_record;
   /// Called on the initiator after each trial / run-forever window with that
   /// window's own record (`number` from 1), before the final record.
