@@ -24,12 +24,19 @@ constexpr auto kConnectSlice = 100ms;
 constexpr auto kAgainTimeout = 10s;
 constexpr std::size_t kCqBatch = 32;
 
+/// What next_cm_event() returns when the peer spoke on the control
+/// channel instead of connecting (a libfabric error code it never returns).
+constexpr ssize_t kPeerMovedOn = -FI_ECANCELED;
+
 /// The next connection-management event of `eq`, waited for up to
 /// kConnectTimeout in slices; -FI_EAGAIN when none came. Throws once the
 /// engine gave up on the test, so a dead peer does not hold the run for
-/// the whole timeout.
+/// the whole timeout. With `until_peer_speaks`, returns kPeerMovedOn once
+/// the peer's next control message is waiting: a responder's peer that
+/// sends anything before it connected failed to connect.
 ssize_t next_cm_event(fid_eq* eq, std::uint32_t& event, fi_eq_cm_entry& entry,
-                      const PeerChannel& channel, const char* awaited) {
+                      const PeerChannel& channel, const char* awaited,
+                      bool until_peer_speaks = false) {
   const auto deadline = Clock::now() + kConnectTimeout;
   const auto slice_ms = static_cast<int>(kConnectSlice.count());
   while (true) {
@@ -39,6 +46,7 @@ ssize_t next_cm_event(fid_eq* eq, std::uint32_t& event, fi_eq_cm_entry& entry,
       throw TransportError(std::string("ofi: stopped waiting for ") + awaited +
                            ": the test was given up (its peer is gone, or the run interrupted)");
     }
+    if (until_peer_speaks && channel.peer_has_spoken()) return kPeerMovedOn;
     if (Clock::now() >= deadline) return rc;
   }
 }
@@ -224,29 +232,39 @@ void OfiEndpoint::accept_msg(const EndpointParams& params, PeerChannel& channel)
     return support::to_blob(std::uint16_t{ntohs(bound.sin_port)});
   });
   std::exception_ptr failure;
+  bool peer_moved_on = false;
   try {
     fi_eq_cm_entry entry{};
     std::uint32_t event = 0;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout);
-    const ssize_t rc = next_cm_event(eq_.get(), event, entry, channel, "a connection request");
-    if (rc < 0 || event != FI_CONNREQ) {
+    const ssize_t rc =
+        next_cm_event(eq_.get(), event, entry, channel, "a connection request", true);
+    if (rc == kPeerMovedOn) {
+      // The initiator failed before it connected (fi_connect refused at
+      // once, a bad address): its outcome, read below, says why.
+      peer_moved_on = true;
+    } else if (rc < 0 || event != FI_CONNREQ) {
       throw TransportError(rc == -FI_EAGAIN ? "ofi: no connection request within " +
                                                   std::to_string(ms.count()) + " ms"
                                             : fi_error("waiting for a connection request", rc));
+    } else {
+      InfoPtr request(entry.info);
+      fid_ep* ep = nullptr;
+      check(fi_endpoint(context_.domain(), request.get(), &ep, nullptr),
+            "cannot create the endpoint for the connection request");
+      ep_.reset(ep);
+      enable();
+      check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
+      wait_connected("responder", channel);
     }
-    InfoPtr request(entry.info);
-    fid_ep* ep = nullptr;
-    check(fi_endpoint(context_.domain(), request.get(), &ep, nullptr),
-          "cannot create the endpoint for the connection request");
-    ep_.reset(ep);
-    enable();
-    check(fi_accept(ep_.get(), nullptr, 0), "cannot accept the connection");
-    wait_connected("responder", channel);
   } catch (...) {
     failure = std::current_exception();
   }
   listener_.reset();
+  // The peer's failure is thrown here, in its words.
   support::exchange_outcome(channel, "ofi", failure);
+  if (peer_moved_on)
+    throw TransportError("ofi: the initiator spoke before it connected, and said it succeeded");
 }
 
 /// Initiator: connect to the responder's port on its host.

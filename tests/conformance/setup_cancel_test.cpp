@@ -2,7 +2,8 @@
 // once the engine has (PeerChannel::cancelled), rather than at the library's
 // own timeout: a dead peer must end a run within seconds. Over the real ofi
 // plugin and libfabric's tcp provider (msg endpoints: the responder waits
-// for a connection request that a dead initiator never sends).
+// for a connection request that a dead initiator never sends), and stops
+// as soon as an initiator that failed before connecting says so.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -65,6 +66,53 @@ TEST(SetupCancel, AnOfiResponderWaitingForAConnectionStopsWhenTheTestIsGivenUp) 
   EXPECT_NE(why.find("given up"), std::string::npos) << why;
   // Without the check the wait is the plugin's 20 s connect timeout; a
   // loaded machine stretches 0.4 s, never to 10.
+  EXPECT_LT(waited, 10s) << std::chrono::duration<double>(waited).count() << " s: " << why;
+}
+
+TEST(SetupCancel, AnOfiResponderStopsWaitingWhenTheInitiatorFailedBeforeConnecting) {
+  loader::PluginRegistry plugins({std::filesystem::path(UNIPERF_PLUGIN_DIR)});
+  Plugin* ofi = plugins.find("ofi");
+  if (ofi == nullptr) GTEST_SKIP() << "the ofi plugin: " << plugins.why_missing("ofi");
+  const auto config = suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/ofi-tcp.yaml");
+  std::unique_ptr<Context> context;
+  try {
+    context = ofi->open(suite::validate_options(config, ofi->options()));
+  } catch (const Unavailable& e) {
+    GTEST_SKIP() << "unavailable: " << e.what();
+  }
+
+  auto [initiator_end, responder_end] = bootstrap::make_in_process_pair();
+  // The initiator learns the port, then fails at once (fi_connect refused,
+  // a bad peer_address) and says so; the engine has not given up on the
+  // test (nothing cancels), so only the initiator's word can end the wait.
+  auto initiator = std::async(std::launch::async, [&, end = initiator_end.get()] {
+    bootstrap::BootstrapPeerChannel channel(*end);
+    support::exchange_step(channel, "ofi", [] { return Bytes{}; });
+    try {
+      throw TransportError("ofi: 'nohost' is not a numeric IPv4 address");
+    } catch (const TransportError&) {
+      try {
+        support::exchange_outcome(channel, "ofi", std::current_exception());
+      } catch (const TransportError&) {
+        // its own failure, rethrown
+      }
+    }
+  });
+
+  bootstrap::BootstrapPeerChannel channel(*responder_end);
+  EndpointParams params;
+  params.max_message = 4096;
+  const auto started = std::chrono::steady_clock::now();
+  std::string why = "<nothing thrown>";
+  try {
+    context->connect(params, channel);
+  } catch (const TransportError& e) {
+    why = e.what();
+  }
+  const auto waited = std::chrono::steady_clock::now() - started;
+  initiator.get();
+  EXPECT_NE(why.find("'nohost' is not a numeric IPv4 address"), std::string::npos) << why;
+  // Without the check the wait is the plugin's 20 s connect timeout.
   EXPECT_LT(waited, 10s) << std::chrono::duration<double>(waited).count() << " s: " << why;
 }
 

@@ -96,8 +96,9 @@ namespace uniperf {
 // 3.0: Capabilities::max_send_depth and max_recv_depth.
 // 4.0: Capabilities::reliable_delivery.
 // 4.1: PeerChannel::cancelled().
+// 4.2: PeerChannel::peer_has_spoken().
 inline constexpr std::uint32_t kAbiMajor = 4;
-inline constexpr std::uint32_t kAbiMinor = 1;
+inline constexpr std::uint32_t kAbiMinor = 2;
 
 using Bytes = std::vector<std::byte>;
 
@@ -348,6 +349,13 @@ class PeerChannel {
   /// this is true, so a dead peer ends the run within seconds rather than
   /// at the library's own timeout.
   virtual bool cancelled() const { return false; }
+  /// (ABI 4.2) Whether the peer's next message on this channel has already
+  /// arrived (unread). A side that waits inside its library for the other
+  /// (a responder for a connection request) uses it to stop waiting when
+  /// the other side failed before it ever connected: that side has moved
+  /// on to its next exchange, to report its failure, and waiting out the
+  /// library's timeout would only delay the run.
+  virtual bool peer_has_spoken() const { return false; }
 };
 
 // ---------------------------------------------------------------------------

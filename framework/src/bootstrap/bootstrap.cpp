@@ -577,6 +577,15 @@ Bytes BootstrapPeerChannel::exchange(std::span<const std::byte> mine) {
   }
 }
 
+bool BootstrapPeerChannel::peer_has_spoken() const {
+  try {
+    return bootstrap_.message_ready();
+  } catch (const BootstrapError&) {
+    // The peer aborted or is gone: it will not connect either.
+    return true;
+  }
+}
+
 void BootstrapPeerChannel::barrier() {
   try {
     bootstrap_.barrier(bootstrap_.timeout());

@@ -144,6 +144,7 @@ class BootstrapPeerChannel final : public PeerChannel {
   bool cancelled() const override {
     return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
   }
+  bool peer_has_spoken() const override;
 
  private:
   Bootstrap& bootstrap_;
