@@ -74,6 +74,17 @@ def main():
     # Latency flows measured alone too (baseline:): a percentile chart each.
     expected_alone = sum(1 for r in records for f in r.get("flows", [])
                          if "alone" in f and "latency_us" in f)
+    # The run's trace file beside the sample, if any: a completion timeline
+    # per record it has rows of.
+    trace = sample[:-len(".jsonl")] + ".trace.csv" if sample.endswith(".jsonl") else None
+    traced = set()
+    if trace and os.path.exists(trace):
+        with open(trace, encoding="utf-8") as f:
+            for line in f:
+                if not line.startswith("#") and not line.startswith("config,"):
+                    config, test, size = line.split(",")[:3]
+                    traced.add((config, test, int(size)))
+    expected_completions = len({(r["config"], r["test"], r["size"]) for r in records} & traced)
     url = "file://" + os.path.abspath(page)
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
@@ -101,10 +112,15 @@ def main():
     if alone is None or int(alone.group(1)) != expected_alone:
         fail(f"alone-against-beside charts rendered {alone.group(1) if alone else None}, "
              f"expected {expected_alone}")
-    if expected_timelines + expected_alone == 0 and 'id="competing-flows"' in dom:
+    completions = re.search(r'data-completions-rendered="(\d+)"', root.group(0))
+    if completions is None or int(completions.group(1)) != expected_completions:
+        fail(f"completion timelines rendered {completions.group(1) if completions else None}, "
+             f"expected {expected_completions}")
+    if expected_timelines + expected_alone + expected_completions == 0 and \
+            'id="competing-flows"' in dom:
         fail("a competing-flows section without any traced concurrent flows")
     canvases = dom.count("<canvas")
-    if canvases < expected_plots + expected_timelines + expected_alone:
+    if canvases < expected_plots + expected_timelines + expected_alone + expected_completions:
         fail(f"{canvases} canvases for {expected_plots} plots, {expected_timelines} timelines "
              f"and {expected_alone} alone-against-beside charts")
     table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
@@ -129,7 +145,8 @@ def main():
     if (width, height) != (1200, 1600):
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
     print(f"ok: {expected_plots} plots, {expected_timelines} timelines, "
-          f"{expected_alone} alone-against-beside, {canvases} canvases, "
+          f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
+          f"{canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")
 

@@ -13,6 +13,7 @@
 #include "report/junit_reporter.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
+#include "results/trace_file.hpp"
 
 namespace uniperf::cli {
 namespace {
@@ -25,6 +26,7 @@ using Records = std::vector<results::Record>;
 struct ViewContext {
   std::string title;
   report::SuspectRule suspects;
+  const report::CompletionSampler* completions = nullptr;
 };
 
 /// A view a run or `uniperf report` can write to a file: a new view is one
@@ -52,7 +54,9 @@ const ReportView kViews[] = {
     {"--html", &ReportFiles::html, "Write a self-contained HTML report with plots to FILE",
      "HTML report",
      [](std::ostream& out, const Records& records, const ViewContext& context) {
-       report::write_html(out, records, context.title, context.suspects);
+       report::write_html(
+           out, records, context.title, context.suspects,
+           context.completions != nullptr ? context.completions->to_json() : nlohmann::json());
      }},
     {"--matrix", &ReportFiles::matrix,
      "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "
@@ -94,10 +98,11 @@ PendingReports::PendingReports(const ReportFiles& files) : suspects_(files.suspe
 
 PendingReports::~PendingReports() = default;
 
-void PendingReports::commit(const Records& records, const std::string& title) {
+void PendingReports::commit(const Records& records, const std::string& title,
+                            const report::CompletionSampler* completions) {
   for (const auto& [view, file] : files_) {
     std::ostringstream text;
-    view->write(text, records, {.title = title, .suspects = suspects_});
+    view->write(text, records, {.title = title, .suspects = suspects_, .completions = completions});
     file->commit(text.str());
     std::cerr << "uniperf: " << view->written << " written to " << file->target().string() << "\n";
   }
@@ -161,6 +166,17 @@ int run_report_command(const ReportCommand& options) {
     records.insert(records.end(), std::make_move_iterator(file.begin()),
                    std::make_move_iterator(file.end()));
   }
+  // Each input's trace file (beside it, if the run wrote one) gives the
+  // HTML report its completion timelines.
+  report::CompletionSampler completions;
+  if (!options.files.html.empty()) {
+    for (const auto& input : options.inputs) {
+      const auto trace = results::trace_path_for(input);
+      if (!std::filesystem::exists(trace)) continue;
+      if (const std::string stopped = completions.read_file(trace); !stopped.empty())
+        std::cerr << "uniperf: warning: " << stopped << " (the rows before it are drawn)\n";
+    }
+  }
   PendingReports files(options.files);
   if (!options.quiet) {
     report::ComparisonTable table;
@@ -172,7 +188,8 @@ int run_report_command(const ReportCommand& options) {
                            options.files.suspects);
     report::print_concurrent_pairs(std::cout, records);
   }
-  files.commit(records, options.title.empty() ? default_title(records) : options.title);
+  files.commit(records, options.title.empty() ? default_title(records) : options.title,
+               &completions);
   return kExitOk;
 }
 

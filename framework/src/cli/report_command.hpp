@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/completions.hpp"
 #include "report/pair_matrix.hpp"
 #include "results/atomic_file.hpp"
 #include "results/record.hpp"
@@ -38,7 +39,10 @@ class PendingReports {
   explicit PendingReports(const ReportFiles& files);
   ~PendingReports();
   /// Writes every file asked for from `records`; `title` names the report.
-  void commit(const std::vector<results::Record>& records, const std::string& title);
+  /// `completions`: sampled trace rows for the HTML report's completion
+  /// timelines (none: null).
+  void commit(const std::vector<results::Record>& records, const std::string& title,
+              const report::CompletionSampler* completions = nullptr);
 
  private:
   std::vector<std::pair<const ReportView*, std::unique_ptr<results::AtomicFile>>> files_;

@@ -17,6 +17,7 @@ void RunOutput::add(const results::Record& record) {
   std::lock_guard lock(mutex_);
   if (committed_) return;
   if (trace_) trace_->add(record);
+  completions_.add(record);
   records_.push_back(record);
   results::release_trace_rows(records_.back());  // in the trace file now
   if (jsonl_) jsonl_->add(record);
@@ -38,7 +39,7 @@ void RunOutput::commit_locked() {
     trace_->commit();
     std::cerr << "uniperf: per-request trace written to " << trace_->target().string() << "\n";
   }
-  reports_.commit(records_, title_);
+  reports_.commit(records_, title_, &completions_);
 }
 
 namespace {

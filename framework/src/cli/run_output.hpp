@@ -51,6 +51,8 @@ class RunOutput {
   PendingReports reports_;
   std::string title_;
   std::vector<results::Record> records_;
+  /// The traced requests, sampled for the HTML report (bounded).
+  report::CompletionSampler completions_;
   bool committed_ = false;
 };
 

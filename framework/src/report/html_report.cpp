@@ -158,10 +158,13 @@ void write_matrices(std::ostream& out, const std::vector<Record>& records,
 }  // namespace
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
-                const SuspectRule& rule) {
+                const SuspectRule& rule, const nlohmann::json& completions) {
   std::vector<std::string> configs;
   std::set<std::string> timestamps;
-  nlohmann::json data = {{"title", title}, {"records", nlohmann::json::array()}};
+  nlohmann::json data = {
+      {"title", title},
+      {"records", nlohmann::json::array()},
+      {"completions", completions.is_array() ? completions : nlohmann::json::array()}};
   for (const auto& r : records) {
     if (std::find(configs.begin(), configs.end(), r.config) == configs.end()) {
       configs.push_back(r.config);
@@ -211,7 +214,10 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
          "all on one time axis, and what each got while all ran; and a latency flow measured "
          "alone too (baseline:), its latency at each percentile alone and beside the others "
-         "(the latency CDF, axes swapped).</p>\n<div id=\"timelines\"></div>\n";
+         "(the latency CDF, axes swapped); and where the run's trace file was read, "
+         "each traced request at its completion time with its post-to-completion time (at "
+         "most 1000 per flow and side, spread over the run).</p>\n<div "
+         "id=\"timelines\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
   write_matrices(out, records, rule);

@@ -24,8 +24,10 @@ using results::FlowResult;
 using results::Record;
 using results::Status;
 
+/// `completions`: a sample of the traced requests (report/completions.hpp,
+/// CompletionSampler::to_json), drawn as completion timelines; null: none.
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
-                const SuspectRule& rule = {});
+                const SuspectRule& rule = {}, const nlohmann::json& completions = nlohmann::json());
 
 /// JSON text made safe inside a <script> element: '<', '>' and '&' become
 /// \u escapes (in JSON they only occur inside strings, where the escape

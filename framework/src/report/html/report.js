@@ -6,6 +6,7 @@
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
 //   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
+//   data-completions-rendered="N"  records' completion timelines (trace files)
 //   data-errors="..."        any script error (set by the handler in <head>)
 (function () {
   "use strict";
@@ -320,15 +321,68 @@
     return drawn;
   }
 
+  // Each traced request of a record (a sample: at most 1000 per flow and
+  // side, spread over the run) at its completion time, ms from the record's
+  // first post, against its post-to-completion time: which flow completed
+  // what when, and how long each request took while the others ran.
+  const completions = data.completions || [];
+  function drawCompletions(r, container) {
+    const series = completions.filter(
+        (c) => c.config === r.config && c.test === r.test && c.size === r.size);
+    if (!series.length) return 0;
+    const section = document.createElement("section");
+    section.className = "test";
+    const title = document.createElement("h3");
+    title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B: completions`;
+    const detail = document.createElement("span");
+    detail.className = "detail";
+    detail.textContent = ` ${series.reduce((n, c) => n + c.at_ms.length, 0)} requests drawn`;
+    title.appendChild(detail);
+    section.appendChild(title);
+    container.appendChild(section);
+    // One x column for all: each series holds its own points, null elsewhere.
+    const points = [];
+    series.forEach((c, k) => c.at_ms.forEach((x, i) => points.push([x, k, c.took_us[i]])));
+    points.sort((a, b) => a[0] - b[0]);
+    const columns = [points.map((p) => p[0])];
+    const uplotSeries = [{ label: "ms", value: (u, v) => (v == null ? "-" : formatNumber(v) + " ms") }];
+    series.forEach((c, k) => {
+      columns.push(points.map((p) => (p[1] === k ? p[2] : null)));
+      const color = palette[(c.flow - 1) % palette.length];
+      uplotSeries.push({ label: `flow ${c.flow}` + (c.side === "responder" ? " (responder)" : ""),
+                         stroke: c.side === "responder" ? withAlpha(color, 0.5) : color,
+                         paths: () => null, points: { show: true, space: 0, size: 3 },
+                         value: (u, v) => (v == null ? "-" : formatNumber(v) + " us") });
+    });
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    section.appendChild(plot);
+    const options = {
+      width: chartWidth(section),
+      height: 260,
+      series: uplotSeries,
+      scales: { x: { time: false }, y: { distr: 3 } },
+      axes: [{ label: "completed at (ms from the first post)" },
+             { label: "post to completion (us)", size: 70,
+               values: (u, splits) => splits.map(tick) }],
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+    };
+    timelineCharts.push([section, new uPlot(options, columns, plot)]);
+    return 1;
+  }
+
   provenance();
   const timelineCharts = [];
   let timelines = 0;
   let alone = 0;
+  let completed = 0;
   const timelineContainer = document.getElementById("timelines");
   if (timelineContainer) {
     for (const r of records) timelines += drawTimeline(r, timelineContainer);
     for (const r of records) alone += drawAlone(r, timelineContainer);
-    if (!timelines && !alone) {
+    for (const r of records) completed += drawCompletions(r, timelineContainer);
+    if (!timelines && !alone && !completed) {
       // No traced concurrent flows: no section (its heading and hint).
       const hint = timelineContainer.previousElementSibling;
       hint.previousElementSibling.remove();
@@ -338,6 +392,7 @@
   }
   document.documentElement.setAttribute("data-timelines-rendered", String(timelines));
   document.documentElement.setAttribute("data-alone-rendered", String(alone));
+  document.documentElement.setAttribute("data-completions-rendered", String(completed));
   const container = document.getElementById("plots");
   const tests = [...new Set(records.map((r) => r.test))];
   const charts = [];

@@ -1,0 +1,105 @@
+#include "report/completions.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <string_view>
+
+namespace uniperf::report {
+namespace {
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> fields;
+  for (std::size_t from = 0;;) {
+    const std::size_t comma = line.find(',', from);
+    fields.push_back(line.substr(from, comma == std::string_view::npos ? comma : comma - from));
+    if (comma == std::string_view::npos) return fields;
+    from = comma + 1;
+  }
+}
+
+template <class T>
+bool number(std::string_view text, T& value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+void CompletionSampler::add(const std::string& config, const std::string& test, std::uint64_t size,
+                            std::uint32_t flow, bool responder, std::int64_t posted_ns,
+                            std::int64_t completed_ns) {
+  auto [first, inserted] = first_post_ns_.try_emplace({config, test, size}, posted_ns);
+  if (!inserted) first->second = std::min(first->second, posted_ns);
+  if (completed_ns == 0) return;
+  Series& s = series_[{config, test, size, flow, responder}];
+  if (s.seen++ % s.stride != 0) return;
+  s.points.emplace_back(completed_ns, completed_ns - posted_ns);
+  if (s.points.size() == 2 * kPointsPerSeries) {
+    // Full: keep every other point, and from now on every other request.
+    for (std::size_t i = 0; i < kPointsPerSeries; ++i) s.points[i] = s.points[2 * i];
+    s.points.resize(kPointsPerSeries);
+    s.stride *= 2;
+  }
+}
+
+void CompletionSampler::add(const results::Record& record) {
+  for (const results::TraceRow& row : record.trace) {
+    add(record.config, record.test, record.size, row.flow + 1, row.responder, row.posted_ns,
+        row.completed_ns);
+  }
+}
+
+std::string CompletionSampler::read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return "cannot read " + path.string();
+  std::string line;
+  std::size_t number_of_line = 0;
+  int side_column = -1;
+  while (std::getline(in, line)) {
+    ++number_of_line;
+    if (line.empty() || line[0] == '#') continue;
+    const auto fields = split(line);
+    if (fields.size() > 0 && fields[0] == "config") {
+      // The header: format 2 has a `side` column.
+      const auto side = std::find(fields.begin(), fields.end(), "side");
+      side_column = side == fields.end() ? -1 : static_cast<int>(side - fields.begin());
+      continue;
+    }
+    std::uint64_t size = 0;
+    std::uint32_t flow = 0;
+    std::int64_t posted = 0, completed = 0;
+    if (fields.size() < 11 || !number(fields[2], size) || !number(fields[3], flow) ||
+        !number(fields[8], posted) || !number(fields[9], completed) ||
+        (side_column >= 0 && static_cast<std::size_t>(side_column) >= fields.size())) {
+      return path.string() + ":" + std::to_string(number_of_line) + ": not a trace row";
+    }
+    const bool responder = side_column >= 0 && fields[side_column] == "responder";
+    add(std::string(fields[0]), std::string(fields[1]), size, flow, responder, posted, completed);
+  }
+  return "";
+}
+
+nlohmann::json CompletionSampler::to_json() const {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& [key, s] : series_) {
+    const auto& [config, test, size, flow, responder] = key;
+    const std::int64_t origin = first_post_ns_.at({config, test, size});
+    nlohmann::json at_ms = nlohmann::json::array(), took_us = nlohmann::json::array();
+    for (const auto& [completed, took] : s.points) {
+      at_ms.push_back(static_cast<double>(completed - origin) / 1e6);
+      took_us.push_back(static_cast<double>(took) / 1e3);
+    }
+    all.push_back({{"config", config},
+                   {"test", test},
+                   {"size", size},
+                   {"flow", flow},
+                   {"side", responder ? "responder" : "initiator"},
+                   {"at_ms", std::move(at_ms)},
+                   {"took_us", std::move(took_us)}});
+  }
+  return all;
+}
+
+}  // namespace uniperf::report

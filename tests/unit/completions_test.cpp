@@ -1,0 +1,69 @@
+// The HTML report's completion timelines sample traced requests
+// (report/completions.hpp): bounded per series, spread over the whole run,
+// on the record's time origin, from records or a trace file read back.
+#include "report/completions.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace uniperf::report {
+namespace {
+
+TEST(Completions, ASeriesStaysBoundedAndSpreadOverTheWholeRun) {
+  CompletionSampler sampler;
+  constexpr std::int64_t kT0 = 1'700'000'000'000'000'000;
+  const std::int64_t requests = 100'000;
+  for (std::int64_t i = 0; i < requests; ++i) {
+    // A request every microsecond, each taking 2 us; the last never completed.
+    sampler.add("c", "t", 8, 1, false, kT0 + i * 1000,
+                i == requests - 1 ? 0 : kT0 + i * 1000 + 2000);
+  }
+  sampler.add("c", "t", 8, 1, true, kT0 + 500, kT0 + 700);  // the responder's, apart
+  const auto all = sampler.to_json();
+  ASSERT_EQ(all.size(), 2u);
+  const auto& mine = all[0];
+  EXPECT_EQ(mine.at("side"), "initiator");
+  const auto& at = mine.at("at_ms");
+  ASSERT_GE(at.size(), CompletionSampler::kPointsPerSeries);
+  ASSERT_LT(at.size(), 2 * CompletionSampler::kPointsPerSeries);
+  // From the record's first post; the first request is kept, and the last
+  // kept lies in the run's last tenth: the sample spans the run.
+  EXPECT_DOUBLE_EQ(at.front().get<double>(), 0.002);
+  EXPECT_GT(at.back().get<double>(), 0.9 * requests / 1000.0);
+  for (const auto& took : mine.at("took_us")) EXPECT_DOUBLE_EQ(took.get<double>(), 2);
+  EXPECT_EQ(all[1].at("side"), "responder");
+  EXPECT_DOUBLE_EQ(all[1].at("at_ms")[0].get<double>(), 0.0007);
+}
+
+TEST(Completions, ATraceFileOfEitherFormatReadsBackAndABadLineStopsIt) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("uniperf-completions-" + std::to_string(::getpid()) + ".trace.csv");
+  {
+    std::ofstream out(path);
+    out << "# format 1: no side column\n"
+           "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion\n"
+           "c,t,8,2,0,1,send,8,1000,3000,signaled\n"
+           "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion,side\n"
+           "c,u,8,1,0,1,send,8,1000,4000,signaled,responder\n"
+           "c,u,8,1,0,2,send,8,oops,5000,signaled,initiator\n"
+           "c,u,8,1,0,3,send,8,1000,6000,signaled,initiator\n";
+  }
+  CompletionSampler sampler;
+  const std::string stopped = sampler.read_file(path);
+  EXPECT_NE(stopped.find(":6: not a trace row"), std::string::npos) << stopped;
+  const auto all = sampler.to_json();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].at("test"), "t");
+  EXPECT_EQ(all[0].at("flow"), 2);
+  EXPECT_EQ(all[0].at("side"), "initiator");
+  EXPECT_DOUBLE_EQ(all[0].at("took_us")[0].get<double>(), 2);
+  EXPECT_EQ(all[1].at("side"), "responder");
+  std::filesystem::remove(path);
+  EXPECT_NE(CompletionSampler().read_file(path), "");
+}
+
+}  // namespace
+}  // namespace uniperf::report
