@@ -19,7 +19,8 @@ constexpr auto kConnectTimeout = 20s;
 // (PeerChannel::cancelled): a provider need not report that its peer died.
 constexpr auto kConnectSlice = 100ms;
 // How long post() drives progress while the provider keeps answering
-// -FI_EAGAIN before it calls the endpoint broken. The engine never posts
+// -FI_EAGAIN, or a request refused that way waits in deferred_ with nothing
+// leaving, before the endpoint is called broken. The engine never posts
 // beyond the queue sizes it asked for, so this only trips on a stuck peer.
 constexpr auto kAgainTimeout = 10s;
 constexpr std::size_t kCqBatch = 32;
@@ -100,6 +101,7 @@ void OfiEndpoint::open_common(const EndpointParams& params) {
   // Ring sizes: powers of two with room for every request the engine may
   // have outstanding, and the completions of all of them at once.
   send_slots_.reset(std::max(params.send_depth, 2u));
+  deferred_.reserve(send_slots_.capacity());  // no allocation on the hot path
   const std::size_t send_slots = send_slots_.capacity();
   recv_slots_.resize(std::max(params.recv_depth, 1u));
   free_recv_.resize(recv_slots_.size());
@@ -329,6 +331,8 @@ std::unique_ptr<RemoteRegion> OfiEndpoint::import_region(std::uint64_t address,
 // ---------------------------------------------------------------------------
 
 void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
+  if (!deferred_.empty()) [[unlikely]]
+    post_deferred();
   for (std::size_t i = 0; i < count; ++i) {
     const WorkRequest& wr = requests[i];
     if (send_slots_.full()) [[unlikely]] {
@@ -343,11 +347,33 @@ void OfiEndpoint::post(const WorkRequest* requests, std::size_t count) {
     if (wr.flags & WorkRequest::kFence) flags |= FI_FENCE;
     if (slot.signaled || !selective_native_) flags |= FI_COMPLETION;
     if (wr.flags & WorkRequest::kInline) flags |= FI_INJECT;
-    submit(wr, flags, slot);
+    // Behind a deferred request, or given back by submit(): it waits, in order.
+    if (!deferred_.empty() || !submit(wr, flags, slot, Refused::spin)) [[unlikely]] {
+      if (deferred_.empty()) deferred_since_ = Clock::now();
+      deferred_.push_back(Deferred{wr, flags & ~std::uint64_t{FI_MORE}, &slot});
+    }
   }
 }
 
-void OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot) {
+void OfiEndpoint::post_deferred() {
+  std::size_t sent = 0;
+  while (sent < deferred_.size() && submit(deferred_[sent].wr, deferred_[sent].flags,
+                                           *deferred_[sent].slot, Refused::give_back)) {
+    ++sent;
+  }
+  const auto now = Clock::now();
+  if (sent != 0) {
+    deferred_.erase(deferred_.begin(), deferred_.begin() + static_cast<std::ptrdiff_t>(sent));
+    deferred_since_ = now;
+  } else if (!deferred_.empty() && now - deferred_since_ > kAgainTimeout) {
+    throw TransportError("ofi: the provider refused " +
+                         std::string(to_string(deferred_.front().wr.op)) + " with -FI_EAGAIN for " +
+                         std::to_string(kAgainTimeout.count()) + " s (is the peer alive?)");
+  }
+}
+
+bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot,
+                         Refused refused) {
   auto* local = static_cast<OfiMemory*>(wr.local);
   auto* remote = static_cast<const OfiRemote*>(wr.remote);
   void* desc = local->desc();
@@ -402,11 +428,20 @@ void OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
       }
     }
     if (rc == 0) [[likely]]
-      return;
+      return true;
     if (rc != -FI_EAGAIN) throw TransportError(fi_error(std::string(to_string(wr.op)), rc));
+    if (refused == Refused::give_back) return false;
     // The provider needs progress (or its queue is momentarily full): read
     // the CQ into the rings, which is also what progresses it, and retry.
     drain();
+    // A receive the engine has not seen yet means the engine may owe the
+    // peer a re-posted receive, and the peer may be refusing this very
+    // send until it gets one (ofi-shm: a bidirectional stream whose window
+    // outruns its posted receives). Spinning here would deadlock both
+    // sides, so the request waits in deferred_ while the engine polls.
+    // Without one, spinning is what keeps a one-way stream at full speed
+    // (ofi-udp-rxd ran slower when every refusal went back to the engine).
+    if (receives_unseen_) return false;
     const auto now = Clock::now();
     if (give_up == Clock::time_point{}) {
       give_up = now + kAgainTimeout;
@@ -473,6 +508,7 @@ void OfiEndpoint::on_entry(const fi_cq_data_entry& entry) {
     push(Completion{slot->id, CompletionType::recv, 0, static_cast<std::uint32_t>(entry.len),
                     static_cast<std::uint32_t>(entry.data)});
     free_recv_.push_back(slot->index);
+    receives_unseen_ = true;
     return;
   }
   auto* slot = static_cast<SendSlot*>(entry.op_context);
@@ -496,6 +532,7 @@ void OfiEndpoint::on_error(const fi_cq_err_entry& error) {
     if (slot == nullptr) throw TransportError(fi_error("receive failed", status));
     push(Completion{slot->id, CompletionType::recv, status, 0, 0});
     free_recv_.push_back(slot->index);
+    receives_unseen_ = true;
     return;
   }
   auto* slot = static_cast<SendSlot*>(error.op_context);
@@ -515,14 +552,25 @@ void OfiEndpoint::collect() {
 
 std::size_t OfiEndpoint::poll(Completion* out, std::size_t max) {
   drain();
+  if (!deferred_.empty()) [[unlikely]]
+    post_deferred();
   collect();
-  return ready_.pop_into(out, max);
+  const std::size_t n = ready_.pop_into(out, max);
+  if (ready_.empty()) receives_unseen_ = false;
+  return n;
 }
 
 bool OfiEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*threshold*/) {
   if (wait_fd_ < 0) [[unlikely]]
     throw TransportError("ofi: wait() on an endpoint opened without completion events");
   if (!ready_.empty()) return true;
+  if (!deferred_.empty()) {
+    // Nothing signals when the provider has room again: try now, and let
+    // the engine poll.
+    drain();
+    post_deferred();
+    return true;
+  }
   // fi_trywait says whether sleeping on the descriptor is safe now, i.e.
   // no completion is already queued where the descriptor would not signal.
   fid* fids[] = {&cq_->fid};
@@ -535,6 +583,8 @@ void OfiEndpoint::progress() {
   // Manual-progress providers move data (incoming one-sided operations too)
   // only inside CQ calls; a zero-count read progresses without consuming.
   fi_cq_read(cq_.get(), nullptr, 0);
+  if (!deferred_.empty()) [[unlikely]]
+    post_deferred();
 }
 
 std::string OfiEndpoint::describe(std::int32_t status) const {

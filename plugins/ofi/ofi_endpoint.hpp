@@ -73,8 +73,23 @@ class OfiEndpoint final : public Endpoint {
   void wait_connected(const char* side, const PeerChannel& channel);
   void enable();
 
-  /// Posts one request, driving progress while the provider says -FI_EAGAIN.
-  void submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot);
+  /// What submit() does when the provider says -FI_EAGAIN.
+  enum class Refused {
+    spin,       ///< drive progress and retry, unless a receive awaits the engine
+    give_back,  ///< return false at once (retrying deferred_ from poll())
+  };
+  /// Posts one request; false when it was refused and is to wait in deferred_.
+  bool submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& slot, Refused refused);
+  /// A request the provider refused for now, kept in posting order and
+  /// posted again from poll(), progress(), wait() and the next post().
+  struct Deferred {
+    WorkRequest wr;
+    std::uint64_t flags = 0;
+    SendSlot* slot = nullptr;
+  };
+  /// Posts what was deferred, in order, until the provider refuses again.
+  /// Throws when nothing has left for kAgainTimeout (a stuck peer).
+  void post_deferred();
   /// Reads the CQ into the slot rings (no Completion is handed out here).
   void drain();
   void on_entry(const fi_cq_data_entry& entry);
@@ -102,6 +117,17 @@ class OfiEndpoint final : public Endpoint {
   void* operands_desc_ = nullptr;
   FiPtr<fid_ep> ep_;
   int wait_fd_ = -1;
+
+  // Sends the provider refused with -FI_EAGAIN (its queue, or the peer's
+  // unexpected-message room, is full) while a receive awaited the engine
+  // wait here instead of spinning inside post(): a bidirectional stream's
+  // peer can only make room once this side returns to the engine, which
+  // re-posts its receives. At most send_depth.
+  std::vector<Deferred> deferred_;
+  std::chrono::steady_clock::time_point deferred_since_{};  // the last time one left
+  // A receive completion sits in ready_, not yet handed to the engine: the
+  // engine may have receives to re-post that the peer is waiting for.
+  bool receives_unseen_ = false;
 
   std::vector<RecvSlot> recv_slots_;
   std::vector<std::uint32_t> free_recv_;  // a stack of free recv slot indices

@@ -441,6 +441,27 @@ TEST(Endpoints, ALargePingPongOverTwoTcpEndpointsCompletes) {
   EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
 }
 
+// A bidirectional stream whose window outruns the peer's posted receives:
+// libfabric's shm provider refuses sends (-FI_EAGAIN) until the peer posts
+// more, which it does only between its own sends. The ofi plugin once spun
+// inside post() on both sides, and the test failed after 10 s ("is the peer
+// alive?"); found by the odd-parameter sweep.
+TEST(Endpoints, ABidirectionalStreamBeyondOneReceiveRunsOverOfiShm) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs ofi";
+  Scratch scratch;
+  const auto results = scratch / "bi.jsonl";
+  const Outcome o = uniperf(
+      "bw --op send -b -s 4095 -t 16 -r 1 -n 2000 --validate --timeout 30 "
+      "--config configs/ofi-shm.yaml --output " +
+      results.string());
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u) << o.out << o.err;
+  if (records[0].at("status") == "skipped") GTEST_SKIP() << records[0].at("reason");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
+}
+
 // ---------------------------------------------------------------------------
 // Concurrent flows: each flow on its own thread (and, where the plugin's
 // endpoints are not thread-safe, its own Context), results per flow.
