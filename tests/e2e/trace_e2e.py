@@ -34,7 +34,11 @@ rows are capped, and an untraced test. Asserted:
     until after it (for half a second: on two cores a short count can end
     within one scheduler slice, before the load's threads ran at all), and
     its `baseline: solo` runs the latency flow alone first (loaded.alone),
-    whose latency the loaded record carries with the slowdown ratio;
+    whose latency the loaded record carries with the slowdown ratio, taken
+    over the iterations run while the load ran (common_latency_us);
+  * a ping-pong beside a stream that starts 300 ms late counts, in
+    common_latency_us, fewer iterations than its whole run, and no more
+    time in them than the two flows shared;
   * a flow's own start and length (start_offset, flow_duration,
     flow_iterations): it starts no earlier than its offset after the
     others, runs at least its own duration, and counts its own iterations.
@@ -79,6 +83,13 @@ tests:
       - {op: send, pattern: bandwidth, window: 8, trace: 100, start_offset: 300ms,
          flow_duration: 200ms}
       - {op: send, pattern: latency, flow_iterations: 50}
+  - name: late_load
+    sizes: [8]
+    duration: 0.6s
+    flows:
+      - {op: send, pattern: latency, trace: 100}
+      - {op: send, pattern: bandwidth, window: 8, trace: 100, start_offset: 300ms,
+         flow_duration: 200ms}
 """
 
 failures = []
@@ -219,7 +230,10 @@ def run_config(config, work):
                 check(baseline["test"] == "loaded.alone" and
                       baseline["latency_us"] == alone["latency_us"],
                       f"{name}: the baseline is not the alone record's latency")
-                beside = r["flows"][0]["latency_us"]
+                # The slowdown is over the iterations run while the load ran.
+                beside = r["flows"][0].get("common_latency_us", r["flows"][0]["latency_us"])
+                check("common_latency_us" in r["flows"][0],
+                      f"{name}: the latency flow has no percentiles of while all ran")
                 check(abs(baseline["slowdown_p50"] * alone["latency_us"]["p50"] -
                           beside["p50"]) <= 1e-9 * beside["p50"],
                       f"{name}: slowdown_p50 {baseline['slowdown_p50']} is not "
@@ -254,6 +268,28 @@ def run_config(config, work):
             check(r["flows"][1]["params"]["start_offset"] == 0.3 and
                   r["flows"][1]["params"]["flow_duration"] == 0.2,
                   f"{name}: params do not echo the flow's own start and length")
+        elif r["test"] == "late_load":
+            # Only the ping-pong's iterations that ran wholly while the late
+            # stream ran count in common_latency_us: fewer than all (the
+            # stream started 300 ms into the 600), and together no longer
+            # than the interval the two shared.
+            ping, stream = r["flows"]
+            common = ping.get("common_latency_us")
+            if check(common is not None, f"{name}: no percentiles of while all ran"):
+                shared_us = (min(ping["measured"]["to_unix_us"], stream["measured"]["to_unix_us"]) -
+                             max(ping["measured"]["from_unix_us"],
+                                 stream["measured"]["from_unix_us"]))
+                round_trips_us = common["samples"] * common["mean"] * (2 if common["one_way"] else 1)
+                print(f"{name}: {common['samples']} of the ping-pong's "
+                      f"{ping['latency_us']['samples']} iterations ran while the stream did, "
+                      f"{round_trips_us / 1e3:.1f} ms of the {shared_us / 1e3:.1f} ms shared")
+                check(0 < common["samples"] < ping["latency_us"]["samples"],
+                      f"{name}: {common['samples']} of {ping['latency_us']['samples']} iterations "
+                      f"counted while all ran")
+                # Measured intervals are whole microseconds: 2 µs of rounding.
+                check(round_trips_us <= shared_us + 2,
+                      f"{name}: the iterations counted took {round_trips_us} us, the flows shared "
+                      f"{shared_us} us")
     print(f"{config}: {len(rows)} trace rows over {len(records)} records checked")
 
 

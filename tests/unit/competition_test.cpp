@@ -148,5 +148,40 @@ TEST(Competition, ALatencyFlowAgainstItselfAlone) {
   EXPECT_FALSE(back.flows[1].alone);
 }
 
+// A round-trip ping-pong from 0 µs: iterations of 4, 4, 10, 4, 2, 6 µs end
+// at 4, 8, 18, 22, 24, 30. Over [5, 24] only the third to fifth lie wholly
+// inside; the second began at 4 and the sixth ended at 30.
+TEST(Competition, LatencyWhileAllRanCountsOnlyTheIterationsInsideTheCommonInterval) {
+  const std::vector<double> round_trips{4, 4, 10, 4, 2, 6};
+  const auto inside = latency_within(round_trips, /*one_way=*/false, 0, 5, 24);
+  ASSERT_TRUE(inside);
+  EXPECT_EQ(inside->samples, 3u);
+  EXPECT_DOUBLE_EQ(inside->min, 2);
+  EXPECT_DOUBLE_EQ(inside->max, 10);
+  EXPECT_FALSE(inside->one_way);
+
+  // One-way samples are half their round trip: the same iterations at
+  // half the values, the same three inside.
+  const std::vector<double> halves{2, 2, 5, 2, 1, 3};
+  const auto one_way = latency_within(halves, /*one_way=*/true, 0, 5, 24);
+  ASSERT_TRUE(one_way);
+  EXPECT_EQ(one_way->samples, 3u);
+  EXPECT_DOUBLE_EQ(one_way->max, 5);
+
+  // A flow that started late, at the interval's start: its first iteration counts.
+  EXPECT_EQ(latency_within(round_trips, false, 5, 5, 100)->samples, 6u);
+  // No iteration wholly inside.
+  EXPECT_FALSE(latency_within(round_trips, false, 0, 1, 7));
+
+  Record r;
+  r.flows = {flow_over(0, 30, model::Pattern::latency), flow_over(5, 24)};
+  r.flows[0].common_latency = *inside;
+  const auto back = record_from_json(nlohmann::json::parse(to_json(r).dump()));
+  ASSERT_TRUE(back.flows[0].common_latency);
+  EXPECT_EQ(back.flows[0].common_latency->samples, 3u);
+  EXPECT_DOUBLE_EQ(back.flows[0].common_latency->max, 10);
+  EXPECT_FALSE(back.flows[1].common_latency);
+}
+
 }  // namespace
 }  // namespace uniperf::results

@@ -213,8 +213,9 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
   out << "<h2 id=\"competing-flows\">Competing flows</h2>\n<p class=\"hint\">Tests of "
          "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
          "all on one time axis, and what each got while all ran; and a latency flow measured "
-         "alone too (baseline:), its latency at each percentile alone and beside the others "
-         "(the latency CDF, axes swapped); and where the run's trace file was read, "
+         "alone too (baseline:), its latency at each percentile alone, beside the others over its "
+         "whole run and while every flow ran (the latency CDF, axes swapped); and where the run's "
+         "trace file was read, "
          "each traced request at its completion time with its post-to-completion time (at "
          "most 1000 per flow and side, spread over the run).</p>\n<div "
          "id=\"timelines\"></div>\n";

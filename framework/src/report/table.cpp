@@ -168,6 +168,12 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
   } else {
     out << fmt::format("{:>10} {:>10}   {}: {}\n", "", f.iterations_run, what, numbers);
   }
+  if (f.common_latency && f.latency) {
+    out << fmt::format(
+        "{:>10} {:>10}   while all ran ({} of its {} iterations): p50 {:.3f} us, p99 {:.3f} us\n",
+        "", "", f.common_latency->samples, f.latency->samples, f.common_latency->p50,
+        f.common_latency->p99);
+  }
   if (f.alone) {
     out << fmt::format(
         "{:>10} {:>10}   alone ({}): p50 {:.3f} us, p99 {:.3f} us; beside the "

@@ -28,6 +28,25 @@ AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
           .slowdown_p99 = ratio(beside.p99, alone.p99)};
 }
 
+std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
+                                           double started_us, double from_us, double to_us) {
+  // The iterations' edges are sums of the samples, so they carry the
+  // rounding of those sums; an edge this close to the interval's counts as on it.
+  constexpr double kEdgeSlack_us = 1e-3;
+  const double per_sample = one_way ? 2.0 : 1.0;
+  std::vector<double> inside;
+  double begins = started_us;
+  for (const double sample : samples_us) {
+    const double ends = begins + sample * per_sample;
+    if (begins >= from_us - kEdgeSlack_us && ends <= to_us + kEdgeSlack_us)
+      inside.push_back(sample);
+    if (ends > to_us + kEdgeSlack_us) break;
+    begins = ends;
+  }
+  if (inside.empty()) return std::nullopt;
+  return compute_latency(inside, one_way);
+}
+
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us) {
   const std::size_t flows = record.flows.size();
   if (flows < 2 || sampling.size() != flows || record.trace.empty()) return;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "results/record.hpp"
@@ -31,9 +32,18 @@ struct FlowSampling {
 /// bins' width (widened to keep at most kMostBins).
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us);
 
-/// A latency flow measured beside others (`beside`) against the same flow
-/// alone (`alone`, from test `test`): the slowdown of each percentile is
-/// beside / alone (1: unchanged; 0 when the baseline's is 0).
+/// The percentiles of a ping-pong's iterations that ran wholly inside
+/// [from_us, to_us] (the common interval). The iterations ran back to back
+/// from `started_us`, iteration i taking samples_us[i] (doubled when
+/// `one_way`: the sample is half its round trip); all times on one clock.
+/// None when no iteration lies inside.
+std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
+                                           double started_us, double from_us, double to_us);
+
+/// A latency flow measured beside others (`beside`: while every flow ran,
+/// where it has those percentiles) against the same flow alone (`alone`,
+/// from test `test`): the slowdown of each percentile is beside / alone
+/// (1: unchanged; 0 when the baseline's is 0).
 AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
                                  const LatencyStats& alone);
 

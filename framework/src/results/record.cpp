@@ -219,6 +219,7 @@ json to_json(const Record& r) {
       put_results(one, f.latency, f.bandwidth);
       if (f.measured) one["measured"] = to_json(*f.measured);
       if (f.common) one["common"] = to_json(*f.common);
+      if (f.common_latency) one["common_latency_us"] = to_json(*f.common_latency);
       if (f.timeline)
         one["timeline"] = {{"bin_ms", f.timeline->bin_us / 1e3},
                            {"MB_per_s", f.timeline->mb_per_s}};
@@ -540,7 +541,10 @@ Record record_from_json(const json& j) {
       if (flows[i].contains("measured")) f.measured = read_measured(one);                // 1.4
       if (flows[i].contains("common")) f.common = read_bandwidth(one.object("common"));  // 1.5
       if (flows[i].contains("timeline")) f.timeline = read_timeline(one);                // 1.5
-      if (flows[i].contains("alone")) {                                                  // 1.6
+      if (flows[i].contains("common_latency_us")) {                                      // 1.7
+        f.common_latency = read_latency(one.object("common_latency_us"));
+      }
+      if (flows[i].contains("alone")) {  // 1.6
         const FieldReader alone = one.object("alone");
         f.alone = AloneBaseline{.test = alone.string("test"),
                                 .latency = read_latency(alone.object("latency_us")),

@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 6;
+inline constexpr int kSchemaMinor = 7;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -113,6 +113,11 @@ struct FlowResult {
   /// every flow ran (the common interval), and over time.
   std::optional<BandwidthStats> common;
   std::optional<Timeline> timeline;
+  /// (1.7) A latency flow's percentiles over its iterations that ran
+  /// wholly while every flow ran (results::latency_within): `latency` also
+  /// counts the iterations before the last flow started and after the
+  /// first ended, when this flow had the fabric to itself.
+  std::optional<LatencyStats> common_latency;
   std::optional<AloneBaseline> alone;
 };
 

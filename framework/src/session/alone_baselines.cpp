@@ -35,7 +35,10 @@ void AloneBaselines::compare(const model::TestSpec& test, results::Record& recor
                       k + 1, name, size));
       continue;
     }
-    flow.alone = results::compare_with_alone(*flow.latency, name, alone->second);
+    // While every flow ran, where the flows ran together at all.
+    const results::LatencyStats& beside =
+        flow.common_latency ? *flow.common_latency : *flow.latency;
+    flow.alone = results::compare_with_alone(beside, name, alone->second);
   }
 }
 

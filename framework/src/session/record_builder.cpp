@@ -105,6 +105,31 @@ void fill_trace(results::Record& record, const std::vector<engine::SizeOutcome>&
   }
 }
 
+/// Each latency flow's percentiles over the iterations it ran while every
+/// flow ran (all flows measured on this side's clock); before
+/// flow_result() sorts the samples out of their order in time.
+std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
+    const std::vector<engine::SizeOutcome>& outcomes) {
+  std::vector<std::optional<results::LatencyStats>> within(outcomes.size());
+  engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), latest_start = 0;
+  engine::Ticks earliest_end = std::numeric_limits<engine::Ticks>::max();
+  for (const auto& outcome : outcomes) {
+    if (outcome.started == 0 || outcome.finished <= outcome.started) return within;
+    first = std::min(first, outcome.started);
+    latest_start = std::max(latest_start, outcome.started);
+    earliest_end = std::min(earliest_end, outcome.finished);
+  }
+  if (earliest_end <= latest_start) return within;
+  const auto us = [first](engine::Ticks t) { return engine::ticks_to_us(t - first); };
+  for (std::size_t k = 0; k < outcomes.size(); ++k) {
+    const auto& outcome = outcomes[k];
+    if (outcome.latency_us.empty()) continue;
+    within[k] = results::latency_within(outcome.latency_us, outcome.one_way, us(outcome.started),
+                                        us(latest_start), us(earliest_end));
+  }
+  return within;
+}
+
 /// Loss is a result; above a flow's max_loss it also fails the record.
 /// Empty when every flow is within its limit.
 std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthStats& b,
@@ -139,9 +164,11 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     std::uint64_t bytes = 0, messages = 0, sent = 0;
     bool counts_loss = false;
     record.flows.resize(outcomes.size());
+    const auto common_latency = latency_while_all_ran(outcomes);
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
       auto& outcome = outcomes[k];
       record.flows[k] = flow_result(plans[k].flow, outcome);
+      record.flows[k].common_latency = common_latency[k];
       record.flows[k].measured = wall.interval(outcome.started, outcome.finished);
       record.iterations_run += outcome.iterations;
       record.corrupted_bytes += outcome.corrupted_bytes;

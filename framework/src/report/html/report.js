@@ -297,6 +297,10 @@
       const columns = [percentiles.map((_, i) => i),
                        percentiles.map(([key]) => f.alone.latency_us[key]),
                        percentiles.map(([key]) => f.latency_us[key])];
+      // (1.7) Only the iterations that ran while every flow ran: the whole
+      // run's also counts those before the last flow started.
+      const whileAll = f.common_latency_us;
+      if (whileAll) columns.push(percentiles.map(([key]) => whileAll[key]));
       const plot = document.createElement("div");
       plot.className = "plot";
       section.appendChild(plot);
@@ -306,7 +310,8 @@
         height: 260,
         series: [{ label: "percentile", value: (u, v) => (v == null ? "-" : percentiles[v][1]) },
                  { label: "alone", stroke: palette[2], width: 2, value: us },
-                 { label: "beside the others", stroke: palette[1], width: 2, value: us }],
+                 { label: "beside the others (whole run)", stroke: palette[1], width: 2, value: us }]
+            .concat(whileAll ? [{ label: "while all ran", stroke: palette[3], width: 2, value: us }] : []),
         scales: { x: { time: false }, y: { distr: 3 } },
         axes: [{ label: "percentile", splits: () => percentiles.map((_, i) => i),
                  values: (u, splits) => splits.map((i) => percentiles[i][1]) },
