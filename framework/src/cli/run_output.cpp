@@ -8,7 +8,10 @@ namespace uniperf::cli {
 
 RunOutput::RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title,
                      const std::filesystem::path& trace_path)
-    : results_path_(results_path), reports_(reports), title_(std::move(title)) {
+    : results_path_(results_path),
+      reports_(reports),
+      title_(std::move(title)),
+      sample_completions_(!reports.html.empty()) {
   if (!results_path.empty()) jsonl_.emplace(results_path);
   if (!trace_path.empty()) trace_.emplace(trace_path, title_);
 }
@@ -17,7 +20,7 @@ void RunOutput::add(const results::Record& record) {
   std::lock_guard lock(mutex_);
   if (committed_) return;
   if (trace_) trace_->add(record);
-  completions_.add(record);
+  if (sample_completions_) completions_.add(record);
   records_.push_back(record);
   results::release_trace_rows(records_.back());  // in the trace file now
   if (jsonl_) jsonl_->add(record);

@@ -51,8 +51,10 @@ class RunOutput {
   PendingReports reports_;
   std::string title_;
   std::vector<results::Record> records_;
-  /// The traced requests, sampled for the HTML report (bounded).
+  /// The traced requests, sampled for the HTML report (bounded), when one
+  /// is asked for.
   report::CompletionSampler completions_;
+  const bool sample_completions_;
   bool committed_ = false;
 };
 

@@ -30,10 +30,35 @@ bool number(std::string_view text, T& value) {
 void CompletionSampler::add(const std::string& config, const std::string& test, std::uint64_t size,
                             std::uint32_t flow, bool responder, std::int64_t posted_ns,
                             std::int64_t completed_ns) {
-  auto [first, inserted] = first_post_ns_.try_emplace({config, test, size}, posted_ns);
+  note_first_post({config, test, size}, posted_ns);
+  if (completed_ns != 0)
+    sample(series_[{config, test, size, flow, responder}], posted_ns, completed_ns);
+}
+
+void CompletionSampler::add(const results::Record& record) {
+  if (record.trace.empty()) return;
+  // A record's rows belong to few series (its flows, either side): each
+  // is looked up once, not once per row.
+  std::map<std::pair<std::uint32_t, bool>, Series*> of_record;
+  std::int64_t first_post = std::numeric_limits<std::int64_t>::max();
+  for (const results::TraceRow& row : record.trace) {
+    first_post = std::min(first_post, row.posted_ns);
+    if (row.completed_ns == 0) continue;
+    Series*& series = of_record[{row.flow, row.responder}];
+    if (series == nullptr) {
+      series = &series_[{record.config, record.test, record.size, row.flow + 1, row.responder}];
+    }
+    sample(*series, row.posted_ns, row.completed_ns);
+  }
+  note_first_post({record.config, record.test, record.size}, first_post);
+}
+
+void CompletionSampler::note_first_post(const Record& record, std::int64_t posted_ns) {
+  auto [first, inserted] = first_post_ns_.try_emplace(record, posted_ns);
   if (!inserted) first->second = std::min(first->second, posted_ns);
-  if (completed_ns == 0) return;
-  Series& s = series_[{config, test, size, flow, responder}];
+}
+
+void CompletionSampler::sample(Series& s, std::int64_t posted_ns, std::int64_t completed_ns) {
   if (s.seen++ % s.stride != 0) return;
   s.points.emplace_back(completed_ns, completed_ns - posted_ns);
   if (s.points.size() == 2 * kPointsPerSeries) {
@@ -41,13 +66,6 @@ void CompletionSampler::add(const std::string& config, const std::string& test, 
     for (std::size_t i = 0; i < kPointsPerSeries; ++i) s.points[i] = s.points[2 * i];
     s.points.resize(kPointsPerSeries);
     s.stride *= 2;
-  }
-}
-
-void CompletionSampler::add(const results::Record& record) {
-  for (const results::TraceRow& row : record.trace) {
-    add(record.config, record.test, record.size, row.flow + 1, row.responder, row.posted_ns,
-        row.completed_ns);
   }
 }
 

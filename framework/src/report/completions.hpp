@@ -47,6 +47,10 @@ class CompletionSampler {
     std::uint64_t stride = 1;                                   ///< every stride-th request is kept
     std::uint64_t seen = 0;
   };
+  void note_first_post(const Record& record, std::int64_t posted_ns);
+  /// Keeps the request when its turn in the series' stride came.
+  static void sample(Series& s, std::int64_t posted_ns, std::int64_t completed_ns);
+
   std::map<Key, Series> series_;
   std::map<Record, std::int64_t> first_post_ns_;
 };
