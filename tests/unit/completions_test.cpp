@@ -61,6 +61,16 @@ TEST(Completions, ATraceFileOfEitherFormatReadsBackAndABadLineStopsIt) {
   EXPECT_EQ(all[0].at("side"), "initiator");
   EXPECT_DOUBLE_EQ(all[0].at("took_us")[0].get<double>(), 2);
   EXPECT_EQ(all[1].at("side"), "responder");
+
+  // Read as one of several inputs holding config c (uniperf report a b):
+  // the rows follow the report's label for it.
+  CompletionSampler labelled;
+  labelled.read_file(path, {{"c", "c [baseline]"}});
+  const auto renamed = labelled.to_json();
+  ASSERT_EQ(renamed.size(), 2u);
+  EXPECT_EQ(renamed[0].at("config"), "c [baseline]");
+  EXPECT_EQ(renamed[1].at("config"), "c [baseline]");
+
   std::filesystem::remove(path);
   EXPECT_NE(CompletionSampler().read_file(path), "");
 }

@@ -131,8 +131,10 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
 
 namespace {
 
-void label_repeated_configs(std::vector<std::vector<results::Record>>& files,
-                            const std::vector<std::string>& inputs) {
+/// Relabels, per input, each config that several inputs hold; returns what
+/// each input's configs were renamed to (its trace file's rows follow them).
+std::vector<std::map<std::string, std::string>> label_repeated_configs(
+    std::vector<std::vector<results::Record>>& files, const std::vector<std::string>& inputs) {
   std::map<std::string, std::set<std::size_t>> files_of_config;
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (const auto& r : files[i]) files_of_config[r.config].insert(i);
@@ -141,11 +143,16 @@ void label_repeated_configs(std::vector<std::vector<results::Record>>& files,
   for (const auto& input : inputs) labels.push_back(std::filesystem::path(input).stem().string());
   // Two inputs named alike (a/results.jsonl, b/results.jsonl): the paths.
   if (std::set<std::string>(labels.begin(), labels.end()).size() != labels.size()) labels = inputs;
+  std::vector<std::map<std::string, std::string>> renamed(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (auto& r : files[i]) {
-      if (files_of_config[r.config].size() > 1) r.config += " [" + labels[i] + "]";
+      if (files_of_config[r.config].size() <= 1) continue;
+      const std::string label = r.config + " [" + labels[i] + "]";
+      renamed[i][r.config] = label;
+      r.config = label;
     }
   }
+  return renamed;
 }
 
 }  // namespace
@@ -160,7 +167,7 @@ int run_report_command(const ReportCommand& options) {
   }
   // The same config in several files (a baseline and a new run) are
   // different columns, named by their file; else the last would hide the rest.
-  label_repeated_configs(per_input, options.inputs);
+  const auto renamed = label_repeated_configs(per_input, options.inputs);
   std::vector<results::Record> records;
   for (auto& file : per_input) {
     records.insert(records.end(), std::make_move_iterator(file.begin()),
@@ -170,10 +177,10 @@ int run_report_command(const ReportCommand& options) {
   // HTML report its completion timelines.
   report::CompletionSampler completions;
   if (!options.files.html.empty()) {
-    for (const auto& input : options.inputs) {
-      const auto trace = results::trace_path_for(input);
+    for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+      const auto trace = results::trace_path_for(options.inputs[i]);
       if (!std::filesystem::exists(trace)) continue;
-      if (const std::string stopped = completions.read_file(trace); !stopped.empty())
+      if (const std::string stopped = completions.read_file(trace, renamed[i]); !stopped.empty())
         std::cerr << "uniperf: warning: " << stopped << " (the rows before it are drawn)\n";
     }
   }

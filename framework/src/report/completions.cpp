@@ -69,7 +69,8 @@ void CompletionSampler::sample(Series& s, std::int64_t posted_ns, std::int64_t c
   }
 }
 
-std::string CompletionSampler::read_file(const std::filesystem::path& path) {
+std::string CompletionSampler::read_file(const std::filesystem::path& path,
+                                         const std::map<std::string, std::string>& renamed) {
   std::ifstream in(path);
   if (!in) return "cannot read " + path.string();
   std::string line;
@@ -94,7 +95,9 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path) {
       return path.string() + ":" + std::to_string(number_of_line) + ": not a trace row";
     }
     const bool responder = side_column >= 0 && fields[side_column] == "responder";
-    add(std::string(fields[0]), std::string(fields[1]), size, flow, responder, posted, completed);
+    std::string config(fields[0]);
+    if (const auto label = renamed.find(config); label != renamed.end()) config = label->second;
+    add(config, std::string(fields[1]), size, flow, responder, posted, completed);
   }
   return "";
 }

@@ -31,8 +31,10 @@ class CompletionSampler {
   void add(const results::Record& record);
   /// The rows of a trace file (results/trace_file.hpp; format 1 has no
   /// `side` column: the initiator's). "" when read whole, else what stopped
-  /// it (the rows before it are kept).
-  std::string read_file(const std::filesystem::path& path);
+  /// it (the rows before it are kept). A config in `renamed` takes its new
+  /// name (the report's label for it, when several inputs hold it).
+  std::string read_file(const std::filesystem::path& path,
+                        const std::map<std::string, std::string>& renamed = {});
 
   bool empty() const { return series_.empty(); }
   /// [{config, test, size, flow, side, at_ms: [...], took_us: [...]}], the
