@@ -564,6 +564,9 @@ TEST(BadInput, AddressesTimeoutsAndOutputsAreCheckedBeforeAnythingRuns) {
       {"-w -1", "--warmup: expected a whole number (0 or more), got '-1'"},
       // A directory as the results file: refused up front, not after the run.
       {"-o " + scratch.path().string(), "cannot write to " + scratch.path().string()},
+      {"-o - --csv /dev/stdout",
+       "only one of -o, --csv, --junit, --html, --matrix and "
+       "--matrix-csv can be '-' (standard output)"},
   };
   for (const auto& c : cases) {
     const auto start = std::chrono::steady_clock::now();
@@ -572,6 +575,27 @@ TEST(BadInput, AddressesTimeoutsAndOutputsAreCheckedBeforeAnythingRuns) {
     EXPECT_NE(o.err.find(c.message), std::string::npos) << c.flags << ": " << o.err;
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << c.flags;
   }
+}
+
+// -o - once created a file named "-" beside the table on standard output;
+// now standard output carries the records alone (the table goes to standard
+// error), so `uniperf ... -o - | jq` works, and the trace goes to trace.csv.
+TEST(Outputs, ResultsToStandardOutputAreTheRecordsAlone) {
+  fs::remove(kSource + "/-");
+  const Outcome o = uniperf("lat -s 8 -n 20 -c configs/tcp.yaml -o -", 60);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream lines(o.out);
+  std::size_t records = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(record.is_object()) << "not a record on standard output: " << line;
+    EXPECT_EQ(record.at("status"), "ok") << line;
+    ++records;
+  }
+  EXPECT_EQ(records, 1u) << o.out;
+  EXPECT_NE(o.err.find("p50"), std::string::npos) << "the table, on standard error: " << o.err;
+  EXPECT_NE(o.err.find("results written to standard output"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(kSource + "/-")) << "a file named '-' was created";
 }
 
 TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {

@@ -1,6 +1,8 @@
 // The views made from records: CSV, JUnit XML, the side-by-side table's exact
 // text, the HTML report, and the atomic file they are written through.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -440,6 +442,80 @@ TEST_F(AtomicFileTest, UnwritableDirectoryFailsAtOnceNamingThePath) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("missing/report.xml"), std::string::npos) << e.what();
   }
+}
+
+// A link stays a link (a results file kept under a stable name): the file
+// it names is replaced. Before, rename() put a plain file in the link's place.
+TEST_F(AtomicFileTest, ALinkIsFollowedToTheFileItNames) {
+  const fs::path real = directory_ / "runs" / "today.jsonl";
+  fs::create_directories(real.parent_path());
+  write_file_atomically(real, "old");
+  const fs::path link = directory_ / "latest.jsonl";
+  fs::create_symlink(fs::path("runs") / "today.jsonl", link);  // relative, as ln -s makes them
+  write_file_atomically(link, "new");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(read(real), "new");
+  EXPECT_EQ(file_count(), 2u) << "the link and runs/, no temporary left";
+}
+
+// A device or FIFO is written in place, as the shell's > would: /dev/null
+// stays a device (as root, rename() replaced it with a plain file), and a
+// reader of a FIFO gets each piece as it is written.
+TEST_F(AtomicFileTest, ADeviceOrFifoIsWrittenInPlace) {
+  EXPECT_TRUE(written_in_place("/dev/null"));
+  write_file_atomically("/dev/null", "nothing");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  const fs::path fifo = directory_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so the writer's open returns
+  ASSERT_GE(reader, 0);
+  {
+    AtomicFile file(fifo);
+    EXPECT_TRUE(file.in_place());
+    EXPECT_TRUE(file.temporary().empty());
+    file.write("first\n");
+    char seen[16] = {};
+    EXPECT_EQ(::read(reader, seen, sizeof seen), 6) << "written as it comes, not at commit";
+    file.commit("last\n");
+  }
+  char rest[16] = {};
+  EXPECT_EQ(::read(reader, rest, sizeof rest), 5);
+  ::close(reader);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+// "-", /dev/stdout and /dev/fd/1 are this process's standard output, written
+// through a copy of its descriptor (sharing its offset), which stays open;
+// -o - once created a file named "-".
+TEST_F(AtomicFileTest, StandardOutputByAnyOfItsNames) {
+  EXPECT_EQ(descriptor_named("-"), STDOUT_FILENO);
+  EXPECT_EQ(descriptor_named("/dev/stdout"), STDOUT_FILENO);
+  EXPECT_EQ(descriptor_named("/dev/fd/1"), STDOUT_FILENO);
+  EXPECT_EQ(descriptor_named("/dev/stderr"), STDERR_FILENO);
+  EXPECT_FALSE(descriptor_named(target_));
+  EXPECT_FALSE(descriptor_named("/dev/fd/1x"));
+
+  // Standard output sent to a file of ours for the moment of the test.
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  const fs::path captured = directory_ / "captured";
+  const int into = ::open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(into, 0);
+  ::dup2(into, STDOUT_FILENO);
+  ::close(into);
+  {
+    AtomicFile file("-");
+    file.write("{\"a\":1}\n");
+    file.commit();
+  }
+  write_file_atomically("/dev/stdout", "{\"b\":2}\n");
+  const bool still_open = ::fcntl(STDOUT_FILENO, F_GETFD) != -1;
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  EXPECT_TRUE(still_open);
+  EXPECT_EQ(read(captured), "{\"a\":1}\n{\"b\":2}\n") << "appended at the shared offset";
+  EXPECT_FALSE(fs::exists("-"));
 }
 
 }  // namespace

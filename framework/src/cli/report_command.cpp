@@ -129,6 +129,25 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
   options.command->add_flag("--quiet", options.quiet, "Do not print the table");
 }
 
+std::size_t count_standard_outputs(const ReportFiles& files, const std::string& results) {
+  std::size_t count = 0;
+  for (const std::string* path :
+       {&results, &files.csv, &files.junit, &files.html, &files.matrix, &files.matrix_csv}) {
+    count += results::is_standard_output(*path) ? 1 : 0;
+  }
+  return count;
+}
+
+std::ostream& table_stream(const ReportFiles& files, const std::string& results) {
+  const std::size_t on_stdout = count_standard_outputs(files, results);
+  if (on_stdout > 1) {
+    throw std::invalid_argument(
+        "only one of -o, --csv, --junit, --html, --matrix and --matrix-csv can be '-' (standard "
+        "output)");
+  }
+  return on_stdout == 1 ? std::cerr : std::cout;
+}
+
 namespace {
 
 /// Relabels, per input, each config that several inputs hold; returns what
@@ -184,16 +203,17 @@ int run_report_command(const ReportCommand& options) {
         std::cerr << "uniperf: warning: " << stopped << " (the rows before it are drawn)\n";
     }
   }
+  std::ostream& table_out = table_stream(options.files);
   PendingReports files(options.files);
   if (!options.quiet) {
     report::ComparisonTable table;
     for (const auto& r : records) table.add(r);
-    table.print(std::cout);
+    table.print(table_out);
     // A launched job's records: its node-pair matrices and its pairs run
     // at once, as rank 0 printed them after the run.
-    report::print_matrices(std::cout, report::build_matrices(records, options.files.suspects),
+    report::print_matrices(table_out, report::build_matrices(records, options.files.suspects),
                            options.files.suspects);
-    report::print_concurrent_pairs(std::cout, records);
+    report::print_concurrent_pairs(table_out, records);
   }
   files.commit(records, options.title.empty() ? default_title(records) : options.title,
                &completions);

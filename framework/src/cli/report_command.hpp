@@ -25,6 +25,14 @@ struct ReportFiles {
   report::SuspectRule suspects;  ///< --suspect-latency, --suspect-bandwidth
 };
 
+/// How many of `files` and `results` (a results file; "" for none) are
+/// standard output ("-"). At most one may be; where one is, the table goes
+/// to standard error, so a pipe reads that output alone.
+std::size_t count_standard_outputs(const ReportFiles& files, const std::string& results = {});
+/// The stream for the table: standard error when an output is "-". Throws
+/// std::invalid_argument when more than one is.
+std::ostream& table_stream(const ReportFiles& files, const std::string& results = {});
+
 /// Adds --csv, --junit, --html, --matrix, --matrix-csv and the suspect
 /// rule's factors to `command`.
 void add_report_file_options(CLI::App* command, ReportFiles& files);

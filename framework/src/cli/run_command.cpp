@@ -303,6 +303,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cerr << "uniperf: warning: started by a launcher (" << launcher->launcher
               << "): --peer/--listen are ignored, the launcher's ranks are the pair\n";
   const bool launched_rank0 = launcher && launcher->rank == 0;
+  // With an output on standard output (-o -), the table goes to standard
+  // error: a pipe reads the records alone.
+  std::ostream& table_out = table_stream(options.report_files, options.output);
 
   // The measuring side (a local pair's first process, --peer, or rank 0) writes the
   // results file and the report files; they are opened now, so a bad path
@@ -380,7 +383,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   std::string peer_host = control ? control->peer_host() : "";
   const auto connect_ready = std::chrono::steady_clock::now();
 
-  report::LiveReporter live(std::cout);
+  report::LiveReporter live(table_out);
   report::Progress progress;
   report::ComparisonTable table;
   session::Observer observer;
@@ -403,7 +406,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     // --quiet: only the live line (on a terminal) shows it.
     if (options.quiet) return progress.interim(text);
     progress.finish();
-    std::cout << fmt::format("  {} {} {} B  {}", window.config, window.test, window.size, text)
+    table_out << fmt::format("  {} {} {} B  {}", window.config, window.test, window.size, text)
               << std::endl;
   };
   session::RunSettings settings;
@@ -500,9 +503,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     const int exit_code = run_rank_job(job);
     if (launched_rank0 && output)
       report::print_matrices(
-          std::cout, report::build_matrices(output->records(), options.report_files.suspects),
+          table_out, report::build_matrices(output->records(), options.report_files.suspects),
           options.report_files.suspects);
-    if (launched_rank0 && output) report::print_concurrent_pairs(std::cout, output->records());
+    if (launched_rank0 && output) report::print_concurrent_pairs(table_out, output->records());
     return exit_code;
   }
   std::optional<session::SuitePosition> resume;
@@ -550,8 +553,8 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   if (!initiator) return failure_exit;
 
   if (configs.size() > 1 || options.quiet) {
-    std::cout << "\n";
-    table.print(std::cout);
+    table_out << "\n";
+    table.print(table_out);
   }
   if (output) output->commit();
   // Ctrl-C is how a run-forever run is meant to end; any other run it cut short.

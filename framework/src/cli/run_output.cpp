@@ -36,7 +36,9 @@ void RunOutput::commit_locked() {
   committed_ = true;
   if (jsonl_) {
     jsonl_->commit();
-    std::cerr << "uniperf: results written to " << results_path_ << "\n";
+    std::cerr << "uniperf: results written to "
+              << (results::is_standard_output(results_path_) ? "standard output" : results_path_)
+              << "\n";
   }
   if (trace_) {
     trace_->commit();

@@ -7,7 +7,8 @@
 namespace uniperf::results {
 
 std::filesystem::path trace_path_for(const std::string& results_path) {
-  if (results_path.empty()) return "trace.csv";
+  // Results going to standard output or a device: no file to sit beside.
+  if (results_path.empty() || written_in_place(results_path)) return "trace.csv";
   std::filesystem::path path = results_path;
   if (path.extension() == ".jsonl") path.replace_extension();
   path += ".trace.csv";

@@ -20,7 +20,8 @@ inline constexpr std::string_view kTraceColumns =
 
 /// Where a run's trace goes when its results go to `results_path`: beside
 /// it, its ".jsonl" (if any) replaced by ".trace.csv"; "trace.csv" in the
-/// working directory when the run writes no results file.
+/// working directory when the run writes no results file, or writes it to
+/// standard output or a device (AtomicFile: written in place).
 std::filesystem::path trace_path_for(const std::string& results_path);
 
 class TraceFile {
