@@ -598,6 +598,25 @@ TEST(Outputs, ResultsToStandardOutputAreTheRecordsAlone) {
   EXPECT_FALSE(fs::exists(kSource + "/-")) << "a file named '-' was created";
 }
 
+// A CI gate on a host that cannot run a test (a missing device, an
+// unsupported op) passed green on SKIPPED records; with --fail-on-skip (or
+// the suite's fail_on_skip: true) the run exits 1 and says why.
+TEST(Outputs, FailOnSkipMakesASkippedRecordFailTheRun) {
+  Scratch scratch;
+  const std::string unsupported =
+      "lat --op fetch_add -n 10 -c configs/tcp.yaml --quiet -o " + (scratch / "r.jsonl").string();
+  const Outcome plain = uniperf(unsupported, 60);
+  ASSERT_EQ(read_jsonl(scratch / "r.jsonl").at(0).at("status"), "skipped") << plain.err;
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  const Outcome gated = uniperf(unsupported + " --fail-on-skip", 60);
+  EXPECT_EQ(gated.exit_code, 1) << gated.err;
+  EXPECT_NE(gated.err.find("1 record skipped, a failure with fail_on_skip; the first: tcp / "
+                           "fetch_add_latency (8 B): plugin does not support op fetch_add"),
+            std::string::npos)
+      << gated.err;
+  EXPECT_EQ(read_jsonl(scratch / "r.jsonl").size(), 1u) << "the record is kept";
+}
+
 TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {
   Scratch scratch;
   const auto broken = scratch / "broken.yaml";

@@ -227,6 +227,13 @@ TEST(SuiteParse, ContentHashIsSha256OfTheText) {
   EXPECT_NE(parse_suite(text + "# changed\n", kFile).content_hash, sha256_hex(text));
 }
 
+TEST(SuiteParse, FailOnSkipIsASuiteKeyOfTrueOrFalse) {
+  EXPECT_FALSE(parse_suite(one_test("    op: send\n"), kFile).fail_on_skip);
+  EXPECT_TRUE(parse_suite("fail_on_skip: true\n" + one_test("    op: send\n"), kFile).fail_on_skip);
+  expect_error("suite: s\nfail_on_skip: sometimes\ntests:\n  - name: t\n", 2, "fail_on_skip",
+               "expected true or false, got 'sometimes'");
+}
+
 TEST(SuiteParse, ParseTestTakesANodeBuiltInCode) {
   // The CLI's one-off form: no file, no marks, defaults passed apart.
   YAML::Node test;

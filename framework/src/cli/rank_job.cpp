@@ -349,9 +349,8 @@ class RankRunner {
       std::cerr << "uniperf: interrupted; the finished records are kept\n";
       return kExitInterrupted;
     }
-    for (const auto& record : gathered_)
-      if (record.status == results::Status::error) return kExitTestErrors;
-    return test_failed_ ? kExitTestErrors : kExitOk;
+    const int of_records = exit_code_of(gathered_, job_.suite.fail_on_skip);
+    return test_failed_ ? kExitTestErrors : of_records;
   }
 
   /// One round: every rank told its part, rank 0's own played, every

@@ -104,12 +104,6 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
 }
 
 /// A finished run's exit code: whether any record is an error.
-int exit_code_of(const std::vector<results::Record>& records) {
-  for (const auto& r : records) {
-    if (r.status == results::Status::error) return kExitTestErrors;
-  }
-  return kExitOk;
-}
 
 /// Set by the first SIGINT, SIGTERM or SIGHUP: a run-forever test ends at
 /// its window boundary, any other test at once, and the run ends with the
@@ -177,6 +171,7 @@ session::SuitePosition parse_resume(const std::string& text) {
 
 /// --trials, --run-infinitely and --report-interval over every test.
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
+  if (options.fail_on_skip) suite.fail_on_skip = true;
   for (auto& test : suite.tests) {
     auto& d = test.duration;
     if (options.trials) d.trials = *options.trials;
@@ -248,6 +243,10 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
           },
           "SECONDS"));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  command->add_flag("--fail-on-skip", options.fail_on_skip,
+                    "Exit 1 when a record is skipped (a missing device, an unsupported op), as "
+                    "for a failed test: a CI gate then fails instead of passing on records that "
+                    "measured nothing (the suite key fail_on_skip: true does the same)");
   command
       ->add_option("--trials", options.trials,
                    "Measure each size N times; records get per-trial values and 95% CIs")
@@ -562,7 +561,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cerr << "uniperf: interrupted; the finished records are kept\n";
     return kExitInterrupted;
   }
-  return failure_exit == kExitNoPeer ? kExitNoPeer : exit_code_of(records);
+  return failure_exit == kExitNoPeer ? kExitNoPeer : exit_code_of(records, suite.fail_on_skip);
 }
 
 }  // namespace uniperf::cli

@@ -31,6 +31,7 @@ struct ConnectionOptions {
   std::optional<int> peer_cpu;  // --peer-cpu N: pin a local pair's responder
   std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
   bool run_forever = false;               // --run-infinitely
+  bool fail_on_skip = false;              // --fail-on-skip: a skipped record fails the run
   std::optional<double> report_interval;  // --report-interval S: run-forever window
 
   bool listening() const {

@@ -21,6 +21,10 @@ struct SuiteSpec {
   /// `tolerances:` metric -> allowed change in percent, for `uniperf
   /// compare --suite` (empty when the suite sets none).
   std::map<std::string, double> tolerances;
+  /// `fail_on_skip: true` (or --fail-on-skip): a skipped record fails the
+  /// run (exit 1), so a CI gate on a host whose device is missing does not
+  /// pass green on records that measured nothing.
+  bool fail_on_skip = false;
 };
 
 /// A provider profile: which plugin, with which options.

@@ -537,7 +537,8 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "suite", "a suite file is a mapping with suite: and tests:");
   }
-  check_keys(root, {"suite", "description", "defaults", "tests", "tolerances"}, file, "a suite");
+  check_keys(root, {"suite", "description", "defaults", "tests", "tolerances", "fail_on_skip"},
+             file, "a suite");
   model::SuiteSpec suite;
   suite.file = file;
   suite.content_hash = sha256_hex(text);
@@ -546,6 +547,15 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   if (suite.name.empty()) throw SpecError(file, line_of(root["suite"]), "suite", "empty name");
   if (root["description"] && !root["description"].IsNull()) {
     suite.description = scalar(root["description"], file, "description");
+  }
+
+  if (const YAML::Node fail_on_skip = root["fail_on_skip"]; fail_on_skip) {
+    const std::string value = scalar(fail_on_skip, file, "fail_on_skip");
+    if (value != "true" && value != "false") {
+      throw SpecError(file, line_of(fail_on_skip), "fail_on_skip",
+                      "expected true or false, got '" + value + "'");
+    }
+    suite.fail_on_skip = value == "true";
   }
 
   if (const YAML::Node tolerances = root["tolerances"]; tolerances && !tolerances.IsNull()) {
