@@ -672,6 +672,36 @@ bool refuses_and_waits(pid_t server, const fs::path& log, const std::string& why
   return said && still_waiting;
 }
 
+// A client whose server is not up retried silently for 30 s; now it says
+// so at once and gives up after --connect-timeout (default 10 s), naming the
+// server and what to check. A name that does not resolve fails at once.
+TEST(Peers, AClientWithoutAServerSaysSoAndGivesUpAfterItsConnectTimeout) {
+  const std::string client =
+      "lat -s 8 -n 10 -c configs/tcp.yaml --quiet --peer 127.0.0.1:" + std::to_string(free_port());
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome waited = uniperf(client + " --connect-timeout 2", 60);
+  const auto waited_for = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(waited.exit_code, 3) << waited.err;
+  EXPECT_NE(waited.err.find("Connection refused; trying for 2 s (--connect-timeout)"),
+            std::string::npos)
+      << waited.err;
+  EXPECT_NE(waited.err.find("(after 2 s: is `uniperf ... --listen` running there?)"),
+            std::string::npos)
+      << waited.err;
+  EXPECT_GE(waited_for, std::chrono::milliseconds(1900)) << "it kept trying for 2 s";
+  EXPECT_LT(waited_for, std::chrono::seconds(25));
+
+  const Outcome once = uniperf(client + " --connect-timeout 0", 30);
+  EXPECT_EQ(once.exit_code, 3) << once.err;
+  EXPECT_EQ(once.err.find("trying for"), std::string::npos) << once.err;
+
+  const Outcome unknown =
+      uniperf("lat -s 8 -n 10 -c configs/tcp.yaml --quiet --peer nohost.invalid:5", 60);
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+  EXPECT_NE(unknown.err.find("cannot resolve 'nohost.invalid'"), std::string::npos) << unknown.err;
+  EXPECT_EQ(unknown.err.find("trying for"), std::string::npos) << unknown.err;
+}
+
 TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
   if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
   Scratch scratch;

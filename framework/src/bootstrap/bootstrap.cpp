@@ -453,7 +453,7 @@ addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive) {
   const std::string service = std::to_string(port);
   const int rc =
       getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
-  if (rc != 0) throw BootstrapError("cannot resolve '" + host + "': " + gai_strerror(rc));
+  if (rc != 0) throw UnknownHost("cannot resolve '" + host + "': " + gai_strerror(rc));
   return result;
 }
 

@@ -26,6 +26,11 @@ struct BootstrapError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A host name that does not resolve: trying again will not help.
+struct UnknownHost : BootstrapError {
+  using BootstrapError::BootstrapError;
+};
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -126,7 +131,8 @@ class TcpListener {
 std::pair<std::string, std::uint16_t> split_host_port(const std::string& address);
 
 /// Connects to host:port, retrying until the deadline (the peer may still
-/// be starting).
+/// be starting). Throws UnknownHost at once for a name that does not
+/// resolve, BootstrapError once the deadline passed.
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
                                        std::chrono::milliseconds timeout);
 

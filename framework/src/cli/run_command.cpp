@@ -170,6 +170,29 @@ session::SuitePosition parse_resume(const std::string& text) {
 }
 
 /// --trials, --run-infinitely and --report-interval over every test.
+/// --peer's control connection: one try, then (saying so, once) more tries
+/// until `timeout_s`, for a server that is still starting. Throws
+/// BootstrapError naming the server and the wait.
+std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host, std::uint16_t port,
+                                                        double timeout_s) {
+  try {
+    return bootstrap::tcp_connect(host, port, 0, 0ms);
+  } catch (const bootstrap::UnknownHost&) {
+    throw;
+  } catch (const bootstrap::BootstrapError& e) {
+    if (timeout_s <= 0) throw;
+    std::cerr << fmt::format("uniperf: {}; trying for {:g} s (--connect-timeout)\n", e.what(),
+                             timeout_s);
+  }
+  const auto timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
+  try {
+    return bootstrap::tcp_connect(host, port, 0, timeout);
+  } catch (const bootstrap::BootstrapError& e) {
+    throw bootstrap::BootstrapError(fmt::format(
+        "{} (after {:g} s: is `uniperf ... --listen` running there?)", e.what(), timeout_s));
+  }
+}
+
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
   if (options.fail_on_skip) suite.fail_on_skip = true;
   for (auto& test : suite.tests) {
@@ -242,6 +265,12 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
             return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
           },
           "SECONDS"));
+  command
+      ->add_option("--connect-timeout", options.connect_timeout_s,
+                   "Seconds --peer keeps trying to reach a server that is not up yet (refused, "
+                   "unreachable) before the run ends, exit 3; 0: one try")
+      ->default_val(10)
+      ->check(CLI::Range(0.0, 3600.0));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
   command->add_flag("--fail-on-skip", options.fail_on_skip,
                     "Exit 1 when a record is skipped (a missing device, an unsupported op), as "
@@ -343,7 +372,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       if (launched->size == 2) control = std::move(launched->links[launched->rank == 0 ? 1 : 0]);
     } else if (!options.peer.empty()) {
       const auto [host, port] = peer_address;
-      control = bootstrap::tcp_connect(host, port, 0, 30s);
+      control = connect_to_server(host, port, options.connect_timeout_s);
     } else if (options.listening()) {
       const auto [host, port] = listen_address;
       bootstrap::TcpListener listener(host, port);

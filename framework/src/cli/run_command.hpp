@@ -24,11 +24,12 @@ struct ConnectionOptions {
   cli::ReportFiles report_files;           // --csv, --junit, --html
   std::vector<CLI::Option*> listen_flags;  // one per subcommand
   int size_timeout_s = 120;
-  double heartbeat_s = 5;       // --heartbeat S: a peer silent this long is lost (0: not watched)
-  int stall_timeout_s = 10;     // --stall-timeout S: no completion this long ends a test (0: off)
-  double timeline_bin_ms = 10;  // --timeline-bin MS: a traced flow's bandwidth-over-time bins
-  std::optional<int> cpu;       // --cpu N: pin this process
-  std::optional<int> peer_cpu;  // --peer-cpu N: pin a local pair's responder
+  double heartbeat_s = 5;         // --heartbeat S: a peer silent this long is lost (0: not watched)
+  double connect_timeout_s = 10;  // --connect-timeout S: how long --peer tries to reach its server
+  int stall_timeout_s = 10;       // --stall-timeout S: no completion this long ends a test (0: off)
+  double timeline_bin_ms = 10;    // --timeline-bin MS: a traced flow's bandwidth-over-time bins
+  std::optional<int> cpu;         // --cpu N: pin this process
+  std::optional<int> peer_cpu;    // --peer-cpu N: pin a local pair's responder
   std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
   bool run_forever = false;               // --run-infinitely
   bool fail_on_skip = false;              // --fail-on-skip: a skipped record fails the run
