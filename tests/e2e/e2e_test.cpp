@@ -617,6 +617,35 @@ TEST(Outputs, FailOnSkipMakesASkippedRecordFailTheRun) {
   EXPECT_EQ(read_jsonl(scratch / "r.jsonl").size(), 1u) << "the record is kept";
 }
 
+// A config on the command line, perftest style (-d mlx5_0 -i 1), instead of
+// a file: it runs like the file would, its text names it in the records, and
+// a bad option is refused by the same spec, naming the key.
+TEST(Outputs, AConfigInlineRunsAndNamesItselfInTheRecords) {
+  Scratch scratch;
+  const auto results = scratch / "r.jsonl";
+  const Outcome o =
+      uniperf("lat -s 8 -n 20 -c tcp:nodelay=false,sndbuf=256K --quiet -o " + results.string(), 60);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u) << o.err;
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  EXPECT_EQ(records[0].at("config"), "tcp:nodelay=false,sndbuf=256K");
+  const json& plugin = records[0].at("plugin");
+  EXPECT_EQ(plugin.at("name"), "tcp");
+  // The options reached the plugin: it describes its device by them.
+  EXPECT_NE(plugin.at("device").get<std::string>().find("Nagle, sndbuf 262144"), std::string::npos)
+      << plugin.at("device");
+
+  const Outcome bad = uniperf("lat -s 8 -n 20 -c tcp:port=99999 --quiet", 60);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("-c:0: options.port: expected 0..65535, got '99999'"), std::string::npos)
+      << bad.err;
+  const Outcome missing = uniperf("lat -s 8 -n 20 -c configs/nope.yaml --quiet", 60);
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("configs/nope.yaml:0: file: cannot read"), std::string::npos)
+      << missing.err;
+}
+
 TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {
   Scratch scratch;
   const auto broken = scratch / "broken.yaml";

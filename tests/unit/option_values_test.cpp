@@ -79,6 +79,49 @@ TEST(OptionValues, ValuesInsideTheirSetsAndUnsetOnesPass) {
   EXPECT_EQ(support::choice(defaults, "transport", kKinds, "demo"), Kind::rc);
 }
 
+// -c demo:KEY=VALUE,... is a config as a file would give it, checked by the
+// same option specs with the same errors.
+TEST(InlineConfig, OptionsAndEnvironmentFromTheCommandLine) {
+  const auto config =
+      parse_inline_config("demo:transport=ud,port=18515,provider=a,b,env.DEMO_TRACE=1");
+  EXPECT_EQ(config.name, "demo:transport=ud,port=18515,provider=a,b,env.DEMO_TRACE=1");
+  EXPECT_EQ(config.plugin, "demo");
+  EXPECT_EQ(config.options.at("provider"), "a,b") << "a piece without = continues the value";
+  EXPECT_EQ(config.environment.at("DEMO_TRACE"), "1");
+  const Options options = validate_options(config, kSpecs);
+  EXPECT_EQ(options.integer("port"), 18515);
+  EXPECT_EQ(support::choice(options, "transport", kKinds, "demo"), Kind::ud);
+  EXPECT_EQ(parse_inline_config("demo").options.size(), 0u) << "a bare plugin: its defaults";
+  EXPECT_EQ(parse_inline_config("demo:port=1").content_hash,
+            parse_inline_config("demo:port=1").content_hash);
+
+  try {
+    validate_options(parse_inline_config("demo:port=99999"), kSpecs);
+    ADD_FAILURE() << "a port out of range passed";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.key, "options.port");
+    EXPECT_THAT(e.what(), HasSubstr("-c:0: options.port: expected 0..65535, got '99999'"));
+  }
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_inline_config(text);
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(refused("demo:port"), HasSubstr("'port' in 'demo:port' is no KEY=VALUE"));
+  EXPECT_THAT(refused("demo:port=1,port=2"), HasSubstr("options.port: given twice"));
+  EXPECT_THAT(refused("Demo:port=1"), HasSubstr("no config inline"));
+  EXPECT_THAT(refused("demo:=1"), HasSubstr("empty key"));
+
+  EXPECT_TRUE(is_inline_config("demo:port=1", {}));
+  EXPECT_TRUE(is_inline_config("demo", {"demo"}));
+  EXPECT_FALSE(is_inline_config("demo", {"other"})) << "a missing file, not a plugin";
+  EXPECT_FALSE(is_inline_config("configs/x:y.yaml", {}));
+  EXPECT_FALSE(is_inline_config("x:y.yaml", {}));
+}
+
 TEST(OptionValues, InfoDescribesChoicesAndRanges) {
   EXPECT_EQ(describe_option_values(kSpecs[0]), " (one of: rc, uc, ud)");
   EXPECT_EQ(describe_option_values(kSpecs[1]), " (0..65535)");

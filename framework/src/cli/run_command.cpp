@@ -92,8 +92,10 @@ std::pair<std::string, std::uint16_t> split_host_port(std::string_view flag,
 std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
                                             loader::PluginRegistry& plugins) {
   std::vector<model::ConfigSpec> configs;
+  const std::vector<std::string> plugin_names = plugins.names();
   for (const auto& path : paths) {
-    configs.push_back(suite::load_config(path));
+    configs.push_back(suite::is_inline_config(path, plugin_names) ? suite::parse_inline_config(path)
+                                                                  : suite::load_config(path));
     // Options are checked now, before anything runs, when the plugin is here;
     // a missing plugin is reported per test as unavailable.
     if (Plugin* plugin = plugins.find(configs.back().plugin)) {
@@ -102,8 +104,6 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
   }
   return configs;
 }
-
-/// A finished run's exit code: whether any record is an error.
 
 /// Set by the first SIGINT, SIGTERM or SIGHUP: a run-forever test ends at
 /// its window boundary, any other test at once, and the run ends with the
@@ -221,9 +221,12 @@ void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& optio
 }  // namespace
 
 void add_connection_options(CLI::App* command, ConnectionOptions& options) {
-  command->add_option("-c,--config", options.configs, "Provider config (YAML); repeat to compare")
-      ->required()
-      ->check(CLI::ExistingFile);
+  command
+      ->add_option("-c,--config", options.configs,
+                   "Provider config: a YAML file, or inline PLUGIN:KEY=VALUE,... (e.g. "
+                   "verbs:device=mlx5_0,port=1,gid_index=3; env.NAME=VALUE sets the "
+                   "environment; a bare plugin name takes its defaults); repeat to compare")
+      ->required();
   command->add_option("--peer", options.peer,
                       "Run against a `uniperf ... --listen` on HOST[:PORT] (this side measures)");
   command->add_option(

@@ -1,6 +1,7 @@
 #include "suite/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -71,6 +72,71 @@ model::ConfigSpec parse_config(const std::string& text, const std::string& file)
     }
   }
   return config;
+}
+
+model::ConfigSpec parse_inline_config(const std::string& text) {
+  static const std::string kFile = "-c";
+  model::ConfigSpec config;
+  config.name = text;
+  config.file = kFile;
+  config.content_hash = sha256_hex(text);
+  const std::size_t colon = text.find(':');
+  config.plugin = text.substr(0, colon);
+  const bool plugin_name =
+      !config.plugin.empty() && std::all_of(config.plugin.begin(), config.plugin.end(), [](char c) {
+        return std::islower(static_cast<unsigned char>(c)) ||
+               std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
+  if (!plugin_name) {
+    throw SpecError(kFile, 0, "plugin",
+                    "'" + text +
+                        "' is no config inline (PLUGIN:KEY=VALUE,...; the plugin in "
+                        "lower case) and no config file");
+  }
+  if (colon == std::string::npos) return config;
+  std::string* last = nullptr;  // the value a piece without '=' continues
+  std::set<std::string> seen;
+  std::size_t from = colon + 1;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string piece = text.substr(from, comma - from);
+    from = comma + 1;
+    const std::size_t equals = piece.find('=');
+    if (equals == std::string::npos) {
+      if (last == nullptr || piece.empty()) {
+        throw SpecError(kFile, 0, "options",
+                        "'" + piece + "' in '" + text +
+                            "' is no KEY=VALUE (a value with commas "
+                            "follows its key: transports=posix,self)");
+      }
+      *last += "," + piece;
+      continue;
+    }
+    const std::string key = piece.substr(0, equals);
+    const std::string value = piece.substr(equals + 1);
+    const bool env = key.rfind("env.", 0) == 0;
+    const std::string name = env ? key.substr(4) : key;
+    const std::string qualified = env ? key : "options." + key;
+    if (name.empty()) throw SpecError(kFile, 0, qualified, "empty key in '" + text + "'");
+    if (!seen.insert(qualified).second) throw SpecError(kFile, 0, qualified, "given twice");
+    if (env) {
+      last = &(config.environment[name] = value);
+    } else {
+      last = &(config.options[name] = value);
+      config.option_lines[name] = 0;
+    }
+  }
+  return config;
+}
+
+bool is_inline_config(const std::string& argument, const std::vector<std::string>& plugins) {
+  std::error_code error;
+  if (argument.empty() || std::filesystem::exists(argument, error)) return false;
+  if (argument.find('/') != std::string::npos) return false;
+  const std::string extension = std::filesystem::path(argument).extension().string();
+  if (extension == ".yaml" || extension == ".yml") return false;
+  return argument.find(':') != std::string::npos ||
+         std::find(plugins.begin(), plugins.end(), argument) != plugins.end();
 }
 
 model::ConfigSpec load_config(const std::string& path) {

@@ -25,6 +25,20 @@ namespace uniperf::suite {
 model::ConfigSpec load_config(const std::string& path);
 model::ConfigSpec parse_config(const std::string& yaml_text, const std::string& file_label);
 
+/// A config given on the command line instead of a file (`-c
+/// ucx:transports=posix,self`): PLUGIN[:KEY=VALUE[,KEY=VALUE...]], where
+/// `env.NAME=VALUE` sets an environment variable as a file's env: does, and
+/// a piece without '=' continues the value before it (transports=posix,self
+/// is one option). Named by the text itself, so records and tables show
+/// exactly what was given; its content_hash is that text's SHA-256, so two
+/// peers given the same text agree. Throws SpecError (file "-c", line 0)
+/// naming the key.
+model::ConfigSpec parse_inline_config(const std::string& text);
+/// Whether a -c argument is a config inline rather than a file: no file of
+/// that name exists, it names no directory or YAML file, and it has a ':' or
+/// is one of `plugins` (a bare plugin name: its defaults).
+bool is_inline_config(const std::string& argument, const std::vector<std::string>& plugins);
+
 /// Checks a config's options against what the plugin declares and fills in
 /// the defaults. An unknown key or a value that does not parse as its
 /// OptionType throws SpecError naming file, line and "options.KEY".
