@@ -986,6 +986,32 @@ TEST(Peers, AnInitiatorLostBetweenMeetingsIsNamedOnStderr) {
   expect_lost_peer_named("client");
 }
 
+// A perftest user's long spellings mean what they mean there, and --help
+// ends with examples and the exit codes.
+TEST(Cli, PerftestSpellingsAreAcceptedAndHelpEndsWithExamples) {
+  Scratch scratch;
+  const auto results = scratch / "r.jsonl";
+  const Outcome o = uniperf(
+      "bw --op send -s 4K -n 50 --post_list 2 --qp 2 --inline_size 0 --report_gbits "
+      "-c configs/tcp.yaml --quiet -o " +
+          results.string(),
+      60);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u) << o.err;
+  EXPECT_EQ(records[0].at("params").at("post_list"), 2);
+  EXPECT_EQ(records[0].at("params").at("endpoints"), 2);
+  EXPECT_EQ(records[0].at("params").at("inline"), 0);
+  for (const std::string command : {"run", "lat", "bw", "rate"}) {
+    const Outcome help = uniperf(command + " --help", 30);
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.out.find("\nExamples"), std::string::npos) << command << ": " << help.out;
+    EXPECT_NE(help.out.find("Exit: 0 ok"), std::string::npos) << command;
+  }
+  EXPECT_NE(uniperf("run --help", 30).out.find("--run-infinitely,--run_infinitely"),
+            std::string::npos);
+}
+
 TEST(Cli, ListAndInfoDescribeThePlugins) {
   const Outcome list = uniperf("list", 60);
   EXPECT_EQ(list.exit_code, 0);

@@ -18,6 +18,33 @@
 using namespace uniperf;
 using namespace uniperf::cli;
 
+namespace {
+
+// What --help ends with: the commands a perftest or iperf3 user reaches for.
+constexpr const char* kRunExamples = R"(
+Examples:
+  uniperf run suites/quick.yaml -c configs/ucx-shm.yaml -c configs/tcp.yaml -o results.jsonl
+  server$ uniperf run suites/quick.yaml -c configs/ucx-tcp.yaml --listen
+  client$ uniperf run suites/quick.yaml -c configs/ucx-tcp.yaml --peer server -o -
+  uniperf run suites/quick.yaml -c verbs:device=mlx5_0,port=1,gid_index=3 --fail-on-skip
+  mpirun -np 4 --host n1,n2,n3,n4 uniperf run suites/cluster.yaml -c configs/ucx-tcp.yaml
+
+Exit: 0 ok (tests ran or were skipped), 1 a test failed, 2 bad input, 3 no peer or
+peer lost, 130 interrupted. Docs: README.md, docs/results.md, docs/ci.md.)";
+
+constexpr const char* kOneOffExamples = R"(
+Examples (perftest's -s -a -n -D -t -Q -l -I -q -e -b mean the same here):
+  uniperf lat --op write -s 64 -c configs/ucx-shm.yaml
+  uniperf bw --op send -a -t 64 -c configs/tcp.yaml -o - | jq .bandwidth.MB_per_s
+  uniperf bw --op write -s 64K -D 5s -b -c verbs:device=mlx5_0,port=1,gid_index=3
+  server$ uniperf lat --op send -c configs/tcp.yaml --listen
+  client$ uniperf lat --op send -c configs/tcp.yaml --peer server
+
+Exit: 0 ok (tests ran or were skipped), 1 a test failed, 2 bad input, 3 no peer or
+peer lost, 130 interrupted. Docs: README.md, docs/results.md.)";
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"uniperf: one benchmark, every transport (verbs, uDAPL, libfabric, UCX, TCP)"};
   app.require_subcommand(1);
@@ -27,6 +54,7 @@ int main(int argc, char** argv) {
   ConnectionOptions connection;
   auto* run = app.add_subcommand("run", "Run a suite over one or more configs, side by side");
   run->add_option("suite", suite_path, "Suite file (YAML)")->required()->check(CLI::ExistingFile);
+  run->footer(kRunExamples);
   add_connection_options(run, connection);
 
   OneOffOptions one_off;
@@ -36,6 +64,7 @@ int main(int argc, char** argv) {
         std::tuple{"bw", "bandwidth", "One bandwidth test from flags"},
         std::tuple{"rate", "message_rate", "One message-rate test from flags"}}) {
     auto* command = app.add_subcommand(name, help);
+    command->footer(kOneOffExamples);
     add_one_off_options(command, one_off);
     add_connection_options(command, connection);
     command->callback([&one_off_pattern, p = std::string(pattern)] { one_off_pattern = p; });

@@ -275,6 +275,10 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->default_val(10)
       ->check(CLI::Range(0.0, 3600.0));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  // perftest's --report_gbits: the table always shows Gb/s beside MB/s, so
+  // the flag is accepted and changes nothing.
+  command->add_flag("--report_gbits")
+      ->description("Accepted for perftest's sake: the table always shows Gb/s");
   command->add_flag("--fail-on-skip", options.fail_on_skip,
                     "Exit 1 when a record is skipped (a missing device, an unsupported op), as "
                     "for a failed test: a CI gate then fails instead of passing on records that "
@@ -283,7 +287,7 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->add_option("--trials", options.trials,
                    "Measure each size N times; records get per-trial values and 95% CIs")
       ->check(CLI::Range(1u, 1000u));
-  command->add_flag("--run-infinitely", options.run_forever,
+  command->add_flag("--run-infinitely,--run_infinitely", options.run_forever,
                     "Run each test until Ctrl-C, reporting every --report-interval seconds");
   command
       ->add_option("--report-interval", options.report_interval,

@@ -332,15 +332,15 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_since_1_0()
         .at_least(1)
         .at_most(kMaxQueueKnob)
-        .flag_named("-l,--post-list"),
+        .flag_named("-l,--post-list,--post_list"),
     count_field("inline", &FlowSpec::inline_size, "Inline threshold in bytes")
         .csv_since_1_0()
-        .flag_named("-I,--inline"),
+        .flag_named("-I,--inline,--inline_size"),
     count_field("endpoints", &FlowSpec::endpoints, "Endpoints (QPs) per flow")
         .csv_since_1_0()
         .at_least(1)
         .at_most(kMaxEndpoints)
-        .flag_named("-q,--qps,--endpoints"),
+        .flag_named("-q,--qps,--qp,--endpoints"),
     choice_field<&FlowSpec::buffers>("buffers",
                                      "cycle (a ring of window slots, perftest) | single (one "
                                      "slot, ucx_perftest / OSU)")
