@@ -52,6 +52,15 @@ for line in open(sys.argv[1]):
 PY
 expect 1 "a slower run is a regression" "$uniperf" compare "$work/fast-base.jsonl" "$work/run2/results.jsonl" "${doctored_args[@]}"
 grep -q "^regressed .*send_lat 8 " "$work/out.txt"
+# The doctored base has no trials: compare says single runs cannot tell
+# noise from a change; the runs with --trials 2 drew no such warning.
+grep -q "are single runs (no --trials)" "$work/out.txt"
+# shellcheck disable=SC2086  # COMPARE_ARGS is a list of options
+expect 0 "two runs with trials compare" "$uniperf" compare "$work/baseline.jsonl" "$work/run2/results.jsonl" $COMPARE_ARGS
+if grep -q "single runs" "$work/out.txt"; then
+  echo "FAIL: runs with trials warned of single runs" >&2
+  exit 1
+fi
 # ...and the other way round an improvement, which passes.
 expect 0 "a faster run passes" "$uniperf" compare "$work/run2/results.jsonl" "$work/fast-base.jsonl" "${doctored_args[@]}"
 grep -q "^improved " "$work/out.txt"

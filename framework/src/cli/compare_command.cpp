@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -93,6 +94,22 @@ int run_compare_command(const CompareCommand& options) {
       "\n{} regressed, {} improved, {} unchanged, {} missing, {} new, {} skipped\n",
       count(Outcome::regressed), count(Outcome::improved), count(Outcome::unchanged),
       count(Outcome::missing), count(Outcome::added), count(Outcome::skipped));
+  // Two identical back-to-back single runs on a busy machine differ by more
+  // than the default tolerances often enough to call a dozen sizes changed:
+  // only trials (95% confidence intervals) tell noise from a change.
+  const auto single_runs = [](const std::vector<results::Record>& records) {
+    return std::count_if(records.begin(), records.end(), [](const results::Record& r) {
+      return r.status == results::Status::ok && r.trials.size() < 2;
+    });
+  };
+  if (result.compared() > 0 && single_runs(base) + single_runs(now) > 0) {
+    std::cerr << fmt::format(
+        "uniperf compare: warning: {} of the base's and {} of the new records are single runs "
+        "(no --trials): a single run cannot tell noise from a change, so some of the above may "
+        "be noise; run both with --trials 5 or more and compare uses their 95% confidence "
+        "intervals\n",
+        single_runs(base), single_runs(now));
+  }
   if (count(Outcome::regressed) > 0) return kExitRegression;
   if (result.compared() == 0) {
     std::cerr << "uniperf compare: incomparable: no (config, test, size) was measured in both "
