@@ -13,6 +13,7 @@
 #include "cli/plugin_commands.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/shipped_files.hpp"
 #include "suite/suite.hpp"
 
 using namespace uniperf;
@@ -53,7 +54,10 @@ int main(int argc, char** argv) {
   std::string suite_path;
   ConnectionOptions connection;
   auto* run = app.add_subcommand("run", "Run a suite over one or more configs, side by side");
-  run->add_option("suite", suite_path, "Suite file (YAML)")->required()->check(CLI::ExistingFile);
+  run->add_option("suite", suite_path,
+                  "Suite file (YAML), or the name of a shipped one (quick: "
+                  "share/uniperf/suites/quick.yaml of the install)")
+      ->required();
   run->footer(kRunExamples);
   add_connection_options(run, connection);
 
@@ -102,7 +106,10 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return validate_files(validate_paths);
     if (report_command.command->parsed()) return cli::run_report_command(report_command);
     if (compare_command.command->parsed()) return cli::run_compare_command(compare_command);
-    if (run->parsed()) return execute(suite::load_suite(suite_path), connection, argc, argv);
+    if (run->parsed()) {
+      return execute(suite::load_suite(find_shipped(suite_path, ShippedKind::suite)), connection,
+                     argc, argv);
+    }
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {
     std::cerr << "uniperf: " << e.what() << "\n";

@@ -20,6 +20,7 @@
 #include "cli/local_pair.hpp"
 #include "cli/rank_job.hpp"
 #include "cli/run_output.hpp"
+#include "cli/shipped_files.hpp"
 #include "loader/plugin_registry.hpp"
 #include "report/concurrent_pairs.hpp"
 #include "report/pair_matrix.hpp"
@@ -93,7 +94,9 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
                                             loader::PluginRegistry& plugins) {
   std::vector<model::ConfigSpec> configs;
   const std::vector<std::string> plugin_names = plugins.names();
-  for (const auto& path : paths) {
+  for (const auto& given : paths) {
+    // A file here, else one the install ships, else a config inline.
+    const std::string path = find_shipped(given, ShippedKind::config);
     configs.push_back(suite::is_inline_config(path, plugin_names) ? suite::parse_inline_config(path)
                                                                   : suite::load_config(path));
     // Options are checked now, before anything runs, when the plugin is here;
