@@ -1,6 +1,18 @@
 # The build rules every plugin shares: a plugin is a loadable module in
 # lib/uniperf/, built against framework/include only, with hidden symbols but
 # its entry point, and no undefined symbol left for the loader to find.
+#
+# In the tree, the top CMakeLists.txt sets the variables below before it
+# includes this file. Out of the tree, find_package(uniperf) does
+# (uniperfConfig.cmake): UNIPERF_INCLUDE_DIR is the installed include/, the
+# plugin lands in <build>/lib/uniperf (UNIPERF_PLUGIN_PATH finds it there)
+# and installs to lib/uniperf of its own prefix.
+if(NOT DEFINED UNIPERF_PLUGIN_OUTPUT_DIR)
+  set(UNIPERF_PLUGIN_OUTPUT_DIR ${CMAKE_BINARY_DIR}/lib/uniperf)
+endif()
+if(NOT DEFINED UNIPERF_PLUGIN_INSTALL_DIR)
+  set(UNIPERF_PLUGIN_INSTALL_DIR lib/uniperf)
+endif()
 
 # uniperf_add_plugin_module(TARGET [NO_INSTALL] [OUTPUT_NAME name]
 #                           SOURCES src... [LIBRARIES lib...])
@@ -11,7 +23,8 @@
 function(uniperf_add_plugin_module target)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_NAME" "SOURCES;LIBRARIES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/framework/include)
+  target_include_directories(${target} PRIVATE ${UNIPERF_INCLUDE_DIR})
+  target_compile_features(${target} PRIVATE cxx_std_20)
   target_link_libraries(${target} PRIVATE ${ARG_LIBRARIES})
   set_target_properties(${target} PROPERTIES
     PREFIX lib

@@ -3,14 +3,17 @@ prefix, then the installed uniperf, run from an unrelated directory, finds
 its plugins (lib/uniperf) and the shipped suites and configs
 (share/uniperf) by name: `uniperf run quick -c tcp` runs the stock quick
 suite over kernel TCP and writes ok records. A name that is neither here nor
-shipped is bad input naming it. Before, an install had the binary and the
-plugins only: nothing to run.
+shipped is bad input naming it. And a plugin builds out of the tree against
+the install (its headers and find_package(uniperf)): plugins/template,
+copied elsewhere, built with uniperf_add_plugin(), is listed as available by
+the installed uniperf through UNIPERF_PLUGIN_PATH. Before, an install had the
+binary and the plugins only: nothing to run, nothing to build against.
 
-usage: install_e2e.py CMAKE BUILD_DIR
+usage: install_e2e.py CMAKE BUILD_DIR SOURCE_DIR CXX_COMPILER GENERATOR
 """
-import json, os, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys, tempfile
 
-cmake, build = sys.argv[1], sys.argv[2]
+cmake, build, source, compiler, generator = sys.argv[1:6]
 failures = []
 
 
@@ -52,6 +55,34 @@ with tempfile.TemporaryDirectory() as work:
                              capture_output=True, text=True, timeout=60)
     check(missing.returncode == 2 and "nosuch" in missing.stderr,
           f"a missing suite: exit {missing.returncode}: {missing.stderr}")
+
+    # A plugin of one's own, built against the install.
+    plugin_src = os.path.join(work, "my-plugin")
+    os.mkdir(plugin_src)
+    shutil.copy(os.path.join(source, "plugins/template/template_plugin.cpp"), plugin_src)
+    with open(os.path.join(plugin_src, "CMakeLists.txt"), "w") as f:
+        f.write("cmake_minimum_required(VERSION 3.22)\n"
+                "project(my_plugin LANGUAGES CXX)\n"
+                "find_package(uniperf REQUIRED)\n"
+                "uniperf_add_plugin(template SOURCES template_plugin.cpp)\n")
+    plugin_build = os.path.join(work, "my-plugin-build")
+    configured = subprocess.run(
+        [cmake, "-S", plugin_src, "-B", plugin_build, "-G", generator,
+         f"-DCMAKE_PREFIX_PATH={prefix}", f"-DCMAKE_CXX_COMPILER={compiler}"],
+        capture_output=True, text=True, timeout=300)
+    built = configured.returncode == 0 and subprocess.run(
+        [cmake, "--build", plugin_build], capture_output=True, text=True,
+        timeout=600).returncode == 0
+    if check(built, f"the template plugin did not build against the install: "
+                    f"{configured.stdout[-2000:]}{configured.stderr[-2000:]}"):
+        env = dict(os.environ, UNIPERF_PLUGIN_PATH=os.path.join(plugin_build, "lib", "uniperf"))
+        listed = subprocess.run([uniperf, "list"], cwd=elsewhere, env=env, capture_output=True,
+                                text=True, timeout=60)
+        line = next((l for l in listed.stdout.splitlines() if l.startswith("template ")), "")
+        check(line.endswith("available") and "unavailable" not in line,
+              f"uniperf list does not show the plugin built out of tree: {listed.stdout}"
+              f"{listed.stderr}")
+        print(f"built out of tree and listed: {line}")
 
 for failure in failures:
     print("FAIL", failure)
