@@ -9,11 +9,16 @@ copied elsewhere, built with uniperf_add_plugin(), is listed as available by
 the installed uniperf through UNIPERF_PLUGIN_PATH. Before, an install had the
 binary and the plugins only: nothing to run, nothing to build against.
 
-usage: install_e2e.py CMAKE BUILD_DIR SOURCE_DIR CXX_COMPILER GENERATOR
-"""
-import json, os, shutil, subprocess, sys, tempfile
+The same holds for the Debian package (cpack -G DEB), unpacked into an
+empty directory tree with dpkg-deb -x: its usr/bin/uniperf runs the quick
+suite. The install carries the man page and the bash completion generated
+from the CLI's --help.
 
-cmake, build, source, compiler, generator = sys.argv[1:6]
+usage: install_e2e.py CMAKE CPACK BUILD_DIR SOURCE_DIR CXX_COMPILER GENERATOR
+"""
+import glob, json, os, shutil, subprocess, sys, tempfile
+
+cmake, cpack, build, source, compiler, generator = sys.argv[1:7]
 failures = []
 
 
@@ -31,6 +36,8 @@ with tempfile.TemporaryDirectory() as work:
         sys.exit(f"cmake --install failed: {installed.stderr}")
     uniperf = os.path.join(prefix, "bin", "uniperf")
     for shipped in ["share/uniperf/suites/quick.yaml", "share/uniperf/configs/tcp.yaml",
+                    "share/man/man1/uniperf.1", "share/bash-completion/completions/uniperf",
+                    "include/uniperf/plugin.hpp", "lib/cmake/uniperf/uniperfConfig.cmake",
                     "share/uniperf/configs/udapl-rxe.dat.conf", "lib/uniperf/libuniperf-tcp.so"]:
         check(os.path.isfile(os.path.join(prefix, shipped)), f"not installed: {shipped}")
     check(not os.path.exists(os.path.join(prefix, "share/uniperf/configs/template.yaml")),
@@ -38,18 +45,39 @@ with tempfile.TemporaryDirectory() as work:
 
     elsewhere = os.path.join(work, "elsewhere")
     os.mkdir(elsewhere)
-    run = subprocess.run([uniperf, "run", "quick", "-c", "tcp", "-o", "r.jsonl", "--quiet"],
-                         cwd=elsewhere, capture_output=True, text=True, timeout=600)
-    check(run.returncode == 0, f"uniperf run quick -c tcp: exit {run.returncode}: {run.stderr}")
-    results = os.path.join(elsewhere, "r.jsonl")
-    records = [json.loads(line) for line in open(results)] if os.path.exists(results) else []
-    check(len(records) > 0, "no records")
-    check(all(r["config"] == "tcp" and r["suite"] == "quick" for r in records),
-          f"records of {sorted({(r['suite'], r['config']) for r in records})}")
-    ok = [r for r in records if r["status"] == "ok"]
-    check(len(ok) >= 5, f"only {len(ok)} ok records of {len(records)}")
-    print(f"installed uniperf ran the shipped quick suite over tcp: {len(ok)} ok of "
-          f"{len(records)} records")
+
+    def runs_quick(uniperf, what):
+        """The shipped quick suite over tcp, by name, from an unrelated directory."""
+        results = os.path.join(elsewhere, "r.jsonl")
+        if os.path.exists(results):
+            os.remove(results)
+        run = subprocess.run([uniperf, "run", "quick", "-c", "tcp", "-o", results, "--quiet"],
+                             cwd=elsewhere, capture_output=True, text=True, timeout=600)
+        check(run.returncode == 0, f"{what}: uniperf run quick -c tcp: exit {run.returncode}: "
+                                   f"{run.stderr}")
+        records = [json.loads(line) for line in open(results)] if os.path.exists(results) else []
+        check(len(records) > 0, f"{what}: no records")
+        check(all(r["config"] == "tcp" and r["suite"] == "quick" for r in records),
+              f"{what}: records of {sorted({(r['suite'], r['config']) for r in records})}")
+        ok = [r for r in records if r["status"] == "ok"]
+        check(len(ok) >= 5, f"{what}: only {len(ok)} ok records of {len(records)}")
+        print(f"{what} ran the shipped quick suite over tcp: {len(ok)} ok of "
+              f"{len(records)} records")
+
+    runs_quick(uniperf, "the install")
+
+    # The Debian package, unpacked where nothing else is.
+    packaged = subprocess.run([cpack, "-G", "DEB", "--config",
+                               os.path.join(build, "CPackConfig.cmake"), "-B",
+                               os.path.join(work, "package")],
+                              capture_output=True, text=True, timeout=600)
+    debs = glob.glob(os.path.join(work, "package", "*.deb"))
+    if check(packaged.returncode == 0 and len(debs) == 1,
+             f"cpack -G DEB: exit {packaged.returncode}: {packaged.stdout[-2000:]}"
+             f"{packaged.stderr[-2000:]}"):
+        root = os.path.join(work, "unpacked")
+        subprocess.run(["dpkg-deb", "-x", debs[0], root], check=True, timeout=120)
+        runs_quick(os.path.join(root, "usr", "bin", "uniperf"), "the unpacked .deb")
 
     missing = subprocess.run([uniperf, "run", "nosuch", "-c", "tcp"], cwd=elsewhere,
                              capture_output=True, text=True, timeout=60)

@@ -35,8 +35,9 @@ case $mode in
     # passed its 300 s limit on a loaded machine) and runs no code that the
     # conformance suite (every plugin's ops at their edge sizes, both
     # completion modes, concurrent flows) and the quick suite over tcp,
-    # which stay, do not.
-    select=(-LE 'report|lab' -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_')
+    # which stay, do not. Nor install_e2e: packaging, with the same quick
+    # suite twice.
+    select=(-LE 'report|lab' -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_|install_e2e')
     ;;
   tsan)
     sanitize=thread
@@ -76,7 +77,7 @@ if [ "$mode" = asan ] && (($# == 0)); then
   # can name. ASan and UBSan still check every UCX and MPI test (mpi_e2e
   # passes under them); every other test keeps the leak check.
   ctest --test-dir "$build" --output-on-failure -j 2 -LE 'report|lab' \
-    -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_|ucx|Ucx|netns_hosts|rank_job|mpi_e2e|trace_e2e'
+    -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_|install_e2e|ucx|Ucx|netns_hosts|rank_job|mpi_e2e|trace_e2e'
   ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
     ctest --test-dir "$build" --output-on-failure -j 2 -LE 'report|lab' -R 'ucx|Ucx|netns_hosts|rank_job|mpi_e2e|trace_e2e' \
     -E 'Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_'
