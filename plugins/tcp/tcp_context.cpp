@@ -85,25 +85,40 @@ int bound_port(int fd) {
   return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
-/// A listening socket on the configured address and port.
+/// A listening socket on the configured address and port. "::" listens on
+/// every address of both families (IPV6_V6ONLY off), so an initiator that
+/// reached the control connection over IPv4 or IPv6 reaches this too; on a
+/// host without IPv6 it is every IPv4 address.
 support::Descriptor listen_on(const Settings& settings) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
   AddressList found;
   const std::string port = std::to_string(settings.listen_port);
+  const bool any_family = settings.listen_address == "::";
   if (const int rc = resolve(settings.listen_address, port.c_str(), hints, found); rc != 0) {
     throw TransportError("tcp: address '" + settings.listen_address +
                          "' is not a numeric IP address: " + gai_strerror(rc));
   }
-  const addrinfo& where = *found.get();
-  support::Descriptor listener(::socket(where.ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const addrinfo* where = found.get();
+  support::Descriptor listener(::socket(where->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener.get() < 0 && any_family && errno == EAFNOSUPPORT) {
+    // No IPv6 here (ipv6.disable=1): every IPv4 address instead.
+    if (const int rc = resolve("0.0.0.0", port.c_str(), hints, found); rc != 0) {
+      throw TransportError(std::string("tcp: cannot resolve 0.0.0.0: ") + gai_strerror(rc));
+    }
+    where = found.get();
+    listener = support::Descriptor(::socket(where->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  }
   if (listener.get() < 0) throw TransportError("tcp: socket failed: " + support::errno_text());
+  if (any_family && where->ai_family == AF_INET6) {
+    set_option(listener.get(), IPPROTO_IPV6, IPV6_V6ONLY, 0, "IPV6_V6ONLY");
+  }
   // A fixed `port` is reused by every endpoint in turn: allow rebinding it
   // while earlier connections linger in TIME_WAIT.
   set_option(listener.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
   apply_buffer_sizes(listener.get(), settings);  // inherited by the accepted socket
-  if (::bind(listener.get(), where.ai_addr, where.ai_addrlen) != 0 ||
+  if (::bind(listener.get(), where->ai_addr, where->ai_addrlen) != 0 ||
       ::listen(listener.get(), 1) != 0) {
     throw TransportError("tcp: cannot listen on " + settings.listen_address + ":" + port + ": " +
                          support::errno_text());
@@ -218,7 +233,11 @@ class TcpContext final : public Context {
         "kernel tcp " +
         (settings_.peer_address.empty() ? std::string("to the control peer")
                                         : "to " + settings_.peer_address) +
-        " (listen " + settings_.listen_address + ":" +
+        " (listen " +
+        (settings_.listen_address.find(':') != std::string::npos
+             ? "[" + settings_.listen_address + "]"
+             : settings_.listen_address) +
+        ":" +
         (settings_.listen_port == 0 ? std::string("any") : std::to_string(settings_.listen_port)) +
         ")";
     text += settings_.nodelay ? ", nodelay" : ", Nagle";

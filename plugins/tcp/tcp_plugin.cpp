@@ -43,8 +43,9 @@ class TcpPlugin final : public Plugin {
 
   std::vector<OptionSpec> options() const override {
     return {
-        {"address", OptionType::string, "0.0.0.0",
-         "numeric IP address the responder listens on for data connections"},
+        {"address", OptionType::string, "::",
+         "numeric IP address the responder listens on for data connections; '::' (every "
+         "IPv6 and IPv4 address, or every IPv4 one on a host without IPv6)"},
         {"port",
          OptionType::integer,
          "0",

@@ -1,7 +1,9 @@
 // End-to-end tests: the real `uniperf` executable with the real plugins, two
 // real processes over loopback. Each test says what a user would see.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -791,6 +793,40 @@ TEST(Peers, ListenAndPeerRunAcrossTwoProcesses) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].at("status"), "ok");
   EXPECT_EQ(records[0].at("bandwidth").at("messages"), 2000);
+}
+
+// Over IPv6: --listen [::1]:PORT and --peer [::1]:PORT carry the control
+// connection, and the tcp plugin's data connections follow it (it listened
+// on 0.0.0.0 only, and the client failed: 'cannot connect to ::1:PORT').
+TEST(Peers, ListenAndPeerRunOverIpv6) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  {
+    const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+    sockaddr_in6 loopback{};
+    loopback.sin6_family = AF_INET6;
+    loopback.sin6_addr = in6addr_loopback;
+    const bool ipv6 =
+        probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&loopback), sizeof loopback) == 0;
+    if (probe >= 0) ::close(probe);
+    if (!ipv6) GTEST_SKIP() << "no IPv6 loopback on this host";
+  }
+  Scratch scratch;
+  const std::string address = "[::1]:" + std::to_string(free_port());
+  const pid_t server = spawn_uniperf({"lat", "--op", "send", "-s", "64", "-n", "200", "--config",
+                                      "configs/tcp.yaml", "--listen", address},
+                                     scratch / "server.log");
+  const auto results = scratch / "lat.jsonl";
+  const Outcome o = uniperf("lat --op send -s 64 -n 200 --config configs/tcp.yaml --peer " +
+                                address + " --output " + results.string(),
+                            60);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  ASSERT_EQ(o.exit_code, 0) << o.err << slurp(scratch / "server.log");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(scratch / "server.log");
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+  EXPECT_EQ(records[0].at("provenance").at("bootstrap").at("rendezvous"), address);
 }
 
 /// Two hosts on this machine: network namespaces joined by a veth pair, each
