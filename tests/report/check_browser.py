@@ -131,6 +131,12 @@ def main():
     configs = len({r["config"] for r in records})
     if provenance is None or provenance.group(1).count("<tr") != configs:
         fail(f"provenance table lacks a row per config ({configs})")
+    # One short line per config (plugin, library, device, host, clock); the
+    # rest folded in a <details>, which took half the first screen unfolded.
+    unfolded = re.sub(r"<details.*?</details>", "", provenance.group(1), flags=re.S)
+    shown = unfolded.count('class="fact"')
+    if shown > 5 * configs:
+        fail(f"{shown} provenance facts unfolded for {configs} configs (at most 5 each)")
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
         shot = chromium(browser, profile, ["--hide-scrollbars", "--window-size=1200,1600",

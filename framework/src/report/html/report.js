@@ -197,14 +197,18 @@
         }
         facts.push([key, Array.isArray(value) ? value.map(String).join(", ") : String(value)]);
       };
+      // The short line: what ran, on what, where; the warnings counted.
       add("plugin", r.plugin && `${r.plugin.name} ${r.plugin.version}`);
       add("library", r.plugin && r.plugin.library_version);
       add("device", r.plugin && r.plugin.device);
+      add("host", r.host);
       add("clock", r.clock && (r.clock.source + (r.clock.ghz ? ` ${r.clock.ghz.toFixed(3)} GHz` : "")));
-      // Whatever else a record carries about where it ran (host, and any
-      // provenance fields newer schema versions add).
+      const short = facts.length;
+      // Folded: whatever else a record carries about where it ran (the
+      // provenance of both sides, the warnings, and any field newer schema
+      // versions add).
       for (const key of Object.keys(r).sort()) {
-        if (!known.has(key) && key !== "plugin" && key !== "clock") add(key, r[key]);
+        if (!known.has(key) && !["plugin", "clock", "host"].includes(key)) add(key, r[key]);
       }
       const row = table.insertRow();
       const name = row.insertCell();
@@ -212,15 +216,27 @@
       name.style.color = colorOf(config);
       name.className = "config";
       const cell = row.insertCell();
-      for (const [key, value] of facts) {
+      const fact = ([key, value]) => {
         const span = document.createElement("span");
         span.className = "fact";
         const k = document.createElement("b");
         k.textContent = key + " ";
         span.appendChild(k);
         span.appendChild(document.createTextNode(value));
-        cell.appendChild(span);
-      }
+        return span;
+      };
+      for (const f of facts.slice(0, short)) cell.appendChild(fact(f));
+      const rest = facts.slice(short);
+      if (!rest.length) continue;
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      const warnings = (r.warnings || []).length;
+      summary.textContent = `${rest.length} more facts` +
+          (warnings ? ` · ${warnings} warning${warnings === 1 ? "" : "s"}` : "");
+      if (warnings) summary.className = "warned";
+      details.appendChild(summary);
+      for (const f of rest) details.appendChild(fact(f));
+      cell.appendChild(details);
     }
   }
 
