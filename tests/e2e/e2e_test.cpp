@@ -642,6 +642,19 @@ TEST(Outputs, AConfigInlineRunsAndNamesItselfInTheRecords) {
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("-c:0: options.port: expected 0..65535, got '99999'"), std::string::npos)
       << bad.err;
+  // A name alone finds the working directory's configs/NAME.yaml (here the
+  // source tree's), as it finds an install's shipped one: ofi-tcp is no
+  // plugin, so only the file can be meant.
+  if (plugin_available("ofi")) {
+    const auto named = scratch / "named.jsonl";
+    const Outcome by_name = uniperf("lat -s 8 -n 20 -c ofi-tcp --quiet -o " + named.string(), 60);
+    EXPECT_EQ(by_name.exit_code, 0) << by_name.err;
+    const auto named_records = read_jsonl(named);
+    ASSERT_EQ(named_records.size(), 1u) << by_name.err;
+    EXPECT_EQ(named_records[0].at("config"), "ofi-tcp");
+    EXPECT_EQ(named_records[0].at("plugin").at("name"), "ofi");
+  }
+
   const Outcome missing = uniperf("lat -s 8 -n 20 -c configs/nope.yaml --quiet", 60);
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_NE(missing.err.find("configs/nope.yaml:0: file: cannot read"), std::string::npos)
