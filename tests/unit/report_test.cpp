@@ -783,6 +783,32 @@ TEST(ComparisonTable, OneConfigHasNoRatioColumn) {
   EXPECT_NE(lines[1].find("0.5000"), std::string::npos) << out.str();  // 5000 msg in 10 ms
 }
 
+// With trials the headline carries half its 95% confidence interval (the
+// records kept it, and nothing showed it), and the legend says what it is.
+TEST(ComparisonTable, TrialsShowTheirConfidenceInterval) {
+  ComparisonTable table;
+  Record tried = latency_record("tcp", "send_lat", 8, 3.5);
+  tried.trials = {{100, 3.4, 3.4, 0, 0}, {100, 3.6, 3.6, 0, 0}};
+  tried.ci95["p50_us"] = Interval{3.5, 3.25, 3.75};
+  table.add(tried);
+  table.add(latency_record("shm", "send_lat", 8, 0.5));  // a single run: no interval
+  std::ostringstream out;
+  table.print(out);
+  const auto lines = lines_of(out.str());
+  ASSERT_GE(lines.size(), 4u) << out.str();
+  EXPECT_NE(lines[1].find(" ±0.250"), std::string::npos) << out.str();
+  EXPECT_EQ(lines[1].find("0.500 ±"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("±x: half the 95% confidence interval of the mean over the trials"),
+            std::string::npos)
+      << out.str();
+  // Without trials, no such legend.
+  ComparisonTable single;
+  single.add(latency_record("tcp", "send_lat", 8, 3.5));
+  std::ostringstream plain;
+  single.print(plain);
+  EXPECT_EQ(plain.str().find("±"), std::string::npos) << plain.str();
+}
+
 TEST(ComparisonTable, TinyRatiosKeepTheirDigits) {
   ComparisonTable table;
   table.add(latency_record("tcp", "send_lat", 8, 3000.0));

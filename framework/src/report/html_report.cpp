@@ -38,8 +38,10 @@ std::string ratio_class(const std::string& ratio, const std::string& metric) {
   return better ? "num better" : worse ? "num worse" : "num";
 }
 
+/// A number, or a number "±" its confidence interval's half-width.
 bool is_number(const std::string& text) {
-  return !text.empty() && text.find_first_not_of("0123456789.e+-") == std::string::npos;
+  const std::string value = text.substr(0, text.find(" ±"));
+  return !value.empty() && value.find_first_not_of("0123456789.e+-") == std::string::npos;
 }
 
 void write_table(std::ostream& out, const std::vector<Record>& records) {

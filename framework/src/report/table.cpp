@@ -289,6 +289,15 @@ void ComparisonTable::add(const Record& r) {
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, ""};
+    // The headline's confidence interval, where trials gave one (a single
+    // flow's record: the intervals are the record's, not flow 1's).
+    const char* metric_name = r.flow.pattern == model::Pattern::latency     ? "p50_us"
+                              : r.flow.pattern == model::Pattern::bandwidth ? "MB_per_s"
+                                                                            : "Mmsg_per_s";
+    if (const auto ci = r.ci95.find(metric_name); r.flows.empty() && ci != r.ci95.end()) {
+      cell.half_ci = (ci->second.high - ci->second.low) / 2;
+      with_intervals_ = true;
+    }
   } else {
     cell = Cell{false, 0,
                 r.status == Status::ok ? "-"
@@ -308,8 +317,11 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
     std::vector<std::string> line = {row.test, std::to_string(row.size), row.metric};
     for (std::size_t c = 0; c < configs_.size(); ++c) {
       const Cell cell = c < row.cells.size() ? row.cells[c] : Cell{false, 0, "-"};
-      line.push_back(cell.has_value ? fmt::format("{:.{}f}", cell.value, row.decimals)
-                                    : (cell.note.empty() ? "-" : cell.note));
+      std::string text = cell.has_value ? fmt::format("{:.{}f}", cell.value, row.decimals)
+                                        : (cell.note.empty() ? "-" : cell.note);
+      if (cell.has_value && cell.half_ci)
+        text += fmt::format(" ±{:.{}f}", *cell.half_ci, row.decimals);
+      line.push_back(std::move(text));
     }
     const bool has_base =
         !row.cells.empty() && row.cells.front().has_value && row.cells.front().value > 0;
@@ -324,10 +336,18 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
 }
 
 std::string ComparisonTable::legend() const {
-  if (configs_.size() < 2) return "";
-  return fmt::format(
-      "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is faster",
-      configs_.front());
+  std::string text;
+  if (configs_.size() >= 2) {
+    text = fmt::format(
+        "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is "
+        "faster",
+        configs_.front());
+  }
+  if (with_intervals_) {
+    text += std::string(text.empty() ? "" : "\n") +
+            "±x: half the 95% confidence interval of the mean over the trials (--trials)";
+  }
+  return text;
 }
 
 void ComparisonTable::print(std::ostream& out) const {
@@ -352,7 +372,7 @@ void ComparisonTable::print(std::ostream& out) const {
     text.erase(text.find_last_not_of(' ') + 1);
     out << text << "\n";
   }
-  if (configs_.size() > 1) out << legend() << "\n";
+  if (const std::string text = legend(); !text.empty()) out << text << "\n";
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -59,6 +60,9 @@ class ComparisonTable {
     bool has_value = false;
     double value = 0;
     std::string note;  ///< "skipped", "error" or "-" when there is no value
+    /// With trials: half the 95% confidence interval of the headline's mean
+    /// over them, printed as "±x" after the value.
+    std::optional<double> half_ci = std::nullopt;
   };
   struct Row {
     std::string test;
@@ -69,6 +73,7 @@ class ComparisonTable {
   };
   std::vector<std::string> configs_;
   std::vector<Row> rows_;
+  bool with_intervals_ = false;  ///< some cell has a confidence interval
 };
 
 /// A transient "[ 3/24] write_bw 65536 B ..." line, rewritten in place with
