@@ -138,6 +138,29 @@ def main():
     if shown > 5 * configs:
         fail(f"{shown} provenance facts unfolded for {configs} configs (at most 5 each)")
 
+    # A config keeps its colour from report to report: the last config's
+    # records alone, as a report of their own, draw it in the same colour.
+    colours = dict((name, colour) for colour, name in re.findall(
+        r'<td class="config" style="color: ([^"]+);">([^<]+)</td>', provenance.group(1)))
+    if len(colours) != configs:
+        fail(f"the provenance table names {sorted(colours)}, not the {configs} configs")
+    last = records[-1]["config"]
+    alone_jsonl = os.path.join(outdir, "one-config.jsonl")
+    alone_page = os.path.join(outdir, "one-config.html")
+    with open(alone_jsonl, "w", encoding="utf-8") as out:
+        for r in records:
+            if r["config"] == last:
+                out.write(json.dumps(r) + "\n")
+    subprocess.run([uniperf, "report", alone_jsonl, "--quiet", "--html", alone_page], check=True,
+                   timeout=60)
+    with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
+        alone_dom = chromium(browser, profile, ["--dump-dom"], "file://" +
+                             os.path.abspath(alone_page)).stdout
+    alone_colour = re.search(r'<td class="config" style="color: ([^"]+);">', alone_dom)
+    if alone_colour is None or alone_colour.group(1) != colours[last]:
+        fail(f"{last} is drawn {alone_colour.group(1) if alone_colour else None} on its own, "
+             f"{colours[last]} beside the others")
+
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
         shot = chromium(browser, profile, ["--hide-scrollbars", "--window-size=1200,1600",
                                            "--screenshot=" + os.path.abspath(screenshot)], url)

@@ -15,7 +15,25 @@
   const palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                    "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
   const configs = [...new Set(records.map((r) => r.config))];
-  const colorOf = (config) => palette[configs.indexOf(config) % palette.length];
+  // A config keeps its colour from report to report: the slot comes from a
+  // hash of its name (without the " [file]" a multi-file report adds), the
+  // next free one when another config of this report took it.
+  const colorSlot = new Map();
+  {
+    const hash = (text) => {
+      let h = 2166136261;  // FNV-1a
+      for (const c of text) h = Math.imul(h ^ c.codePointAt(0), 16777619) >>> 0;
+      return h;
+    };
+    const used = new Set();
+    for (const config of configs) {
+      let slot = hash(config.replace(/ \[[^\]]*\]$/, "")) % palette.length;
+      for (let i = 0; i < palette.length && used.has(slot); ++i) slot = (slot + 1) % palette.length;
+      used.add(slot);
+      colorSlot.set(config, slot);
+    }
+  }
+  const colorOf = (config) => palette[colorSlot.get(config)];
   const withAlpha = (hex, alpha) => {
     const n = parseInt(hex.slice(1), 16);
     return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${alpha})`;
