@@ -809,6 +809,25 @@ TEST(ComparisonTable, TrialsShowTheirConfidenceInterval) {
   EXPECT_EQ(plain.str().find("±"), std::string::npos) << plain.str();
 }
 
+// uniperf report base.jsonl new.jsonl: each config against its own base run,
+// not only against the first column (the new tcp over the base ucx-shm said
+// nothing about tcp's regression).
+TEST(ComparisonTable, SeveralFilesGiveEachConfigItsNewOverBaseRatio) {
+  ComparisonTable table;
+  table.add(latency_record("shm [base]", "send_lat", 8, 1.0));
+  table.add(latency_record("tcp [base]", "send_lat", 8, 4.0));
+  table.add(latency_record("shm [new]", "send_lat", 8, 1.5));
+  table.add(latency_record("tcp [new]", "send_lat", 8, 2.0));
+  const auto cells = table.cells();
+  ASSERT_EQ(cells.size(), 2u);
+  const std::vector<std::string> ratios(cells[0].begin() + 7, cells[0].end());
+  EXPECT_EQ(ratios, (std::vector<std::string>{"tcp [base]/shm [base]", "shm [new]/shm [base]",
+                                              "tcp [new]/tcp [base]"}));
+  EXPECT_EQ(std::vector<std::string>(cells[1].begin() + 7, cells[1].end()),
+            (std::vector<std::string>{"4.000", "1.500", "0.500"}));
+  EXPECT_NE(table.legend().find("against the first file's"), std::string::npos);
+}
+
 TEST(ComparisonTable, TinyRatiosKeepTheirDigits) {
   ComparisonTable table;
   table.add(latency_record("tcp", "send_lat", 8, 3000.0));

@@ -120,7 +120,7 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
   options.command = app.add_subcommand(
       "report",
       "Side-by-side table, CSV, JUnit XML and HTML from JSON Lines results (several files "
-      "compare: ratios against the first config)");
+      "compare: each config against the first file's same config, else the first config)");
   options.command->add_option("results", options.inputs, "JSON Lines result files")
       ->required()
       ->check(CLI::ExistingFile);

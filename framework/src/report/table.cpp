@@ -309,8 +309,9 @@ void ComparisonTable::add(const Record& r) {
 std::vector<std::vector<std::string>> ComparisonTable::cells() const {
   std::vector<std::string> header = {"test", "bytes", "metric (unit)"};
   for (const auto& config : configs_) header.push_back(config);
+  const std::vector<std::size_t> bases = ratio_bases();
   for (std::size_t i = 1; i < configs_.size(); ++i) {
-    header.push_back(configs_[i] + "/" + configs_.front());
+    header.push_back(configs_[i] + "/" + configs_[bases[i]]);
   }
   std::vector<std::vector<std::string>> lines = {std::move(header)};
   for (const auto& row : rows_) {
@@ -323,25 +324,52 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
         text += fmt::format(" ±{:.{}f}", *cell.half_ci, row.decimals);
       line.push_back(std::move(text));
     }
-    const bool has_base =
-        !row.cells.empty() && row.cells.front().has_value && row.cells.front().value > 0;
+    const auto measured = [&](std::size_t c) {
+      return c < row.cells.size() && row.cells[c].has_value;
+    };
     for (std::size_t c = 1; c < configs_.size(); ++c) {
-      const bool has_value = c < row.cells.size() && row.cells[c].has_value;
+      const std::size_t base = bases[c];
+      const bool has_base = measured(base) && row.cells[base].value > 0;
       line.push_back(
-          has_base && has_value ? format_ratio(row.cells[c].value / row.cells.front().value) : "-");
+          has_base && measured(c) ? format_ratio(row.cells[c].value / row.cells[base].value) : "-");
     }
     lines.push_back(std::move(line));
   }
   return lines;
 }
 
+std::vector<std::size_t> ComparisonTable::ratio_bases() const {
+  // "tcp [new]" -> "tcp": the label a multi-file report gives a config that
+  // several of its files hold.
+  const auto unlabelled = [](const std::string& config) -> std::string {
+    const std::size_t open = config.rfind(" [");
+    return open != std::string::npos && config.back() == ']' ? config.substr(0, open) : "";
+  };
+  std::vector<std::size_t> bases(configs_.size(), 0);
+  for (std::size_t i = 1; i < configs_.size(); ++i) {
+    const std::string name = unlabelled(configs_[i]);
+    if (name.empty()) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (unlabelled(configs_[j]) == name) {
+        bases[i] = j;
+        break;
+      }
+    }
+  }
+  return bases;
+}
+
 std::string ComparisonTable::legend() const {
   std::string text;
   if (configs_.size() >= 2) {
-    text = fmt::format(
-        "ratio = config / {}: for latency below 1 is faster, for MB/s and Mmsg/s above 1 is "
-        "faster",
-        configs_.front());
+    const auto bases = ratio_bases();
+    const bool per_config =
+        std::any_of(bases.begin(), bases.end(), [](std::size_t b) { return b != 0; });
+    text = per_config ? std::string(
+                            "ratio = a config / the one after the slash (a config that "
+                            "several files hold: against the first file's)")
+                      : fmt::format("ratio = config / {}", configs_.front());
+    text += ": for latency below 1 is faster, for MB/s and Mmsg/s above 1 is faster";
   }
   if (with_intervals_) {
     text += std::string(text.empty() ? "" : "\n") +

@@ -42,7 +42,10 @@ void print_record_line(std::ostream& out, const Record& record);
 /// The side-by-side view: a row per (test, size) in the order they first
 /// appear, a column per config in the order configs first appear, each cell the
 /// headline metric of the test's pattern (or "skipped" / "error"), and with two
-/// or more configs a ratio column per config against the first one.
+/// or more configs a ratio column per config against its base: the first
+/// config, or for a config that several files hold ("tcp [new]", as `uniperf
+/// report base.jsonl new.jsonl` labels them) the same config of the first
+/// file ("tcp [base]"), so each config's new/base ratio is a column.
 class ComparisonTable {
  public:
   void add(const Record& record);
@@ -54,6 +57,8 @@ class ComparisonTable {
   std::vector<std::vector<std::string>> cells() const;
   /// The line that explains the ratios; empty with fewer than two configs.
   std::string legend() const;
+  /// Each config's base column (see the class comment); the first's is itself.
+  std::vector<std::size_t> ratio_bases() const;
 
  private:
   struct Cell {
