@@ -172,7 +172,6 @@ session::SuitePosition parse_resume(const std::string& text) {
   return at;
 }
 
-/// --trials, --run-infinitely and --report-interval over every test.
 /// --peer's control connection: one try, then (saying so, once) more tries
 /// until `timeout_s`, for a server that is still starting. Throws
 /// BootstrapError naming the server and the wait.
@@ -196,6 +195,8 @@ std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host,
   }
 }
 
+/// --fail-on-skip over the suite; --trials, --run-infinitely and
+/// --report-interval over every test.
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
   if (options.fail_on_skip) suite.fail_on_skip = true;
   for (auto& test : suite.tests) {
