@@ -755,9 +755,10 @@ TEST(Peers, AMismatchedSuiteIsRejectedWithAClearMessage) {
                      "127.0.0.1:" + std::to_string(port)},
                     scratch / "server.log");
   const auto results = scratch / "never.jsonl";
-  const Outcome o = uniperf("lat --op send -s 128 --config configs/tcp.yaml --peer 127.0.0.1:" +
-                                std::to_string(port) + " --output " + results.string(),
-                            60);
+  const Outcome o = uniperf(
+      "lat --op send -s 128 --config configs/tcp.yaml --connect-timeout 60 --peer 127.0.0.1:" +
+          std::to_string(port) + " --output " + results.string(),
+      60);
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.err.find("another suite"), std::string::npos) << o.err;
   EXPECT_TRUE(refuses_and_waits(server, scratch / "server.log", "another suite"))
@@ -773,10 +774,11 @@ TEST(Peers, ATrialsMismatchIsNamedAsSuch) {
       spawn_uniperf({"lat", "--op", "send", "-s", "64", "-n", "100", "--config", "configs/tcp.yaml",
                      "--trials", "3", "--listen", "127.0.0.1:" + std::to_string(port)},
                     scratch / "server.log");
-  const Outcome o =
-      uniperf("lat --op send -s 64 -n 100 --config configs/tcp.yaml --peer 127.0.0.1:" +
-                  std::to_string(port),
-              60);
+  const Outcome o = uniperf(
+      "lat --op send -s 64 -n 100 --config configs/tcp.yaml --connect-timeout 60 --peer "
+      "127.0.0.1:" +
+          std::to_string(port),
+      60);
   EXPECT_TRUE(refuses_and_waits(server, scratch / "server.log", "another number of times"))
       << slurp(scratch / "server.log");
   EXPECT_EQ(o.exit_code, 3) << o.err;
@@ -794,10 +796,11 @@ TEST(Peers, ListenAndPeerRunAcrossTwoProcesses) {
                                       "configs/tcp.yaml", "--listen", std::to_string(port)},
                                      scratch / "server.log");
   const auto results = scratch / "bw.jsonl";
-  const Outcome o =
-      uniperf("bw --op send -s 4K -n 2000 --config configs/tcp.yaml --peer 127.0.0.1:" +
-                  std::to_string(port) + " --output " + results.string(),
-              60);
+  const Outcome o = uniperf(
+      "bw --op send -s 4K -n 2000 --config configs/tcp.yaml --connect-timeout 60 --peer "
+      "127.0.0.1:" +
+          std::to_string(port) + " --output " + results.string(),
+      60);
   int status = 0;
   ::waitpid(server, &status, 0);
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -829,9 +832,10 @@ TEST(Peers, ListenAndPeerRunOverIpv6) {
                                       "configs/tcp.yaml", "--listen", address},
                                      scratch / "server.log");
   const auto results = scratch / "lat.jsonl";
-  const Outcome o = uniperf("lat --op send -s 64 -n 200 --config configs/tcp.yaml --peer " +
-                                address + " --output " + results.string(),
-                            60);
+  const Outcome o =
+      uniperf("lat --op send -s 64 -n 200 --config configs/tcp.yaml --connect-timeout 60 --peer " +
+                  address + " --output " + results.string(),
+              60);
   int status = 0;
   ::waitpid(server, &status, 0);
   ASSERT_EQ(o.exit_code, 0) << o.err << slurp(scratch / "server.log");
@@ -902,8 +906,8 @@ TEST(Peers, TwoHostsRunTheQuickSuiteOverTheirOwnNetwork) {
                      {"--listen", std::string(TwoHosts::kAddressA) + ":" + std::to_string(port)});
   const pid_t server = spawn_uniperf(server_args, scratch / "server.log", hosts.in_a());
   const auto results = scratch / "quick.jsonl";
-  client += " --peer " + std::string(TwoHosts::kAddressA) + ":" + std::to_string(port) +
-            " --output " + results.string();
+  client += " --connect-timeout 60 --peer " + std::string(TwoHosts::kAddressA) + ":" +
+            std::to_string(port) + " --output " + results.string();
   const Outcome o = uniperf_command(hosts.run_in_b(client), 300);
   int status = 0;
   ::waitpid(server, &status, 0);
@@ -947,7 +951,8 @@ TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
   auto client_args = test;
   const auto results = scratch / "dead.jsonl";
   client_args.insert(client_args.end(),
-                     {"--peer", "127.0.0.1:" + std::to_string(port), "--output", results.string()});
+                     {"--connect-timeout", "60", "--peer", "127.0.0.1:" + std::to_string(port),
+                      "--output", results.string()});
   const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
 
   std::this_thread::sleep_for(3s);  // well inside the 60 s test
@@ -979,7 +984,8 @@ TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
   server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
   const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
   auto client_args = test;
-  client_args.insert(client_args.end(), {"--peer", "127.0.0.1:" + std::to_string(port)});
+  client_args.insert(client_args.end(),
+                     {"--connect-timeout", "60", "--peer", "127.0.0.1:" + std::to_string(port)});
   const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
 
   std::this_thread::sleep_for(3s);  // well inside the 60 s test
@@ -1011,7 +1017,8 @@ void expect_lost_peer_named(const std::string& victim) {
   server_args.insert(server_args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
   const pid_t server = spawn_uniperf(server_args, scratch / "server.log");
   auto client_args = test;
-  client_args.insert(client_args.end(), {"--peer", "127.0.0.1:" + std::to_string(port)});
+  client_args.insert(client_args.end(),
+                     {"--connect-timeout", "60", "--peer", "127.0.0.1:" + std::to_string(port)});
   const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
   ::unsetenv("UNIPERF_PLUGIN_PATH");
 

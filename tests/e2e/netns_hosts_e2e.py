@@ -82,8 +82,10 @@ def run_pair(suite, config, out, work, timeout=120):
     server = start_server(suite, config, server_log)
     started = time.monotonic()
     try:
+        # The server may still be starting (a loaded machine): wait for it.
         client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
-                                            f"{SERVER}:{PORT}", "-o", out, "--timeout", "30"]),
+                                            f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
+                                            "--connect-timeout", "60"]),
                                 capture_output=True, text=True, timeout=timeout)
         server_exit = server.wait(timeout=30)
     finally:
@@ -164,7 +166,8 @@ def check_killed_server(work, name, config):
     rx_before = counter(1, "rx_bytes")
     server = start_server(suite, config, os.path.join(work, "killed-server.log"))
     client = subprocess.Popen(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
-                                          f"{SERVER}:{PORT}", "-o", os.path.join(work, "long.jsonl")]),
+                                          f"{SERVER}:{PORT}", "-o", os.path.join(work, "long.jsonl"),
+                                          "--connect-timeout", "60"]),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # In the stream once host 1 has received a few MB more.
