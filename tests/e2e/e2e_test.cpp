@@ -108,7 +108,7 @@ std::vector<json> read_jsonl(const fs::path& path) {
 }
 
 bool plugin_available(const std::string& name) {
-  const Outcome o = uniperf("list", 60);
+  const Outcome o = uniperf("list --plugins", 60);
   std::istringstream lines(o.out);
   std::string line;
   while (std::getline(lines, line)) {
@@ -1066,6 +1066,27 @@ TEST(Cli, PerftestSpellingsAreAcceptedAndHelpEndsWithExamples) {
   }
   EXPECT_NE(uniperf("run --help", 30).out.find("--run-infinitely,--run_infinitely"),
             std::string::npos);
+}
+
+// uniperf list says which -c values work on this machine: every config at
+// hand opened as a run would open it, each in a process of its own (so one
+// config's environment cannot spoil the next, nor a library's chatter the
+// listing), with the device it found or why not.
+TEST(Cli, ListSaysWhichConfigsOpenHere) {
+  const Outcome o = uniperf("list", 120);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const auto opens = o.out.find("configs that open here");
+  ASSERT_NE(opens, std::string::npos) << o.out;
+  if (plugin_available("tcp")) {
+    EXPECT_NE(o.out.find("  -c tcp            kernel tcp", opens), std::string::npos) << o.out;
+  }
+  // Both need an environment of their own, set before libfabric's first
+  // call: opened in one process after the others, they failed.
+  if (plugin_available("ofi")) {
+    EXPECT_NE(o.out.find("  -c ofi-udp-rxd    udp;ofi_rxd rdm", opens), std::string::npos) << o.out;
+  }
+  EXPECT_EQ(o.out.find("UCX  WARN"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err.find("UCX  WARN"), std::string::npos) << o.err;
 }
 
 TEST(Cli, ListAndInfoDescribeThePlugins) {

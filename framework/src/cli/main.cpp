@@ -74,8 +74,12 @@ int main(int argc, char** argv) {
     command->callback([&one_off_pattern, p = std::string(pattern)] { one_off_pattern = p; });
   }
 
-  auto* list =
-      app.add_subcommand("list", "List the plugins found, their versions and availability");
+  auto* list = app.add_subcommand(
+      "list",
+      "List the plugins found, their versions and availability, and which configs open here");
+  bool list_plugins_only = false;
+  list->add_flag("--plugins", list_plugins_only,
+                 "Only the plugins: do not open the configs (each in a process of its own)");
   std::string info_plugin, info_config;
   auto* info = app.add_subcommand(
       "info", "Show a plugin's options and capabilities, or with no plugin every test knob");
@@ -101,7 +105,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (list->parsed()) return list_plugins();
+    if (list->parsed()) return list_plugins(!list_plugins_only);
     if (info->parsed()) return plugin_info(info_plugin, info_config);
     if (validate->parsed()) return validate_files(validate_paths);
     if (report_command.command->parsed()) return cli::run_report_command(report_command);

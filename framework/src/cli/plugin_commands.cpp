@@ -1,14 +1,25 @@
 #include "cli/plugin_commands.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <vector>
 
 #include "cli/exit_codes.hpp"
+#include "cli/shipped_files.hpp"
 #include "loader/plugin_registry.hpp"
 #include "model/flow_fields.hpp"
 #include "model/metrics.hpp"
+#include "session/environment.hpp"
 #include "suite/diagnostics.hpp"
 #include "suite/option_values.hpp"
 #include "suite/suite.hpp"
@@ -65,7 +76,115 @@ const CapabilityRow kCapabilityRows[] = {
 
 }  // namespace
 
-int list_plugins() {
+namespace {
+
+/// A config opened as a run would open it: the device it found, or why not.
+struct Opened {
+  std::string device;
+  std::string why;  ///< "" when it opened
+};
+
+/// Opens `path`'s config in a child process of its own: transport libraries
+/// read their environment once per process (libfabric's FI_*), print to
+/// the terminal (UCX's warnings) and may hang on a missing device, none of
+/// which may leak into the next config's answer or the listing. The child
+/// has 10 s.
+Opened open_in_child(loader::PluginRegistry& plugins, const std::filesystem::path& path) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {"", "cannot make a pipe"};
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return {"", "cannot fork"};
+  }
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    std::string answer;
+    try {
+      const model::ConfigSpec config = suite::load_config(path.string());
+      // Its environment before the transport's first call, as in a run.
+      const session::ScopedEnvironment environment(config.environment);
+      Plugin* plugin = plugins.find(config.plugin);
+      if (plugin == nullptr) {
+        answer = "1no plugin '" + config.plugin + "'";
+      } else if (const std::string why = plugin->probe(); !why.empty()) {
+        answer = "1" + why;
+      } else {
+        const Options options = suite::validate_options(config, plugin->options());
+        answer = "0" + plugin->open(options)->device();
+      }
+    } catch (const std::exception& e) {
+      answer = std::string("1") + e.what();
+    }
+    [[maybe_unused]] const auto written = ::write(pipe_fds[1], answer.data(), answer.size());
+    ::_exit(0);  // no teardown: the transport's atexit handlers are not ours to run
+  }
+  ::close(pipe_fds[1]);
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  char buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd ready{pipe_fds[0], POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&ready, 1, static_cast<int>(left.count())) <= 0) {
+      ::kill(child, SIGKILL);
+      answer = "1did not open within 10 s";
+      break;
+    }
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  ::waitpid(child, nullptr, 0);
+  if (answer.empty()) return {"", "the process opening it died"};
+  if (answer[0] == '0') return {answer.substr(1), ""};
+  return {"", answer.substr(1)};
+}
+
+/// The configs at hand (the working directory's configs/, then the
+/// install's), each opened as a run would open it: the ones that open here
+/// are the -c values that work on this machine, with the device each found;
+/// the others say why not. Before this process calls any plugin: the
+/// children inherit what a transport library remembers of its first use.
+std::string list_configs(loader::PluginRegistry& plugins) {
+  std::map<std::string, std::filesystem::path> found;  // by name: the first shelf wins
+  for (const auto& shelf : {std::filesystem::path("configs"), shipped_data_dir() / "configs"}) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(shelf, error)) {
+      if (entry.path().extension() == ".yaml") found.emplace(entry.path().stem(), entry.path());
+    }
+  }
+  if (found.empty()) return "";
+  std::vector<std::string> here, elsewhere;
+  for (const auto& [name, path] : found) {
+    const Opened opened = open_in_child(plugins, path);
+    if (opened.why.empty()) {
+      here.push_back(fmt::format("  -c {:<14} {}", name, opened.device));
+    } else {
+      elsewhere.push_back(fmt::format("  {:<17} {}", name, opened.why));
+    }
+  }
+  std::string text = fmt::format(
+      "\nconfigs that open here ({}; or inline, -c PLUGIN:KEY=VALUE,... with the options of "
+      "uniperf info PLUGIN):\n",
+      here.empty() ? "none" : "run with -c NAME");
+  for (const auto& line : here) text += line + "\n";
+  if (!elsewhere.empty()) {
+    text += "\nconfigs that do not:\n";
+    for (const auto& line : elsewhere) text += line + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+int list_plugins(bool configs_too) {
   loader::PluginRegistry plugins(loader::default_search_path());
   if (plugins.plugins().empty()) {
     std::cout << "no plugins found in:";
@@ -73,6 +192,7 @@ int list_plugins() {
     std::cout << "\n";
     return kExitOk;
   }
+  const std::string configs = configs_too ? list_configs(plugins) : "";
   std::cout << fmt::format("{:<8} {:<8} {:<22} {}\n", "PLUGIN", "VERSION", "LIBRARY", "STATUS");
   for (const auto& p : plugins.plugins()) {
     if (!p.ok()) {
@@ -84,6 +204,7 @@ int list_plugins() {
                              p.plugin->library_version(),
                              why.empty() ? "available" : "unavailable: " + why);
   }
+  std::cout << configs;
   return kExitOk;
 }
 

@@ -8,8 +8,9 @@
 
 namespace uniperf::cli {
 
-/// The plugins found, their versions and availability.
-int list_plugins();
+/// The plugins found, their versions and availability; `configs_too`: and
+/// which configs at hand open here (each opened in a child process).
+int list_plugins(bool configs_too);
 /// A plugin's options and, opened with defaults or `config_path`'s
 /// options, its capabilities. With no plugin named: the suite vocabulary
 /// (every test knob with its values and default, the run-length keys, the
