@@ -1066,6 +1066,18 @@ TEST(Cli, PerftestSpellingsAreAcceptedAndHelpEndsWithExamples) {
   }
   EXPECT_NE(uniperf("run --help", 30).out.find("--run-infinitely,--run_infinitely"),
             std::string::npos);
+  // perftest's unit: MiB/s in the table, the record carrying both.
+  const auto mib = scratch / "mib.jsonl";
+  const Outcome in_mib =
+      uniperf("bw --op send -s 4K -n 50 -c configs/tcp.yaml --units MiB -o " + mib.string(), 60);
+  EXPECT_EQ(in_mib.exit_code, 0) << in_mib.err;
+  EXPECT_NE(in_mib.out.find("MiB/s"), std::string::npos) << in_mib.out;
+  const auto mib_records = read_jsonl(mib);
+  ASSERT_EQ(mib_records.size(), 1u);
+  const json& bandwidth = mib_records[0].at("bandwidth");
+  EXPECT_NEAR(bandwidth.at("MiB_per_s").get<double>(),
+              bandwidth.at("MB_per_s").get<double>() * 1e6 / 1048576, 1e-9);
+  EXPECT_EQ(uniperf("bw --op send -s 4K -n 50 -c configs/tcp.yaml --units KB", 30).exit_code, 2);
 }
 
 // uniperf list says which -c values work on this machine: every config at

@@ -327,7 +327,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 7);
+  EXPECT_EQ(j.at("schema_minor"), 8);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));
@@ -826,6 +826,31 @@ TEST(ComparisonTable, SeveralFilesGiveEachConfigItsNewOverBaseRatio) {
   EXPECT_EQ(std::vector<std::string>(cells[1].begin() + 7, cells[1].end()),
             (std::vector<std::string>{"4.000", "1.500", "0.500"}));
   EXPECT_NE(table.legend().find("against the first file's"), std::string::npos);
+}
+
+// --units MiB: perftest's and ucx_perftest's 2^20 B/s in the table and the
+// live lines; the record carries both units.
+TEST(ComparisonTable, MiBAreTwoToTheTwentiethBytes) {
+  // 5000 x 1 MiB in 5 s: 1048.576 MB/s, exactly 1000 MiB/s.
+  const Record r = bandwidth_record("ucx", "write_bw", 1 << 20, 5.0);
+  ComparisonTable table(BandwidthUnit::mib);
+  table.add(r);
+  const auto cells = table.cells();
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[1][2], "MiB/s");
+  EXPECT_EQ(cells[1][3], "1000.0");
+  ComparisonTable decimal;
+  decimal.add(r);
+  EXPECT_EQ(decimal.cells()[1][3], "1048.6");
+
+  std::ostringstream live;
+  LiveReporter(live, BandwidthUnit::mib).on_record(r);
+  EXPECT_NE(live.str().find("MiB/s"), std::string::npos) << live.str();
+  EXPECT_NE(live.str().find(" 1000.00 "), std::string::npos) << live.str();
+
+  const json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j.at("bandwidth").at("MiB_per_s").get<double>(), 1000.0);
+  EXPECT_THROW(parse_bandwidth_unit("KB"), std::invalid_argument);
 }
 
 TEST(ComparisonTable, TinyRatiosKeepTheirDigits) {

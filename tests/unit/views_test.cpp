@@ -144,7 +144,7 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 4u) << text;
   const auto& columns = csv_columns();
-  ASSERT_EQ(columns.size(), 65u);
+  ASSERT_EQ(columns.size(), 66u);
   for (const auto& row : rows) ASSERT_EQ(row.size(), columns.size()) << text;
   for (std::size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(rows[0][i], columns[i]);
 
@@ -169,6 +169,8 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   EXPECT_EQ(cell(2, "MB_per_s"), "131.072");
   EXPECT_EQ(cell(2, "Gb_per_s"), "1.048576");
   EXPECT_EQ(cell(2, "Mmsg_per_s"), "0.002");
+  EXPECT_EQ(cell(2, "MiB_per_s"), "125") << "131.072 MB/s is 125 MiB/s";
+  EXPECT_EQ(cell(1, "MiB_per_s"), "");
   EXPECT_EQ(cell(2, "window"), "64");
   EXPECT_EQ(cell(2, "signal_every"), "32");
   EXPECT_EQ(cell(2, "latency_p50_us"), "");

@@ -127,6 +127,12 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
   add_report_file_options(options.command, options.files);
   options.command->add_option("--title", options.title, "Report title (default: the suite's name)");
   options.command->add_flag("--quiet", options.quiet, "Do not print the table");
+  options.command
+      ->add_option("--units", options.units,
+                   "Bandwidth in the table: MB (10^6 B/s) or MiB (2^20 B/s, as perftest and "
+                   "ucx_perftest count)")
+      ->check(CLI::IsMember({"MB", "MiB"}))
+      ->default_val("MB");
 }
 
 std::size_t count_standard_outputs(const ReportFiles& files, const std::string& results) {
@@ -206,7 +212,7 @@ int run_report_command(const ReportCommand& options) {
   std::ostream& table_out = table_stream(options.files);
   PendingReports files(options.files);
   if (!options.quiet) {
-    report::ComparisonTable table;
+    report::ComparisonTable table(report::parse_bandwidth_unit(options.units));
     for (const auto& r : records) table.add(r);
     table.print(table_out);
     // A launched job's records: its node-pair matrices and its pairs run

@@ -63,6 +63,7 @@ struct ReportCommand {
   ReportFiles files;
   std::string title;
   bool quiet = false;
+  std::string units = "MB";  ///< --units MB|MiB for the table
 };
 
 /// Registers `uniperf report` on `app`.

@@ -279,6 +279,12 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
       ->default_val(10)
       ->check(CLI::Range(0.0, 3600.0));
   command->add_flag("--quiet", options.quiet, "No live lines, only the final table");
+  command
+      ->add_option("--units", options.units,
+                   "Bandwidth in the table and live lines: MB (10^6 B/s) or MiB (2^20 B/s, as "
+                   "perftest and ucx_perftest count); records carry both")
+      ->check(CLI::IsMember({"MB", "MiB"}))
+      ->default_val("MB");
   // perftest's --report_gbits: the table always shows Gb/s beside MB/s, so
   // the flag is accepted and changes nothing.
   command->add_flag("--report_gbits")
@@ -422,9 +428,10 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   std::string peer_host = control ? control->peer_host() : "";
   const auto connect_ready = std::chrono::steady_clock::now();
 
-  report::LiveReporter live(table_out);
+  const report::BandwidthUnit unit = report::parse_bandwidth_unit(options.units);
+  report::LiveReporter live(table_out, unit);
   report::Progress progress;
-  report::ComparisonTable table;
+  report::ComparisonTable table(unit);
   session::Observer observer;
   observer.on_start = [&](const model::ConfigSpec& config, const model::TestSpec& test,
                           std::uint64_t size, std::size_t index, std::size_t total) {

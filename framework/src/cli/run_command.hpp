@@ -42,6 +42,7 @@ struct ConnectionOptions {
     return false;
   }
   bool quiet = false;
+  std::string units = "MB";  // --units MB|MiB: the table's and live lines' bandwidth unit
 };
 
 /// Adds -c, --peer, --listen, -o, the run overrides and the report files.

@@ -95,6 +95,7 @@ std::vector<std::string> row_of(const Record& r) {
   } else {
     row.resize(row.size() + 3);
   }
+  row.push_back(r.bandwidth ? number(r.bandwidth->mib_per_s()) : "");
   return row;
 }
 
@@ -136,6 +137,7 @@ const std::vector<std::string_view>& csv_columns() {
       if (field.csv == model::CsvColumn::appended) c.push_back(field.name);
     }
     c.insert(c.end(), {"messages_sent", "messages_lost", "loss_rate"});
+    c.push_back("MiB_per_s");  // record 1.8
     return c;
   }();
   return columns;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 
 #include "model/flow_fields.hpp"
 #include "results/overlap.hpp"
@@ -62,6 +63,8 @@ constexpr int kLatencyDecimals = 3;
 constexpr int kBandwidthDecimals = 1;
 constexpr int kMessageRateDecimals = 4;
 
+constexpr double kMiBInMB = 1e6 / (1 << 20);
+
 int headline_decimals(model::Pattern pattern) {
   switch (pattern) {
     case model::Pattern::latency:
@@ -80,7 +83,7 @@ std::string format_ratio(double ratio) {
   return ratio != 0 && ratio < 0.01 ? fmt::format("{:.2g}", ratio) : fmt::format("{:.3f}", ratio);
 }
 
-void print_header(std::ostream& out, const Record& r) {
+void print_header(std::ostream& out, const Record& r, BandwidthUnit unit) {
   const auto& f = r.flow;
   if (!r.flows.empty()) {
     out << "\n"
@@ -90,8 +93,8 @@ void print_header(std::ostream& out, const Record& r) {
                r.config, r.test, r.flows.size())
         << (r.emulated.empty() ? "" : fmt::format(" (emulated: {})", fmt::join(r.emulated, ", ")))
         << "\n"
-        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters", "MB/s",
-                       "Gb/s", "Mmsg/s", "seconds");
+        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters",
+                       unit_label(unit), "Gb/s", "Mmsg/s", "seconds");
     return;
   }
   std::string title = fmt::format("{} / {}: ", r.config, r.test);
@@ -111,12 +114,27 @@ void print_header(std::ostream& out, const Record& r) {
   } else {
     out << "\n"
         << title << "\n"
-        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters", "MB/s",
-                       "Gb/s", "Mmsg/s", "seconds");
+        << fmt::format("{:>10} {:>10} {:>12} {:>9} {:>10} {:>9}\n", "bytes", "iters",
+                       unit_label(unit), "Gb/s", "Mmsg/s", "seconds");
   }
 }
 
 }  // namespace
+
+BandwidthUnit parse_bandwidth_unit(const std::string& text) {
+  if (text == "MB") return BandwidthUnit::mb;
+  if (text == "MiB") return BandwidthUnit::mib;
+  throw std::invalid_argument("--units: expected MB (10^6 B/s) or MiB (2^20 B/s), got '" + text +
+                              "'");
+}
+
+const char* unit_label(BandwidthUnit unit) {
+  return unit == BandwidthUnit::mib ? "MiB/s" : "MB/s";
+}
+
+double in_unit(double mb_per_s, BandwidthUnit unit) {
+  return unit == BandwidthUnit::mib ? mb_per_s * kMiBInMB : mb_per_s;
+}
 
 std::pair<double, std::string> headline(const Record& r) {
   // Concurrent flows: the first flow is the one studied (the victim of the
@@ -149,7 +167,8 @@ std::pair<double, std::string> headline(const Record& r) {
 // ---------------------------------------------------------------------------
 
 /// One flow of a multi-flow record, under its aggregate line.
-void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) {
+void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f,
+                     BandwidthUnit unit) {
   std::string what = fmt::format("flow {}: {} {} {}, window {}", index + 1, to_string(f.flow.op),
                                  model::to_string(f.flow.pattern),
                                  model::to_string(f.flow.direction), f.flow.window);
@@ -160,8 +179,8 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
     numbers = fmt::format("p50 {:.3f} us, p99 {:.3f} us ({})", f.latency->p50, f.latency->p99,
                           f.latency->one_way ? "one-way" : "round trip");
   } else if (f.bandwidth) {
-    numbers = fmt::format("{:.2f} MB/s, {:.4f} Mmsg/s{}", f.bandwidth->mb_per_s,
-                          f.bandwidth->mmsg_per_s, loss_text(*f.bandwidth));
+    numbers = fmt::format("{:.2f} {}, {:.4f} Mmsg/s{}", in_unit(f.bandwidth->mb_per_s, unit),
+                          unit_label(unit), f.bandwidth->mmsg_per_s, loss_text(*f.bandwidth));
   }
   if (numbers.empty()) {
     out << fmt::format("{:>10} {:>10}   {}\n", "", "", what);
@@ -183,12 +202,13 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f) 
   }
 }
 
-void print_record_line(std::ostream& out, const Record& r) {
+void print_record_line(std::ostream& out, const Record& r, BandwidthUnit unit) {
   if (r.status == Status::ok && !r.flows.empty() && r.bandwidth) {
     const auto& b = *r.bandwidth;
     out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}\n", r.size,
-                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds);
-    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
+                       r.iterations_run, in_unit(b.mb_per_s, unit), b.gbit_per_s, b.mmsg_per_s,
+                       b.seconds);
+    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k], unit);
     if (const auto overlap = results::flows_overlap(r)) {
       out << fmt::format("{:>10} {:>10}   together: {:.0f}% of their {:.3g} ms{}\n", "", "",
                          100 * overlap->together, overlap->span_us / 1e3,
@@ -200,8 +220,8 @@ void print_record_line(std::ostream& out, const Record& r) {
     std::string common;
     for (std::size_t k = 0; k < r.flows.size(); ++k) {
       if (r.flows[k].common) {
-        common += fmt::format("{}flow {} {:.2f} MB/s", common.empty() ? "" : ", ", k + 1,
-                              r.flows[k].common->mb_per_s);
+        common += fmt::format("{}flow {} {:.2f} {}", common.empty() ? "" : ", ", k + 1,
+                              in_unit(r.flows[k].common->mb_per_s, unit), unit_label(unit));
       }
     }
     if (!common.empty()) {
@@ -211,7 +231,7 @@ void print_record_line(std::ostream& out, const Record& r) {
     }
   } else if (r.status != Status::ok) {
     out << fmt::format("{:>10} {}: {}\n", r.size, status_word(r), one_line(r.reason));
-    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k]);
+    for (std::size_t k = 0; k < r.flows.size(); ++k) print_flow_line(out, k, r.flows[k], unit);
   } else if (r.flow.pattern == model::Pattern::latency && r.latency) {
     const auto& l = *r.latency;
     out << fmt::format(
@@ -220,8 +240,8 @@ void print_record_line(std::ostream& out, const Record& r) {
   } else if (r.flow.pattern != model::Pattern::latency && r.bandwidth) {
     const auto& b = *r.bandwidth;
     out << fmt::format("{:>10} {:>10} {:>12.2f} {:>9.3f} {:>10.4f} {:>9.4f}{}\n", r.size,
-                       r.iterations_run, b.mb_per_s, b.gbit_per_s, b.mmsg_per_s, b.seconds,
-                       loss_text(b));
+                       r.iterations_run, in_unit(b.mb_per_s, unit), b.gbit_per_s, b.mmsg_per_s,
+                       b.seconds, loss_text(b));
   } else {
     out << fmt::format("{:>10} {:>10} (no measurement recorded)\n", r.size, r.iterations_run);
   }
@@ -243,7 +263,7 @@ void LiveReporter::on_record(const Record& r) {
     started_ = true;
     config_ = r.config;
     test_ = r.test;
-    print_header(out_, r);
+    print_header(out_, r, unit_);
     pair_.clear();
   }
   // A job of many ranks: the pair each group of lines was measured between.
@@ -255,7 +275,7 @@ void LiveReporter::on_record(const Record& r) {
     if (pair != pair_) out_ << pair << "\n";
     pair_ = std::move(pair);
   }
-  print_record_line(out_, r);
+  print_record_line(out_, r, unit_);
   // Flushed per line: a run takes minutes and the line is the only sign of life.
   out_.flush();
 }
@@ -274,7 +294,13 @@ void ComparisonTable::add(const Record& r) {
   if (row == rows_.end()) row = rows_.insert(rows_.end(), Row{r.test, r.size, "", 3, {}});
   if (row->cells.size() <= column) row->cells.resize(column + 1);
 
-  const auto [value, metric] = headline(r);
+  auto [value, metric] = headline(r);
+  // The headline in the table's unit: "MB/s" (flow 1's too) becomes "MiB/s".
+  const bool converted = unit_ == BandwidthUnit::mib && metric.ends_with("MB/s");
+  if (converted) {
+    value = in_unit(value, unit_);
+    metric.replace(metric.size() - 4, 4, unit_label(unit_));
+  }
   // Every record of a row has the same test and so the same pattern; an ok
   // record's label wins because it knows one-way from round trip for sure.
   if (row->metric.empty() || r.status == Status::ok) {
@@ -296,6 +322,7 @@ void ComparisonTable::add(const Record& r) {
                                                                             : "Mmsg_per_s";
     if (const auto ci = r.ci95.find(metric_name); r.flows.empty() && ci != r.ci95.end()) {
       cell.half_ci = (ci->second.high - ci->second.low) / 2;
+      if (converted) cell.half_ci = in_unit(*cell.half_ci, unit_);
       with_intervals_ = true;
     }
   } else {

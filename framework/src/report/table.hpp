@@ -19,17 +19,30 @@ using results::FlowResult;
 using results::Record;
 using results::Status;
 
+/// How the table and the live lines show bandwidth (--units): MB/s, 10^6 B/s
+/// (uniperf's, iperf's), or MiB/s, 2^20 B/s (perftest's, ucx_perftest's).
+/// Records carry both (MB_per_s, MiB_per_s); the HTML report shows MB/s.
+enum class BandwidthUnit { mb, mib };
+/// "MB" or "MiB"; throws std::invalid_argument for anything else.
+BandwidthUnit parse_bandwidth_unit(const std::string& text);
+/// "MB/s" or "MiB/s".
+const char* unit_label(BandwidthUnit unit);
+/// `mb_per_s` in `unit`.
+double in_unit(double mb_per_s, BandwidthUnit unit);
+
 /// One line per finished (config, test, size), perftest-like columns, with a
 /// title and column header whenever the config or test changes. Latency rows:
 /// min/p50/p90/p99/p99.9/max/mean/stdev in microseconds; bandwidth and
 /// message-rate rows: MB/s, Gb/s, Mmsg/s. SKIPPED / ERROR rows carry the reason.
 class LiveReporter {
  public:
-  explicit LiveReporter(std::ostream& out) : out_(out) {}
+  explicit LiveReporter(std::ostream& out, BandwidthUnit unit = BandwidthUnit::mb)
+      : out_(out), unit_(unit) {}
   void on_record(const Record& record);
 
  private:
   std::ostream& out_;
+  BandwidthUnit unit_;
   bool started_ = false;
   std::string config_;
   std::string test_;
@@ -37,7 +50,8 @@ class LiveReporter {
 };
 
 /// Writes one live line, without a header (LiveReporter adds those).
-void print_record_line(std::ostream& out, const Record& record);
+void print_record_line(std::ostream& out, const Record& record,
+                       BandwidthUnit unit = BandwidthUnit::mb);
 
 /// The side-by-side view: a row per (test, size) in the order they first
 /// appear, a column per config in the order configs first appear, each cell the
@@ -48,6 +62,7 @@ void print_record_line(std::ostream& out, const Record& record);
 /// file ("tcp [base]"), so each config's new/base ratio is a column.
 class ComparisonTable {
  public:
+  explicit ComparisonTable(BandwidthUnit unit = BandwidthUnit::mb) : unit_(unit) {}
   void add(const Record& record);
   void print(std::ostream& out) const;
 
@@ -79,6 +94,7 @@ class ComparisonTable {
   std::vector<std::string> configs_;
   std::vector<Row> rows_;
   bool with_intervals_ = false;  ///< some cell has a confidence interval
+  BandwidthUnit unit_;
 };
 
 /// A transient "[ 3/24] write_bw 65536 B ..." line, rewritten in place with

@@ -98,8 +98,9 @@ json to_json(const model::FlowSpec& flow) {
 namespace {
 
 json to_json(const BandwidthStats& b) {
-  return {{"bytes", b.bytes},       {"messages", b.messages},   {"seconds", b.seconds},
-          {"MB_per_s", b.mb_per_s}, {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s}};
+  return {{"bytes", b.bytes},          {"messages", b.messages},   {"seconds", b.seconds},
+          {"MB_per_s", b.mb_per_s},    {"Gb_per_s", b.gbit_per_s}, {"Mmsg_per_s", b.mmsg_per_s},
+          {"MiB_per_s", b.mib_per_s()}};  // 1.8; derived, so not read back
 }
 
 json to_json(const LatencyStats& l) {

@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 7;
+inline constexpr int kSchemaMinor = 8;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -49,6 +49,9 @@ struct BandwidthStats {
   std::uint64_t messages_lost() const {
     return messages_sent && *messages_sent > messages ? *messages_sent - messages : 0;
   }
+  /// (1.8) The bandwidth in MiB/s (2^20 B/s), the unit of perftest and
+  /// ucx_perftest; derived from mb_per_s, never stored apart from it.
+  double mib_per_s() const { return mb_per_s * 1e6 / (1 << 20); }
   /// Lost over sent; 0 without a count of sent messages.
   double loss_rate() const {
     return messages_sent && *messages_sent > 0
