@@ -67,6 +67,12 @@ def main():
         return r["status"] == "ok" and (
             "latency_us" in subject if r["params"]["pattern"] == "latency" else "bandwidth" in subject)
     expected_plots = len({r["test"] for r in records if measured(r)})
+    # A test measured at one size is drawn as bars, one per config.
+    sizes_of = {}
+    for r in records:
+        if measured(r):
+            sizes_of.setdefault(r["test"], set()).add(r["size"])
+    expected_bars = sum(1 for sizes in sizes_of.values() if len(sizes) == 1)
     expected_rows = len({(r["test"], r["size"]) for r in records})
     # Concurrent flows with traced flows: a bandwidth-over-time chart each.
     expected_timelines = sum(1 for r in records
@@ -104,6 +110,9 @@ def main():
     rendered = re.search(r'data-plots-rendered="(\d+)"', root.group(0))
     if rendered is None or int(rendered.group(1)) != expected_plots:
         fail(f"plots rendered {rendered.group(1) if rendered else None}, expected {expected_plots}")
+    bars = re.search(r'data-bars-rendered="(\d+)"', root.group(0))
+    if bars is None or int(bars.group(1)) != expected_bars:
+        fail(f"bar charts rendered {bars.group(1) if bars else None}, expected {expected_bars}")
     timelines = re.search(r'data-timelines-rendered="(\d+)"', root.group(0))
     if timelines is None or int(timelines.group(1)) != expected_timelines:
         fail(f"timelines rendered {timelines.group(1) if timelines else None}, "
@@ -173,7 +182,7 @@ def main():
     width, height = struct.unpack(">II", header[16:24])
     if (width, height) != (1200, 1600):
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
-    print(f"ok: {expected_plots} plots, {expected_timelines} timelines, "
+    print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
           f"{canvases} canvases, "
           f"{rows} table rows, no errors; "

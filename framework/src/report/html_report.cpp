@@ -208,7 +208,8 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
   out << "<h2>Where it ran</h2>\n<div class=\"card table-wrap\"><table id=\"provenance-table\">"
          "</table></div>\n";
   out << "<h2>Plots</h2>\n<p class=\"hint\">Per test, one colour per config against message "
-         "size, both axes logarithmic. Latency: the thick line is the median (p50), the dashed "
+         "size, both axes logarithmic (a test measured at one size: a bar per config, linear "
+         "from 0). Latency: the thick line is the median (p50), the dashed "
          "line p90, the thin line p99; the shaded bands span p50–p90 and p90–p99. Bandwidth "
          "in MB/s (10<sup>6</sup> B/s), message rate in Mmsg/s. Hover a plot for the "
          "values.</p>\n<div id=\"plots\"></div>\n";

@@ -4,6 +4,7 @@
 //
 // For the headless-browser test the page records what happened on <html>:
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
+//   data-bars-rendered="N"   of those, bar charts (tests measured at one size)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
 //   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
 //   data-completions-rendered="N"  records' completion timelines (trace files)
@@ -137,6 +138,14 @@
     const metric = metricsOf(pattern, oneWay);
     const sizes = [...new Set(measured.map((r) => r.size))].sort((a, b) => a - b);
     const plotted = configs.filter((c) => measured.some((r) => r.config === c));
+    if (sizes.length === 1) {
+      // One size: a line over sizes would be a lone dot per config; bars
+      // compare the configs at that size.
+      drawBars(section, sizes[0], plotted.map((c) => measured.find((r) => r.config === c)),
+               pattern, metric);
+      barCharts += 1;
+      return 1;
+    }
     const columns = [sizes];
     const series = [{ label: "size", value: (u, v) => (v == null ? "-" : formatSize(v) + " B") }];
     const bands = [];
@@ -190,6 +199,62 @@
     };
     charts.push([section, new uPlot(options, columns, plot)]);
     return 1;
+  }
+
+  // A test measured at one size: a horizontal bar per config on a linear
+  // scale from 0, the value beside it; for latency the bar is p50 and a
+  // tick marks p99.
+  function drawBars(section, size, rows, pattern, metric) {
+    const latency = pattern === "latency";
+    const bars = rows.map((r) => {
+      const picked = metric.pick(r);
+      return latency ? { config: r.config, value: picked.p50, tail: picked.p99 }
+                     : { config: r.config, value: picked, tail: null };
+    });
+    const rowHeight = 30, left = 150, right = 190, top = 8, bottom = 34;
+    const width = chartWidth(section);
+    const height = top + rowHeight * bars.length + bottom;
+    const max = Math.max(...bars.map((b) => Math.max(b.value || 0, b.tail || 0))) || 1;
+    const scale = (v) => ((width - left - right) * Math.max(v || 0, 0)) / max;
+    const canvas = document.createElement("canvas");
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = width * ratio;
+    canvas.height = height * ratio;
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    canvas.className = "bars";
+    const ctx = canvas.getContext("2d");
+    ctx.scale(ratio, ratio);
+    ctx.font = "13px sans-serif";
+    ctx.textBaseline = "middle";
+    bars.forEach((b, i) => {
+      const middle = top + i * rowHeight + rowHeight / 2;
+      ctx.fillStyle = "#333";
+      ctx.textAlign = "right";
+      ctx.fillText(b.config, left - 8, middle);
+      ctx.fillStyle = colorOf(b.config);
+      ctx.fillRect(left, middle - 9, Math.max(scale(b.value), 1), 18);
+      let text = `${formatNumber(b.value)} ${metric.unit}`;
+      let end = left + scale(b.value);
+      if (b.tail != null) {
+        ctx.fillStyle = "#333";
+        ctx.fillRect(left + scale(b.tail) - 1, middle - 12, 2, 24);
+        text += `, p99 ${formatNumber(b.tail)}`;
+        end = Math.max(end, left + scale(b.tail));
+      }
+      ctx.fillStyle = "#333";
+      ctx.textAlign = "left";
+      ctx.fillText(text, end + 6, middle);
+    });
+    ctx.fillStyle = "#666";
+    ctx.textAlign = "center";
+    ctx.fillText(`${metric.label} at ${formatSize(size)} B` +
+                 (latency ? ": bar p50, tick p99" : "") + "; linear scale from 0",
+                 left + (width - left - right) / 2, height - bottom / 2);
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    plot.appendChild(canvas);
+    section.appendChild(plot);
   }
 
   function provenance() {
@@ -436,11 +501,13 @@
   const tests = [...new Set(records.map((r) => r.test))];
   const charts = [];
   let rendered = 0;
+  let barCharts = 0;
   for (const test of tests) rendered += drawTest(test, container);
   window.addEventListener("resize", () => {
     for (const [section, chart] of charts) chart.setSize({ width: chartWidth(section), height: 320 });
     for (const [section, chart] of timelineCharts)
       chart.setSize({ width: chartWidth(section), height: 260 });
   });
+  document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
   document.documentElement.setAttribute("data-plots-rendered", String(rendered));
 })();
