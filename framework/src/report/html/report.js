@@ -95,27 +95,41 @@
   }
   const tick = (v) => (v == null ? "" : String(Number(v.toPrecision(3))));
 
+  // A chart's card: a section with its title and a muted detail after it.
+  function addSection(container, titleText, detailText) {
+    const section = document.createElement("section");
+    section.className = "test";
+    const title = document.createElement("h3");
+    title.textContent = titleText;
+    const detail = document.createElement("span");
+    detail.className = "detail";
+    detail.textContent = detailText;
+    title.appendChild(detail);
+    section.appendChild(title);
+    container.appendChild(section);
+    return section;
+  }
+
+  // The element a chart draws into, at the end of its card.
+  function addPlot(section) {
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    section.appendChild(plot);
+    return plot;
+  }
+
   function drawTest(test, container) {
     const rows = records.filter((r) => r.test === test);
     const first = rows[0];
     const pattern = first.params.pattern;
     const measured = rows.filter((r) => r.status === "ok" &&
         (pattern === "latency" ? subject(r).latency_us : subject(r).bandwidth));
-    const section = document.createElement("section");
-    section.className = "test";
-    const title = document.createElement("h3");
-    title.textContent = test;
     const p = first.params;
-    const detail = document.createElement("span");
-    detail.className = "detail";
-    detail.textContent = ` ${p.op} ${p.pattern} ${p.direction}` +
+    const section = addSection(container, test, ` ${p.op} ${p.pattern} ${p.direction}` +
         (pattern === "latency" ? "" : `, window ${p.window} (${p.window_mode})`) +
         `, ${p.completion} completion` +
         (first.flows && first.flows.length > 1
-          ? `; flow 1 of ${first.flows.length} concurrent flows` : "");
-    title.appendChild(detail);
-    section.appendChild(title);
-    container.appendChild(section);
+          ? `; flow 1 of ${first.flows.length} concurrent flows` : ""));
 
     const notRun = rows.filter((r) => r.status !== "ok");
     if (notRun.length) {
@@ -177,9 +191,7 @@
                       value: (u, v) => formatNumber(v) });
       }
     }
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    section.appendChild(plot);
+    const plot = addPlot(section);
     const options = {
       width: chartWidth(section),
       height: 320,
@@ -251,10 +263,7 @@
     ctx.fillText(`${metric.label} at ${formatSize(size)} B` +
                  (latency ? ": bar p50, tick p99" : "") + "; linear scale from 0",
                  left + (width - left - right) / 2, height - bottom / 2);
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    plot.appendChild(canvas);
-    section.appendChild(plot);
+    addPlot(section).appendChild(canvas);
   }
 
   function provenance() {
@@ -330,19 +339,11 @@
   function drawTimeline(r, container) {
     const flows = (r.flows || []).map((f, k) => [f, k]).filter(([f]) => f.timeline);
     if (!flows.length) return 0;
-    const section = document.createElement("section");
-    section.className = "test";
-    const title = document.createElement("h3");
-    title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B`;
-    const detail = document.createElement("span");
-    detail.className = "detail";
     const shares = flows.filter(([f]) => f.common)
         .map(([f, k]) => `flow ${k + 1} ${formatNumber(f.common.MB_per_s)} MB/s`);
-    detail.textContent = (shares.length ? ` while all ran: ${shares.join(", ")}` : "") +
-        (r.fairness_jain != null ? `; Jain fairness ${r.fairness_jain.toFixed(3)}` : "");
-    title.appendChild(detail);
-    section.appendChild(title);
-    container.appendChild(section);
+    const section = addSection(container, `${r.config} / ${r.test} / ${formatSize(r.size)} B`,
+        (shares.length ? ` while all ran: ${shares.join(", ")}` : "") +
+        (r.fairness_jain != null ? `; Jain fairness ${r.fairness_jain.toFixed(3)}` : ""));
     const binMs = flows[0][0].timeline.bin_ms;
     const bins = Math.max(...flows.map(([f]) => f.timeline.MB_per_s.length));
     const columns = [Array.from({ length: bins }, (_, b) => b * binMs)];
@@ -355,9 +356,7 @@
                     stroke: color, width: 2, points: { show: false },
                     value: (u, v) => formatNumber(v) });
     }
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    section.appendChild(plot);
+    const plot = addPlot(section);
     const options = {
       width: chartWidth(section),
       height: 260,
@@ -382,17 +381,10 @@
     let drawn = 0;
     (r.flows || []).forEach((f, k) => {
       if (!f.alone || !f.latency_us) return;
-      const section = document.createElement("section");
-      section.className = "test";
-      const title = document.createElement("h3");
-      title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${k + 1}`;
-      const detail = document.createElement("span");
-      detail.className = "detail";
-      detail.textContent = ` beside the others ${f.alone.slowdown_p50.toFixed(2)}× at p50, ` +
-          `${f.alone.slowdown_p99.toFixed(2)}× at p99 (alone: ${f.alone.test})`;
-      title.appendChild(detail);
-      section.appendChild(title);
-      container.appendChild(section);
+      const section = addSection(
+          container, `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${k + 1}`,
+          ` beside the others ${f.alone.slowdown_p50.toFixed(2)}× at p50, ` +
+          `${f.alone.slowdown_p99.toFixed(2)}× at p99 (alone: ${f.alone.test})`);
       const columns = [percentiles.map((_, i) => i),
                        percentiles.map(([key]) => f.alone.latency_us[key]),
                        percentiles.map(([key]) => f.latency_us[key])];
@@ -400,9 +392,7 @@
       // run's also counts those before the last flow started.
       const whileAll = f.common_latency_us;
       if (whileAll) columns.push(percentiles.map(([key]) => whileAll[key]));
-      const plot = document.createElement("div");
-      plot.className = "plot";
-      section.appendChild(plot);
+      const plot = addPlot(section);
       const us = (u, v) => (v == null ? "-" : formatNumber(v) + " us");
       const options = {
         width: chartWidth(section),
@@ -434,16 +424,9 @@
     const series = completions.filter(
         (c) => c.config === r.config && c.test === r.test && c.size === r.size);
     if (!series.length) return 0;
-    const section = document.createElement("section");
-    section.className = "test";
-    const title = document.createElement("h3");
-    title.textContent = `${r.config} / ${r.test} / ${formatSize(r.size)} B: completions`;
-    const detail = document.createElement("span");
-    detail.className = "detail";
-    detail.textContent = ` ${series.reduce((n, c) => n + c.at_ms.length, 0)} requests drawn`;
-    title.appendChild(detail);
-    section.appendChild(title);
-    container.appendChild(section);
+    const section = addSection(
+        container, `${r.config} / ${r.test} / ${formatSize(r.size)} B: completions`,
+        ` ${series.reduce((n, c) => n + c.at_ms.length, 0)} requests drawn`);
     // One x column for all: each series holds its own points, null elsewhere.
     const points = [];
     series.forEach((c, k) => c.at_ms.forEach((x, i) => points.push([x, k, c.took_us[i]])));
@@ -458,9 +441,7 @@
                          paths: () => null, points: { show: true, space: 0, size: 3 },
                          value: (u, v) => (v == null ? "-" : formatNumber(v) + " us") });
     });
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    section.appendChild(plot);
+    const plot = addPlot(section);
     const options = {
       width: chartWidth(section),
       height: 260,
