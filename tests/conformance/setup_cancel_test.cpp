@@ -22,18 +22,27 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(SetupCancel, AnOfiResponderWaitingForAConnectionStopsWhenTheTestIsGivenUp) {
-  loader::PluginRegistry plugins({std::filesystem::path(UNIPERF_PLUGIN_DIR)});
-  Plugin* ofi = plugins.find("ofi");
-  if (ofi == nullptr) GTEST_SKIP() << "the ofi plugin: " << plugins.why_missing("ofi");
-  const auto config = suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/ofi-tcp.yaml");
-  std::unique_ptr<Context> context;
-  try {
-    context = ofi->open(suite::validate_options(config, ofi->options()));
-  } catch (const Unavailable& e) {
-    GTEST_SKIP() << "unavailable: " << e.what();
+/// A Context of the real ofi plugin over libfabric's tcp provider
+/// (configs/ofi-tcp.yaml); the test is skipped where either is missing.
+class SetupCancel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Plugin* ofi = plugins_.find("ofi");
+    if (ofi == nullptr) GTEST_SKIP() << "the ofi plugin: " << plugins_.why_missing("ofi");
+    const auto config =
+        suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/ofi-tcp.yaml");
+    try {
+      context = ofi->open(suite::validate_options(config, ofi->options()));
+    } catch (const Unavailable& e) {
+      GTEST_SKIP() << "unavailable: " << e.what();
+    }
   }
 
+  loader::PluginRegistry plugins_{{std::filesystem::path(UNIPERF_PLUGIN_DIR)}};
+  std::unique_ptr<Context> context;
+};
+
+TEST_F(SetupCancel, AnOfiResponderWaitingForAConnectionStopsWhenTheTestIsGivenUp) {
   auto [initiator_end, responder_end] = bootstrap::make_in_process_pair();
   std::atomic<bool> given_up{false};
   // The initiator learns the port, then never connects (it died, as far as
@@ -69,18 +78,7 @@ TEST(SetupCancel, AnOfiResponderWaitingForAConnectionStopsWhenTheTestIsGivenUp) 
   EXPECT_LT(waited, 10s) << std::chrono::duration<double>(waited).count() << " s: " << why;
 }
 
-TEST(SetupCancel, AnOfiResponderStopsWaitingWhenTheInitiatorFailedBeforeConnecting) {
-  loader::PluginRegistry plugins({std::filesystem::path(UNIPERF_PLUGIN_DIR)});
-  Plugin* ofi = plugins.find("ofi");
-  if (ofi == nullptr) GTEST_SKIP() << "the ofi plugin: " << plugins.why_missing("ofi");
-  const auto config = suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/ofi-tcp.yaml");
-  std::unique_ptr<Context> context;
-  try {
-    context = ofi->open(suite::validate_options(config, ofi->options()));
-  } catch (const Unavailable& e) {
-    GTEST_SKIP() << "unavailable: " << e.what();
-  }
-
+TEST_F(SetupCancel, AnOfiResponderStopsWaitingWhenTheInitiatorFailedBeforeConnecting) {
   auto [initiator_end, responder_end] = bootstrap::make_in_process_pair();
   // The initiator learns the port, then fails at once (fi_connect refused,
   // a bad peer_address) and says so; the engine has not given up on the
