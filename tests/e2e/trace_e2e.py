@@ -27,10 +27,10 @@ rows are capped, and an untraced test. Asserted:
     with it within the recorded uncertainty (both read this host's clock,
     so the true offset is 0);
   * competing flows (engine/flow_group.hpp), read from their traces: with
-    `until: first_done` a ping-pong of 100000 round trips is stopped when
-    the stream beside it is done (its last completion within 250 ms of the
-    stream's, where it would otherwise go on for many times the stream's
-    run); a `role: load` stream runs from before the measured flow's end
+    `until: first_done` the flow that is not done first (the ping-pong of
+    100000 round trips, on an idle machine) is stopped when the other is
+    done: its last completion within 250 ms of the other's, short of its
+    100000; a `role: load` stream runs from before the measured flow's end
     until after it (for half a second: on two cores a short count can end
     within one scheduler slice, before the load's threads ran at all), and
     its `baseline: solo` runs the latency flow alone first (loaded.alone),
@@ -217,8 +217,13 @@ def run_config(config, work):
             print(f"{name}: the flows' last completions {gap_ms:.2f} ms apart; ping-pong "
                   f"{r['flows'][0]['iterations_run']} of 100000")
             check(gap_ms <= 250, f"{name}: first_done left the flows ending {gap_ms:.0f} ms apart")
-            check(r["flows"][0]["iterations_run"] < 100000,
-                  f"{name}: the ping-pong was not stopped by the stream's end")
+            # Both flows have 100000 iterations; the one that did not finish
+            # first was stopped short of them. That is the ping-pong on an
+            # idle machine, but under a CPU hog the stream can be the slower
+            # (seen once over ucx-shm beside two busy loops): either will do.
+            runs = [flow["iterations_run"] for flow in r["flows"]]
+            check(min(runs) < 100000,
+                  f"{name}: neither flow was stopped by the other's end (ran {runs} of 100000)")
         elif r["test"] == "loaded.alone":
             check("flows" not in r and "latency_us" in r,
                   f"{name}: the baseline is no lone latency flow")
