@@ -10,8 +10,10 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <string>
 #include <thread>
 #include <uniperf/plugin_support.hpp>
+#include <utility>
 
 #include "bootstrap/bootstrap.hpp"
 #include "loader/plugin_registry.hpp"
@@ -38,6 +40,22 @@ class SetupCancel : public ::testing::Test {
     }
   }
 
+  /// The responder's connect() over `channel`: what it threw ("<nothing
+  /// thrown>" if nothing) and how long it took.
+  std::pair<std::string, std::chrono::steady_clock::duration> connect_as_responder(
+      PeerChannel& channel) {
+    EndpointParams params;
+    params.max_message = 4096;
+    const auto started = std::chrono::steady_clock::now();
+    std::string why = "<nothing thrown>";
+    try {
+      context->connect(params, channel);
+    } catch (const TransportError& e) {
+      why = e.what();
+    }
+    return {why, std::chrono::steady_clock::now() - started};
+  }
+
   loader::PluginRegistry plugins_{{std::filesystem::path(UNIPERF_PLUGIN_DIR)}};
   std::unique_ptr<Context> context;
 };
@@ -61,16 +79,7 @@ TEST_F(SetupCancel, AnOfiResponderWaitingForAConnectionStopsWhenTheTestIsGivenUp
   });
 
   bootstrap::BootstrapPeerChannel channel(*responder_end, &given_up);
-  EndpointParams params;
-  params.max_message = 4096;
-  const auto started = std::chrono::steady_clock::now();
-  std::string why = "<nothing thrown>";
-  try {
-    context->connect(params, channel);
-  } catch (const TransportError& e) {
-    why = e.what();
-  }
-  const auto waited = std::chrono::steady_clock::now() - started;
+  const auto [why, waited] = connect_as_responder(channel);
   initiator.get();
   EXPECT_NE(why.find("given up"), std::string::npos) << why;
   // Without the check the wait is the plugin's 20 s connect timeout; a
@@ -98,16 +107,7 @@ TEST_F(SetupCancel, AnOfiResponderStopsWaitingWhenTheInitiatorFailedBeforeConnec
   });
 
   bootstrap::BootstrapPeerChannel channel(*responder_end);
-  EndpointParams params;
-  params.max_message = 4096;
-  const auto started = std::chrono::steady_clock::now();
-  std::string why = "<nothing thrown>";
-  try {
-    context->connect(params, channel);
-  } catch (const TransportError& e) {
-    why = e.what();
-  }
-  const auto waited = std::chrono::steady_clock::now() - started;
+  const auto [why, waited] = connect_as_responder(channel);
   initiator.get();
   EXPECT_NE(why.find("'nohost' is not a numeric IPv4 address"), std::string::npos) << why;
   // Without the check the wait is the plugin's 20 s connect timeout.

@@ -154,7 +154,7 @@ Opened open_in_child(loader::PluginRegistry& plugins, const std::filesystem::pat
 /// children inherit what a transport library remembers of its first use.
 std::string list_configs(loader::PluginRegistry& plugins) {
   std::map<std::string, std::filesystem::path> found;  // by name: the first shelf wins
-  for (const auto& shelf : {std::filesystem::path("configs"), shipped_data_dir() / "configs"}) {
+  for (const auto& shelf : shelves(ShippedKind::config)) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(shelf, error)) {
       if (entry.path().extension() == ".yaml") found.emplace(entry.path().stem(), entry.path());

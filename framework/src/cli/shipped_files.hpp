@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace uniperf::cli {
 
@@ -15,6 +16,11 @@ enum class ShippedKind { suite, config };
 
 /// The data directory of this uniperf: <directory of the executable>/../share/uniperf.
 std::filesystem::path shipped_data_dir();
+
+/// Where suites or configs are looked for, in order: the working
+/// directory's suites/ or configs/, then the install's.
+std::vector<std::filesystem::path> shelves(
+    ShippedKind kind, const std::filesystem::path& data_dir = shipped_data_dir());
 
 /// `given` when it exists (or names nothing shipped); else the file it
 /// names on the working directory's shelf (<kind>s/<given>[.yaml], as in a
