@@ -518,15 +518,21 @@ TcpListener::~TcpListener() {
 }
 
 std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::milliseconds timeout) {
+  auto peer = try_accept(rank, timeout);
+  if (!peer) {
+    throw BootstrapError("no peer connected to port " + std::to_string(port_) + " within " +
+                         std::to_string(timeout.count() / 1000) + " s");
+  }
+  return peer;
+}
+
+std::unique_ptr<Bootstrap> TcpListener::try_accept(int rank, std::chrono::milliseconds timeout) {
   pollfd pfd{fd_, POLLIN, 0};
   int ready;
   do {
     ready = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
   } while (ready < 0 && errno == EINTR);
-  if (ready == 0) {
-    throw BootstrapError("no peer connected to port " + std::to_string(port_) + " within " +
-                         std::to_string(timeout.count() / 1000) + " s");
-  }
+  if (ready == 0) return nullptr;
   const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) throw BootstrapError(errno_text("accept failed"));
   return std::make_unique<TcpBootstrap>(fd, rank, true);

@@ -120,6 +120,9 @@ class TcpListener {
   std::uint16_t port() const { return port_; }
   /// Waits for one peer; throws BootstrapError on timeout.
   std::unique_ptr<Bootstrap> accept(int rank, std::chrono::milliseconds timeout);
+  /// As accept(), but null on timeout: a server that also watches a stop
+  /// flag waits in slices.
+  std::unique_ptr<Bootstrap> try_accept(int rank, std::chrono::milliseconds timeout);
 
  private:
   int fd_ = -1;

@@ -1,4 +1,4 @@
-// uniperf command line: run, list, info, validate, report, compare, and the
+// uniperf command line: run, serve, list, info, validate, report, compare, and the
 // one-off forms lat / bw / rate that take perftest-like flags instead of a
 // suite file. Each command lives in its own file; this one only wires them.
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@
 #include "cli/plugin_commands.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/serve_command.hpp"
 #include "cli/shipped_files.hpp"
 #include "suite/suite.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 constexpr const char* kRunExamples = R"(
 Examples:
   uniperf run suites/quick.yaml -c configs/ucx-shm.yaml -c configs/tcp.yaml -o results.jsonl
-  server$ uniperf run suites/quick.yaml -c configs/ucx-tcp.yaml --listen
+  server$ uniperf serve
   client$ uniperf run suites/quick.yaml -c configs/ucx-tcp.yaml --peer server -o -
   uniperf run suites/quick.yaml -c verbs:device=mlx5_0,port=1,gid_index=3 --fail-on-skip
   mpirun -np 4 --host n1,n2,n3,n4 uniperf run suites/cluster.yaml -c configs/ucx-tcp.yaml
@@ -38,7 +39,7 @@ Examples (perftest's -s -a -n -D -t -Q -l -I -q -e -b mean the same here):
   uniperf lat --op write -s 64 -c configs/ucx-shm.yaml
   uniperf bw --op send -a -t 64 -c configs/tcp.yaml -o - | jq .bandwidth.MB_per_s
   uniperf bw --op write -s 64K -D 5s -b -c verbs:device=mlx5_0,port=1,gid_index=3
-  server$ uniperf lat --op send -c configs/tcp.yaml --listen
+  server$ uniperf serve
   client$ uniperf lat --op send -c configs/tcp.yaml --peer server
 
 Exit: 0 ok (tests ran or were skipped), 1 a test failed, 2 bad input, 3 no peer or
@@ -96,6 +97,9 @@ int main(int argc, char** argv) {
   cli::CompareCommand compare_command;
   cli::add_compare_command(app, compare_command);
 
+  cli::ServeOptions serve;
+  cli::add_serve_command(app, serve);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -110,6 +114,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return validate_files(validate_paths);
     if (report_command.command->parsed()) return cli::run_report_command(report_command);
     if (compare_command.command->parsed()) return cli::run_compare_command(compare_command);
+    if (serve.command->parsed()) return cli::run_serve_command(serve);
     if (run->parsed()) {
       return execute(suite::load_suite(find_shipped(suite_path, ShippedKind::suite)), connection,
                      argc, argv);

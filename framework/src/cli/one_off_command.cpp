@@ -82,13 +82,14 @@ model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& 
   }
   if (o.preset) test["preset"] = *o.preset;
 
-  model::SuiteSpec suite;
-  suite.name = "command-line";
-  suite.file = "<command line>";
-  suite.tests.push_back(suite::parse_test(test, suite.file));
+  // A whole suite document, parsed as a file's would be: its text is what a
+  // bare server (`uniperf serve`) is sent, and parses there to this suite.
+  YAML::Node document;
+  document["suite"] = "command-line";
+  document["tests"].push_back(test);
   YAML::Emitter emitter;
-  emitter << test;
-  suite.content_hash = suite::sha256_hex(emitter.c_str());
+  emitter << document;
+  model::SuiteSpec suite = suite::parse_suite(emitter.c_str(), "<command line>");
   return suite;
 }
 

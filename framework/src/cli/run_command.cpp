@@ -1,9 +1,6 @@
 #include "cli/run_command.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,11 +13,13 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/launcher.hpp"
+#include "cli/addresses.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/local_pair.hpp"
 #include "cli/rank_job.hpp"
 #include "cli/run_output.hpp"
 #include "cli/shipped_files.hpp"
+#include "cli/stop_signals.hpp"
 #include "loader/plugin_registry.hpp"
 #include "report/concurrent_pairs.hpp"
 #include "report/pair_matrix.hpp"
@@ -46,50 +45,6 @@ bool traces(const model::SuiteSpec& suite) {
   return false;
 }
 
-constexpr std::uint16_t kDefaultPort = 18521;
-
-/// A port number in full, or a clear error naming the flag (a port of
-/// 99999 must not wrap to 34463, "xyz" must not surface as `stoi`).
-std::uint16_t parse_port(std::string_view flag, const std::string& text, std::string_view port) {
-  unsigned value = 0;
-  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || error != std::errc() || end != port.data() + port.size() || value > 65535) {
-    throw std::invalid_argument(std::string(flag) + " " + text + ": '" + std::string(port) +
-                                "' is not a port number (0-65535)");
-  }
-  return static_cast<std::uint16_t>(value);
-}
-
-/// HOST[:PORT], [IPV6-ADDRESS][:PORT], a bare IPv6 address, or a bare PORT
-/// (a number alone is a port, on `default_host`).
-std::pair<std::string, std::uint16_t> split_host_port(std::string_view flag,
-                                                      const std::string& text,
-                                                      const std::string& default_host) {
-  if (text.starts_with('[')) {
-    const auto close = text.find(']');
-    const std::string rest = close == std::string::npos ? "" : text.substr(close + 1);
-    if (close == std::string::npos || (!rest.empty() && !rest.starts_with(':'))) {
-      throw std::invalid_argument(std::string(flag) + " " + text +
-                                  ": expected [ADDRESS] or [ADDRESS]:PORT");
-    }
-    const std::string host = text.substr(1, close - 1);
-    return {host,
-            rest.empty() ? kDefaultPort : parse_port(flag, text, std::string_view(rest).substr(1))};
-  }
-  const auto colons = std::count(text.begin(), text.end(), ':');
-  if (colons > 1) return {text, kDefaultPort};  // an IPv6 address without a port
-  if (colons == 1) {
-    const auto colon = text.find(':');
-    const std::string host = text.substr(0, colon);
-    return {host.empty() ? default_host : host,
-            parse_port(flag, text, std::string_view(text).substr(colon + 1))};
-  }
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
-    return {default_host, parse_port(flag, text, text)};
-  }
-  return {text.empty() ? default_host : text, kDefaultPort};
-}
-
 std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
                                             loader::PluginRegistry& plugins) {
   std::vector<model::ConfigSpec> configs;
@@ -107,58 +62,6 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
   }
   return configs;
 }
-
-/// Set by the first SIGINT, SIGTERM or SIGHUP: a run-forever test ends at
-/// its window boundary, any other test at once, and the run ends with the
-/// records finished so far (session::RunSettings::stop_requested).
-std::atomic<bool> g_stop_requested{false};
-/// A second signal is written here (the one thing a handler may do) for
-/// the thread that ends the process at once with what finished.
-int g_second_signal_pipe[2] = {-1, -1};
-
-extern "C" void request_stop(int signal_number) {
-  if (g_stop_requested.exchange(true)) {
-    const char byte = static_cast<char>(signal_number);
-    [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &byte, 1);
-  }
-}
-
-/// Installs the handlers, and a thread that waits for a second signal.
-/// Installed after the plugins loaded: some transport libraries install
-/// their own SIGINT handler when loaded (libinfinipath, under libfabric,
-/// exits).
-class StopOnSignals {
- public:
-  explicit StopOnSignals(std::function<void()> on_second_signal)
-      : on_second_(std::move(on_second_signal)) {
-    if (::pipe2(g_second_signal_pipe, O_CLOEXEC) != 0) return;
-    waiter_ = std::thread([this] {
-      char byte = 0;
-      while (true) {
-        const ssize_t n = ::read(g_second_signal_pipe[0], &byte, 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 1 && byte != 0) on_second_();  // does not return
-        return;                                 // a zero byte: the run ended normally
-      }
-    });
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    action.sa_flags = SA_RESTART;
-    for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
-  }
-  ~StopOnSignals() {
-    if (!waiter_.joinable()) return;
-    const char done = 0;
-    [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &done, 1);
-    waiter_.join();
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-
- private:
-  std::function<void()> on_second_;
-  std::thread waiter_;
-};
 
 /// --pair-resume CONFIG:TEST, as the local pair's initiator wrote it.
 session::SuitePosition parse_resume(const std::string& text) {
@@ -191,34 +94,8 @@ std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host,
     return bootstrap::tcp_connect(host, port, 0, timeout);
   } catch (const bootstrap::BootstrapError& e) {
     throw bootstrap::BootstrapError(fmt::format(
-        "{} (after {:g} s: is `uniperf ... --listen` running there?)", e.what(), timeout_s));
-  }
-}
-
-/// --fail-on-skip over the suite; --trials, --run-infinitely and
-/// --report-interval over every test.
-void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
-  if (options.fail_on_skip) suite.fail_on_skip = true;
-  for (auto& test : suite.tests) {
-    auto& d = test.duration;
-    if (options.trials) d.trials = *options.trials;
-    if (options.run_forever) {
-      d.forever = true;
-      d.iterations = 0;
-      d.seconds = 5;
-    }
-    if (d.forever && options.report_interval) d.seconds = *options.report_interval;
-    // Interim results in duration mode: the duration runs as back-to-back
-    // windows of the interval (trials), each reported as it ends and pooled
-    // in the record, so nothing is sampled inside the timed loop.
-    if (!d.forever && d.seconds > 0 && options.report_interval &&
-        d.seconds > *options.report_interval) {
-      const auto windows =
-          static_cast<std::uint32_t>(std::lround(d.seconds / *options.report_interval));
-      d.trials *= std::max<std::uint32_t>(1, windows);
-      d.seconds = *options.report_interval;
-    }
-    if (d.seconds > 0 && 2 * d.margin >= d.seconds) d.margin = 0;
+        "{} (after {:g} s: is `uniperf serve` or `uniperf ... --listen` running there?)", e.what(),
+        timeout_s));
   }
 }
 
@@ -311,6 +188,77 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
   cli::add_report_file_options(command, options.report_files);
   command->add_option("--pair-connect", options.pair_connect)->group("");  // internal
   command->add_option("--pair-resume", options.pair_resume)->group("");    // internal
+}
+
+void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options) {
+  if (options.fail_on_skip) suite.fail_on_skip = true;
+  for (auto& test : suite.tests) {
+    auto& d = test.duration;
+    if (options.trials) d.trials = *options.trials;
+    if (options.run_forever) {
+      d.forever = true;
+      d.iterations = 0;
+      d.seconds = 5;
+    }
+    if (d.forever && options.report_interval) d.seconds = *options.report_interval;
+    // Interim results in duration mode: the duration runs as back-to-back
+    // windows of the interval (trials), each reported as it ends and pooled
+    // in the record, so nothing is sampled inside the timed loop.
+    if (!d.forever && d.seconds > 0 && options.report_interval &&
+        d.seconds > *options.report_interval) {
+      const auto windows =
+          static_cast<std::uint32_t>(std::lround(d.seconds / *options.report_interval));
+      d.trials *= std::max<std::uint32_t>(1, windows);
+      d.seconds = *options.report_interval;
+    }
+    if (d.seconds > 0 && 2 * d.margin >= d.seconds) d.margin = 0;
+  }
+}
+
+nlohmann::json offered_overrides(const ConnectionOptions& options) {
+  nlohmann::json overrides = {{"fail_on_skip", options.fail_on_skip},
+                              {"run_forever", options.run_forever},
+                              {"size_timeout_s", options.size_timeout_s},
+                              {"stall_timeout_s", options.stall_timeout_s},
+                              {"timeline_bin_ms", options.timeline_bin_ms}};
+  if (options.trials) overrides["trials"] = *options.trials;
+  if (options.report_interval) overrides["report_interval"] = *options.report_interval;
+  return overrides;
+}
+
+void take_offered_overrides(const nlohmann::json& overrides, ConnectionOptions& options) {
+  // A peer's message is input: a value of the wrong type is refused by name.
+  auto read = [&overrides](const char* key, auto& into) {
+    const auto it = overrides.find(key);
+    if (it == overrides.end()) return;
+    try {
+      into = it->template get<std::remove_reference_t<decltype(into)>>();
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument(std::string("the client's override ") + key + " is " +
+                                  it->dump());
+    }
+  };
+  read("fail_on_skip", options.fail_on_skip);
+  read("run_forever", options.run_forever);
+  read("size_timeout_s", options.size_timeout_s);
+  read("stall_timeout_s", options.stall_timeout_s);
+  read("timeline_bin_ms", options.timeline_bin_ms);
+  if (overrides.contains("trials")) read("trials", options.trials.emplace());
+  if (overrides.contains("report_interval"))
+    read("report_interval", options.report_interval.emplace());
+}
+
+session::RunSettings run_settings(const ConnectionOptions& options) {
+  session::RunSettings settings;
+  settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
+  settings.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  settings.timeline_bin = std::chrono::microseconds(std::llround(options.timeline_bin_ms * 1e3));
+  // Beats go out every second whatever the timeout (the peer's timeout may
+  // differ from ours), so a timeout is at least two periods.
+  settings.heartbeat_period = 1s;
+  settings.heartbeat_timeout = std::chrono::milliseconds(std::llround(options.heartbeat_s * 1000));
+  settings.stop_requested = &stop_requested();
+  return settings;
 }
 
 int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
@@ -415,7 +363,9 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       pair.emplace(argc, argv);
       control = pair->accept();
     }
-    if (!handshaken && control) peer_facts = session::handshake(*control, suite, configs, my_facts);
+    if (!handshaken && control)
+      peer_facts =
+          session::handshake(*control, suite, configs, my_facts, offered_overrides(options));
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitNoPeer;
@@ -455,15 +405,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     table_out << fmt::format("  {} {} {} B  {}", window.config, window.test, window.size, text)
               << std::endl;
   };
-  session::RunSettings settings;
-  settings.size_timeout = std::chrono::seconds(options.size_timeout_s);
-  settings.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
-  settings.timeline_bin = std::chrono::microseconds(std::llround(options.timeline_bin_ms * 1e3));
-  // Beats go out every second whatever the timeout (the peer's timeout may
-  // differ from ours), so a timeout is at least two periods.
-  settings.heartbeat_period = 1s;
-  settings.heartbeat_timeout = std::chrono::milliseconds(std::llround(options.heartbeat_s * 1000));
-  settings.stop_requested = &g_stop_requested;
+  session::RunSettings settings = run_settings(options);
   // A second signal, or a transport call that never returns after its loop
   // was aborted: what finished is written and the process ends here.
   auto finish_now = [&output](const std::string& why, int exit_code) {
@@ -491,10 +433,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     } else if (remote) {
       // Where the server was reached (numeric, as the connection sees it):
       // a record then says which host it measured against.
-      if (!peer_host.empty())
-        how["rendezvous"] =
-            (peer_host.find(':') != std::string::npos ? "[" + peer_host + "]" : peer_host) + ":" +
-            std::to_string(peer_address.second);
+      if (!peer_host.empty()) how["rendezvous"] = join_host_port(peer_host, peer_address.second);
     }
     how["connect_ms"] =
         std::chrono::duration<double, std::milli>(connect_ready - connect_started).count();
@@ -544,7 +483,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                 .output = output ? &*output : nullptr,
                 .my_facts = my_facts,
                 .suspects = options.report_files.suspects,
-                .stop_requested = &g_stop_requested,
+                .stop_requested = &stop_requested(),
                 .connect_started = connect_started};
     const int exit_code = run_rank_job(job);
     if (launched_rank0 && output)
@@ -561,7 +500,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     session::RunOutcome part = session::run_from(*control, suite, configs, plugins, settings,
                                                  observer, resume, pair.has_value());
     std::move(part.records.begin(), part.records.end(), std::back_inserter(records));
-    if (!part.resume_at || part.resume_at->config >= configs.size() || g_stop_requested) break;
+    if (!part.resume_at || part.resume_at->config >= configs.size() || stop_requested()) break;
     // The responder died or stopped answering: a fresh one runs the rest,
     // from the test after the one it was lost in.
     const session::SuitePosition start = *part.resume_at;
@@ -576,7 +515,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     try {
       pair->replace(fmt::format("{}:{}", start.config, start.test));
       control = pair->accept();
-      session::handshake(*control, suite, configs, my_facts);
+      session::handshake(*control, suite, configs, my_facts, offered_overrides(options));
       peer_host = control->peer_host();
     } catch (const std::exception& e) {
       std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
@@ -604,7 +543,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   }
   if (output) output->commit();
   // Ctrl-C is how a run-forever run is meant to end; any other run it cut short.
-  if (g_stop_requested && !forever) {
+  if (stop_requested() && !forever) {
     std::cerr << "uniperf: interrupted; the finished records are kept\n";
     return kExitInterrupted;
   }

@@ -10,6 +10,7 @@
 
 #include "cli/report_command.hpp"
 #include "model/suite_spec.hpp"
+#include "session/session.hpp"
 
 namespace uniperf::cli {
 
@@ -47,6 +48,22 @@ struct ConnectionOptions {
 
 /// Adds -c, --peer, --listen, -o, the run overrides and the report files.
 void add_connection_options(CLI::App* command, ConnectionOptions& options);
+
+/// --fail-on-skip over the suite; --trials, --run-infinitely and
+/// --report-interval over every test.
+void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options);
+
+/// The settings of a client's command line a bare server (`uniperf serve`)
+/// must share to run the same tests the same way: the overrides
+/// apply_run_overrides() takes, and the timeouts both sides watch
+/// (session::Offer::overrides). take_offered_overrides() reads them back,
+/// throwing std::invalid_argument for a value of the wrong type.
+nlohmann::json offered_overrides(const ConnectionOptions& options);
+void take_offered_overrides(const nlohmann::json& overrides, ConnectionOptions& options);
+
+/// The session settings of these options: timeouts, heartbeat, timeline
+/// bins, and the stop flag the signals raise (cli/stop_signals.hpp).
+session::RunSettings run_settings(const ConnectionOptions& options);
 
 /// Connects (or starts a local pair), handshakes, runs, reports; the exit
 /// code (cli/exit_codes.hpp).

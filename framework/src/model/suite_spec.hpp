@@ -17,6 +17,9 @@ struct SuiteSpec {
   std::string description;
   std::string file;          ///< path it was read from
   std::string content_hash;  ///< hex SHA-256 (or FNV) of the file's bytes
+  /// The YAML text it was parsed from: what a client sends a bare server
+  /// (`uniperf serve`) so the server builds the same suite.
+  std::string source;
   std::vector<TestSpec> tests;
   /// `tolerances:` metric -> allowed change in percent, for `uniperf
   /// compare --suite` (empty when the suite sets none).
@@ -36,6 +39,10 @@ struct ConfigSpec {
   std::map<std::string, std::string> environment;     ///< env vars set before the plugin opens
   std::string file;
   std::string content_hash;
+  /// The text it was parsed from (a file's YAML, or the `-c` text of a config
+  /// given inline): what a client sends a bare server (`uniperf serve`).
+  std::string source;
+  bool given_inline = false;  ///< `-c PLUGIN:KEY=VALUE,...` rather than a file
 };
 
 }  // namespace uniperf::model

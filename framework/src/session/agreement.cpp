@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <span>
 
@@ -90,6 +91,8 @@ json read_handshake(bootstrap::Bootstrap& control) {
                          " (uniperf " UNIPERF_VERSION
                          "): run the same uniperf version on both hosts");
   }
+  if (const json refused = theirs.value("refused", json()); refused.is_string())
+    throw HandshakeError("the server refused the run: " + refused.get<std::string>());
   if (const json facts = theirs.value("provenance", json(nullptr));
       !facts.is_object() && !facts.is_null()) {
     throw HandshakeError("the peer is not a uniperf process (its provenance is not an object)");
@@ -178,12 +181,11 @@ json measure_wall_clock_offset(bootstrap::Bootstrap& control) {
           {"round_trips", kClockRoundTrips}};
 }
 
-// The initiator speaks first; the responder answers only a uniperf peer of
-// its protocol, so whatever else connects to a listening port (a port scan,
-// an HTTP probe) learns nothing about the host: no provenance goes out
-// before the peer has identified itself.
-json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
-               const std::vector<model::ConfigSpec>& configs, const json& provenance) {
+namespace {
+
+/// This side's handshake message; the initiator's carries its offer.
+json handshake_message(const model::SuiteSpec& suite, const std::vector<model::ConfigSpec>& configs,
+                       const json& provenance, const json* overrides) {
   json mine = {
       {"magic", "uniperf"},
       {"protocol", kProtocolVersion},
@@ -194,22 +196,36 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
       {"provenance", provenance}};
   for (const auto& c : configs)
     mine["configs"].push_back({{"name", c.name}, {"hash", c.content_hash}});
-  const std::string text = mine.dump();
-  auto send_mine = [&] {
-    try {
-      control.send(std::as_bytes(std::span(text)));
-    } catch (const bootstrap::BootstrapError& e) {
-      throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+  if (overrides) {
+    json offered = {{"suite", {{"label", suite.file}, {"text", suite.source}}},
+                    {"configs", json::array()},
+                    {"overrides", *overrides}};
+    for (const auto& c : configs) {
+      // A file's absolute path: ${config_dir} then names the same directory
+      // on a server whose install matches this one.
+      std::error_code error;
+      const std::string label =
+          c.given_inline ? c.file : std::filesystem::absolute(c.file, error).string();
+      offered["configs"].push_back(
+          {{"label", label}, {"text", c.source}, {"inline", c.given_inline}});
     }
-  };
-  json theirs;
-  if (control.rank() == 0) {
-    send_mine();
-    theirs = read_handshake(control);
-  } else {
-    theirs = read_handshake(control);
-    send_mine();  // a uniperf peer: a mismatch below is reported on both sides alike
+    mine["offer"] = std::move(offered);
   }
+  return mine;
+}
+
+void send_handshake(bootstrap::Bootstrap& control, const json& message) {
+  const std::string text = message.dump();
+  try {
+    control.send(std::as_bytes(std::span(text)));
+  } catch (const bootstrap::BootstrapError& e) {
+    throw HandshakeError(std::string("handshake with the peer failed: ") + e.what());
+  }
+}
+
+/// Both handshakes exchanged: the checks, the clock, the heartbeat.
+json finish_handshake(bootstrap::Bootstrap& control, const json& mine, const json& theirs,
+                      const model::SuiteSpec& suite) {
   check_same_run(mine, theirs, suite);
   // Where the peer's wall clock stands against ours, so that times taken on
   // either side (traces, measured intervals) can be put on one timeline.
@@ -232,6 +248,65 @@ json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
   json facts = theirs.value("provenance", json(nullptr));
   if (facts.is_object() && !clock_offset.is_null()) facts["wall_clock"] = clock_offset;
   return facts;
+}
+
+/// A text of the offer, checked for its types (a peer's message is input).
+Offer::Text offered_text(const json& entry, const char* what) {
+  if (!entry.is_object() || !entry.value("label", json()).is_string() ||
+      !entry.value("text", json()).is_string())
+    throw HandshakeError(std::string("the client's offer has no readable ") + what);
+  const json given_inline = entry.value("inline", json(false));
+  return {entry["label"].get<std::string>(), entry["text"].get<std::string>(),
+          given_inline.is_boolean() && given_inline.get<bool>()};
+}
+
+}  // namespace
+
+// The initiator speaks first; the responder answers only a uniperf peer of
+// its protocol, so whatever else connects to a listening port (a port scan,
+// an HTTP probe) learns nothing about the host: no provenance goes out
+// before the peer has identified itself.
+json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
+               const std::vector<model::ConfigSpec>& configs, const json& provenance,
+               const json& overrides) {
+  const bool initiator = control.rank() == 0;
+  const json mine = handshake_message(suite, configs, provenance, initiator ? &overrides : nullptr);
+  json theirs;
+  if (initiator) {
+    send_handshake(control, mine);
+    theirs = read_handshake(control);
+  } else {
+    theirs = read_handshake(control);
+    send_handshake(control, mine);  // a uniperf peer: a mismatch is reported on both sides alike
+  }
+  return finish_handshake(control, mine, theirs, suite);
+}
+
+Offer receive_offer(bootstrap::Bootstrap& control) {
+  Offer offer;
+  offer.handshake = read_handshake(control);
+  const json offered = offer.handshake.value("offer", json());
+  if (!offered.is_object() || !offered.value("configs", json()).is_array())
+    throw HandshakeError("the client offers no suite to run (a uniperf without `serve`?)");
+  offer.suite = offered_text(offered["suite"], "suite");
+  for (const auto& config : offered["configs"])
+    offer.configs.push_back(offered_text(config, "config"));
+  if (offered.value("overrides", json()).is_object()) offer.overrides = offered["overrides"];
+  return offer;
+}
+
+json answer_offer(bootstrap::Bootstrap& control, const Offer& offer, const model::SuiteSpec& suite,
+                  const std::vector<model::ConfigSpec>& configs, const json& provenance) {
+  const json mine = handshake_message(suite, configs, provenance, nullptr);
+  send_handshake(control, mine);
+  return finish_handshake(control, mine, offer.handshake, suite);
+}
+
+void refuse_offer(bootstrap::Bootstrap& control, const std::string& why) {
+  send_handshake(control, {{"magic", "uniperf"},
+                           {"protocol", kProtocolVersion},
+                           {"version", UNIPERF_VERSION},
+                           {"refused", why}});
 }
 
 }  // namespace uniperf::session

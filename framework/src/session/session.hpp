@@ -28,8 +28,11 @@ namespace uniperf::session {
 // heartbeat connection (Bootstrap::open_heartbeat), and every stream phase
 // ends with a count of the messages each side received (unreliable
 // transports' loss); 6: after the handshake, round trips that measure the
-// responder's wall clock against the initiator's (measure_wall_clock_offset).
-inline constexpr int kProtocolVersion = 6;
+// responder's wall clock against the initiator's (measure_wall_clock_offset);
+// 7: the initiator's handshake carries its offer (the suite's and configs'
+// texts, the command-line overrides) for a bare server, which may answer
+// with a refusal instead of its handshake.
+inline constexpr int kProtocolVersion = 7;
 
 /// Both sides call it (the handshake does): round trips over the control
 /// connection that estimate the responder's wall clock minus the
@@ -50,10 +53,49 @@ struct HandshakeError : std::runtime_error {
 /// sends its own `provenance` facts (an object, or null) and gets the peer's
 /// back (null from a peer that sent none), so the initiator's records
 /// describe both hosts. The initiator's copy of the peer's facts gains
-/// `wall_clock`: measure_wall_clock_offset()'s estimate.
+/// `wall_clock`: measure_wall_clock_offset()'s estimate. The initiator's
+/// message carries its Offer (with `overrides`) for a bare server; a server
+/// that refuses it makes this throw HandshakeError with its reason.
 nlohmann::json handshake(bootstrap::Bootstrap& control, const model::SuiteSpec& suite,
                          const std::vector<model::ConfigSpec>& configs,
-                         const nlohmann::json& provenance = nullptr);
+                         const nlohmann::json& provenance = nullptr,
+                         const nlohmann::json& overrides = nlohmann::json::object());
+
+/// What the initiator's handshake offers a bare server (`uniperf serve`):
+/// the texts its suite and configs were parsed from, with the labels they
+/// were parsed under (a config's file names it and places ${config_dir}),
+/// and the command-line overrides the client applied (an object the CLI
+/// defines: --trials, --timeout, ...). The server parses them as the client
+/// did, so both sides build the same run and the handshake's checks hold.
+struct Offer {
+  struct Text {
+    std::string label;  ///< the file it was read from ("-c" for a config given inline)
+    std::string text;
+    bool given_inline = false;
+  };
+  Text suite;
+  std::vector<Text> configs;
+  nlohmann::json overrides = nlohmann::json::object();
+  nlohmann::json handshake;  ///< the initiator's whole message, for answer_offer()
+};
+
+/// A bare server's first step: reads the initiator's handshake and its
+/// offer. Throws HandshakeError for a stranger, another protocol, or a
+/// handshake that offers nothing (nothing has been sent back then).
+Offer receive_offer(bootstrap::Bootstrap& control);
+
+/// The rest of the handshake, once the server built `suite` and `configs`
+/// from the offer: as handshake() on the responder.
+nlohmann::json answer_offer(bootstrap::Bootstrap& control, const Offer& offer,
+                            const model::SuiteSpec& suite,
+                            const std::vector<model::ConfigSpec>& configs,
+                            const nlohmann::json& provenance);
+
+/// Instead of answer_offer(), when the offer cannot be run here (a suite
+/// this version cannot parse, an option a plugin refuses): the client's
+/// handshake() throws HandshakeError saying "the server refused the run:
+/// `why`".
+void refuse_offer(bootstrap::Bootstrap& control, const std::string& why);
 
 struct Observer {
   /// Called on the initiator before each (config, test, size) runs.

@@ -42,6 +42,7 @@ model::ConfigSpec parse_config(const std::string& text, const std::string& file)
   model::ConfigSpec config;
   config.file = file;
   config.content_hash = sha256_hex(text);
+  config.source = text;
   config.name = root["name"] ? scalar(root["name"], file, "name")
                              : std::filesystem::path(file).stem().string();
   if (!root["plugin"]) throw SpecError(file, 1, "plugin", "missing: name the plugin (plugin: ucx)");
@@ -80,6 +81,8 @@ model::ConfigSpec parse_inline_config(const std::string& text) {
   config.name = text;
   config.file = kFile;
   config.content_hash = sha256_hex(text);
+  config.source = text;
+  config.given_inline = true;
   const std::size_t colon = text.find(':');
   config.plugin = text.substr(0, colon);
   const bool plugin_name =

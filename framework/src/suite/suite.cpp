@@ -542,6 +542,7 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   model::SuiteSpec suite;
   suite.file = file;
   suite.content_hash = sha256_hex(text);
+  suite.source = text;
   if (!root["suite"]) throw SpecError(file, 1, "suite", "missing: name the suite (suite: NAME)");
   suite.name = scalar(root["suite"], file, "suite");
   if (suite.name.empty()) throw SpecError(file, line_of(root["suite"]), "suite", "empty name");

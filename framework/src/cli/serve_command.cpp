@@ -1,0 +1,236 @@
+#include "cli/serve_command.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <stop_token>
+#include <thread>
+
+#include "bootstrap/bootstrap.hpp"
+#include "cli/addresses.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/run_command.hpp"
+#include "cli/run_output.hpp"
+#include "cli/stop_signals.hpp"
+#include "loader/plugin_registry.hpp"
+#include "session/provenance.hpp"
+#include "session/session.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// What a client offers, built into the run it asks for, exactly as its own
+/// command line built it; throws (SpecError, std::invalid_argument) for
+/// what cannot be run here.
+struct OfferedRun {
+  model::SuiteSpec suite;
+  std::vector<model::ConfigSpec> configs;
+  ConnectionOptions client;  // the client's overrides and timeouts
+};
+
+OfferedRun build_offered_run(const session::Offer& offer, loader::PluginRegistry& plugins) {
+  OfferedRun run;
+  run.suite = suite::parse_suite(offer.suite.text, offer.suite.label);
+  for (const auto& config : offer.configs) {
+    run.configs.push_back(config.given_inline ? suite::parse_inline_config(config.text)
+                                              : suite::parse_config(config.text, config.label));
+    // As the client checked them: a plugin missing here is reported per
+    // test as unavailable, an option this plugin refuses ends the offer.
+    if (Plugin* plugin = plugins.find(run.configs.back().plugin))
+      suite::validate_options(run.configs.back(), plugin->options());
+  }
+  take_offered_overrides(offer.overrides, run.client);
+  apply_run_overrides(run.suite, run.client);
+  return run;
+}
+
+std::string config_names(const std::vector<model::ConfigSpec>& configs) {
+  std::string names;
+  for (const auto& c : configs) names += (names.empty() ? "" : ", ") + c.name;
+  return names;
+}
+
+/// While one client runs, the others are told so at once ("busy") rather
+/// than left waiting in the listen queue for their handshake to time out.
+class BusyRefusals {
+ public:
+  BusyRefusals(bootstrap::TcpListener& listener, std::string serving)
+      : thread_([&listener, serving = std::move(serving)](std::stop_token stop) {
+          while (!stop.stop_requested()) {
+            std::unique_ptr<bootstrap::Bootstrap> other;
+            try {
+              other = listener.try_accept(1, 200ms);
+              if (!other) continue;
+              other->set_timeout(5s);  // a silent stranger holds this thread no longer
+              session::receive_offer(*other);
+              session::refuse_offer(
+                  *other, "busy: serving " + serving + "; try again when that run is done");
+              std::cerr << fmt::format("uniperf: told {} that the server is busy\n",
+                                       other->peer_host());
+            } catch (const std::exception&) {
+              // A stranger, or a client gone already: nothing to tell.
+            }
+          }
+        }) {}
+
+ private:
+  std::jthread thread_;
+};
+
+/// One client, from its handshake to the end of its run: the run's exit
+/// code as a `--listen` responder's would be, or nullopt for a connection
+/// that was no client of ours (refused, the server keeps serving).
+std::optional<int> serve_client(bootstrap::Bootstrap& control, bootstrap::TcpListener& listener,
+                                loader::PluginRegistry& plugins, const ServeOptions& options) {
+  const std::string client = control.peer_host();
+  session::Offer offer;
+  try {
+    offer = session::receive_offer(control);
+  } catch (const session::HandshakeError& e) {
+    std::cerr << fmt::format("uniperf: refused a connection from {}: {}\n", client, e.what());
+    return std::nullopt;
+  }
+  OfferedRun run;
+  try {
+    run = build_offered_run(offer, plugins);
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("uniperf: refused the run of {}: {}\n", client, e.what());
+    try {
+      session::refuse_offer(control, e.what());
+    } catch (const std::exception&) {
+      // The client is gone already; nothing to tell it.
+    }
+    return kExitBadInput;
+  }
+  try {
+    session::answer_offer(control, offer, run.suite, run.configs, session::provenance());
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("uniperf: lost the client {} in its handshake: {}\n", client,
+                             e.what());
+    return kExitNoPeer;
+  }
+  std::cerr << fmt::format("uniperf: serving {}: suite '{}' ({} tests) over {}\n", client,
+                           run.suite.name, run.suite.tests.size(), config_names(run.configs));
+
+  // The client's timeouts, so both sides give up on a size alike; the
+  // heartbeat is this side's own watch on the client.
+  run.client.heartbeat_s = options.heartbeat_s;
+  session::RunSettings settings = run_settings(run.client);
+  settings.stuck = [grace = settings.stuck_grace](const std::string& why, bool peer_lost) {
+    RunOutput::end_now(why + "; the step it stopped has not returned for " +
+                           std::to_string(grace.count()) + " s since, so the server ends here",
+                       peer_lost ? kExitNoPeer : kExitTestErrors);
+  };
+  int exit_code = kExitOk;
+  std::string lost;
+  session::Observer observer;
+  observer.on_failure = [&](const std::string& why, bool peer_lost) {
+    if (exit_code != kExitNoPeer) exit_code = peer_lost ? kExitNoPeer : kExitTestErrors;
+    if (peer_lost && lost.empty()) lost = why;
+  };
+  {
+    // Until the run ended: the next client is then served, not refused.
+    const BusyRefusals busy(listener, client);
+    session::run_from(control, run.suite, run.configs, plugins, settings, observer, std::nullopt,
+                      false);
+  }
+  if (exit_code == kExitNoPeer) {
+    std::cerr << fmt::format("uniperf: lost the client {}: {}\n", client,
+                             lost.empty() ? "the control connection closed" : lost);
+  } else {
+    std::cerr << fmt::format(
+        "uniperf: served {}{}\n", client,
+        exit_code == kExitOk ? "" : " (a test failed: the client's records say why)");
+  }
+  return exit_code;
+}
+
+/// The control listener: the address given, else every address, IPv6 and
+/// IPv4 on one dual-stack socket where the host has IPv6.
+std::unique_ptr<bootstrap::TcpListener> listen_on(const ServeOptions& options) {
+  if (!options.listen.empty() &&
+      options.listen.find_first_not_of("0123456789") != std::string::npos) {
+    const auto [host, port] = split_host_port("--listen", options.listen, "::");
+    return std::make_unique<bootstrap::TcpListener>(host, port);
+  }
+  const std::uint16_t port = options.listen.empty()
+                                 ? kDefaultPort
+                                 : split_host_port("--listen", options.listen, "::").second;
+  try {
+    return std::make_unique<bootstrap::TcpListener>("::", port);
+  } catch (const bootstrap::BootstrapError&) {
+    return std::make_unique<bootstrap::TcpListener>("0.0.0.0", port);  // a host without IPv6
+  }
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, ServeOptions& options) {
+  options.command = app.add_subcommand(
+      "serve",
+      "Serve clients (`uniperf run ... --peer HOST`), one after another: no suite or config "
+      "files here, each client sends its own");
+  options.command->add_option("--listen", options.listen,
+                              "[HOST:]PORT to listen on (default: every address, port " +
+                                  std::to_string(kDefaultPort) + ")");
+  options.command->add_flag("--once", options.once, "Exit after the first client's run");
+  options.command
+      ->add_option("--heartbeat", options.heartbeat_s,
+                   "Seconds without a heartbeat from a client before it counts as lost; 0: not "
+                   "watched")
+      ->default_val(5)
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const double s = std::strtod(text.c_str(), nullptr);
+            if (s == 0 || (s >= 2 && s <= 3600)) return "";
+            return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
+          },
+          "SECONDS"));
+  options.command->add_option("--cpu", options.cpu, "Pin the server to CPU N (recorded)");
+  options.command->footer(R"(
+Examples:
+  server$ uniperf serve
+  client$ uniperf run quick -c ucx-tcp --peer server -o results.jsonl
+  client$ uniperf bw --op write -s 64K -c verbs:device=mlx5_0 --peer server
+
+The client's suite, configs, --trials, --timeout and --stall-timeout apply; the
+server's plugins, devices and libraries are its own. Exit: 0 stopped by a signal
+between clients; with --once the run's (1 a test failed, 3 the client was lost).)");
+}
+
+int run_serve_command(const ServeOptions& options) {
+  loader::PluginRegistry plugins(loader::default_search_path());
+  if (options.cpu) session::pin_to_cpu(*options.cpu);
+  std::unique_ptr<bootstrap::TcpListener> listener;
+  try {
+    listener = listen_on(options);
+  } catch (const bootstrap::BootstrapError& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";
+    return kExitNoPeer;
+  }
+  // Installed after the plugins loaded (cli/stop_signals.hpp). The first
+  // signal ends a client's run cleanly (the client keeps its finished
+  // records) or the wait for the next; a second ends the server now.
+  StopOnSignals signals(
+      [] { RunOutput::end_now("interrupted again: ending now", kExitInterrupted); });
+  std::cerr << fmt::format("uniperf: serving on port {} (Ctrl-C stops)\n", listener->port());
+  while (!stop_requested()) {
+    std::unique_ptr<bootstrap::Bootstrap> control;
+    try {
+      control = listener->try_accept(1, 500ms);
+    } catch (const bootstrap::BootstrapError& e) {
+      std::cerr << "uniperf: " << e.what() << "\n";  // a connection that reset before accept
+      continue;
+    }
+    if (!control) continue;
+    const std::optional<int> exit_code = serve_client(*control, *listener, plugins, options);
+    if (stop_requested()) return kExitInterrupted;
+    if (exit_code && options.once) return *exit_code;
+  }
+  return kExitOk;
+}
+
+}  // namespace uniperf::cli

@@ -1,0 +1,58 @@
+#include "cli/stop_signals.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace uniperf::cli {
+namespace {
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP: a run-forever test ends at
+/// its window boundary, any other test at once, and the run ends with the
+/// records finished so far (session::RunSettings::stop_requested).
+std::atomic<bool> g_stop_requested{false};
+/// A second signal is written here (the one thing a handler may do) for
+/// the thread that ends the process at once with what finished.
+int g_second_signal_pipe[2] = {-1, -1};
+
+extern "C" void request_stop(int signal_number) {
+  if (g_stop_requested.exchange(true)) {
+    const char byte = static_cast<char>(signal_number);
+    [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &byte, 1);
+  }
+}
+
+}  // namespace
+
+const std::atomic<bool>& stop_requested() {
+  return g_stop_requested;
+}
+
+StopOnSignals::StopOnSignals(std::function<void()> on_second_signal)
+    : on_second_(std::move(on_second_signal)) {
+  if (::pipe2(g_second_signal_pipe, O_CLOEXEC) != 0) return;
+  waiter_ = std::thread([this] {
+    char byte = 0;
+    while (true) {
+      const ssize_t n = ::read(g_second_signal_pipe[0], &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 1 && byte != 0) on_second_();  // does not return
+      return;                                 // a zero byte: the run ended normally
+    }
+  });
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  action.sa_flags = SA_RESTART;
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
+}
+
+StopOnSignals::~StopOnSignals() {
+  if (!waiter_.joinable()) return;
+  const char done = 0;
+  [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &done, 1);
+  waiter_.join();
+}
+
+}  // namespace uniperf::cli

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""`uniperf serve`, a bare server, iperf3 style. It runs in an empty
+directory, so it has no suite or config file: each client sends its own.
+
+1. A client's suite file (which the server never saw), a config file and a
+   config given inline, with --trials: the run is the client's, and the
+   records say so.
+2. A one-off test (`uniperf lat`) over IPv6, `--peer [::1]:PORT`.
+3. A second client while the first runs is told at once that the server is
+   busy (exit 3), instead of waiting 30 s in the listen queue.
+4. An offer the server cannot build (a suite this version cannot parse) is
+   refused with the parser's message, and the server goes on serving.
+5. --once ends the server after one client with its run's exit code; a
+   signal between clients ends it with 0."""
+import json, os, signal, socket, struct, subprocess, sys, tempfile, time
+
+uniperf, source_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
+SUITE = ("suite: served\ntests:\n"
+         "  - {name: lat, op: send, pattern: latency, sizes: [8, 64], iterations: 200}\n"
+         "  - {name: bw, op: send, pattern: bandwidth, sizes: [4K], iterations: 500}\n")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def start_server(work, port, *extra):
+    empty = os.path.join(work, f"server-{port}")
+    os.mkdir(empty)
+    log = open(os.path.join(empty, "log"), "w+")
+    server = subprocess.Popen([uniperf, "serve", "--listen", str(port), *extra], cwd=empty,
+                              stdout=log, stderr=log, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server, log
+        except OSError:
+            assert server.poll() is None, open(log.name).read()
+            time.sleep(0.2)
+    raise AssertionError("the server never listened")
+
+
+def client(*args, timeout=300):
+    return subprocess.run([uniperf, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=source_dir)
+
+
+def frame(payload: bytes) -> bytes:
+    return b"upf\x01" + struct.pack("!I", len(payload)) + payload
+
+
+def read_frame(s) -> bytes:
+    def exactly(n):
+        got = b""
+        while len(got) < n:
+            chunk = s.recv(n - len(got))
+            assert chunk, "the server closed without answering"
+            got += chunk
+        return got
+    header = exactly(8)
+    assert header[:4] == b"upf\x01", header
+    return exactly(struct.unpack("!I", header[4:])[0])
+
+
+def wait_for(log, text, seconds=60, times=1):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if open(log.name).read().count(text) >= times:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the server never said {text!r}: {open(log.name).read()}")
+
+
+with tempfile.TemporaryDirectory() as work:
+    suite = os.path.join(work, "served.yaml")
+    open(suite, "w").write(SUITE)
+    port = free_port()
+    server, log = start_server(work, port)
+    try:
+        # 1. The client's own suite and configs, and its --trials.
+        results = os.path.join(work, "r.jsonl")
+        run = client("run", suite, "-c", "configs/tcp.yaml", "-c", "tcp:nodelay=false",
+                     "--trials", "2", "--peer", f"127.0.0.1:{port}", "-o", results, "--quiet")
+        assert run.returncode == 0, (run.returncode, run.stderr)
+        records = [json.loads(l) for l in open(results)]
+        assert len(records) == 6, records
+        assert {r["config"] for r in records} == {"tcp", "tcp:nodelay=false"}, records
+        assert all(r["status"] == "ok" for r in records), [r.get("failure") for r in records]
+        assert all(r["trials"]["count"] == 2 for r in records), records[0]["trials"]
+        assert records[0]["provenance"]["bootstrap"]["method"] == "peer", records[0]["provenance"]
+        wait_for(log, "served 127.0.0.1")
+        said = open(log.name).read()
+        assert "serving 127.0.0.1: suite 'served' (2 tests) over tcp, tcp:nodelay=false" in said, said
+
+        # 2. A one-off test over IPv6.
+        if ipv6_loopback():
+            lat = client("lat", "-s", "8", "-n", "200", "-c", "tcp", "--peer", f"[::1]:{port}",
+                         "-o", "-", "--quiet")
+            assert lat.returncode == 0, (lat.returncode, lat.stderr)
+            record = json.loads(lat.stdout.splitlines()[0])
+            assert record["status"] == "ok" and record["latency_us"]["p50"] > 0, record
+            assert record["provenance"]["bootstrap"]["rendezvous"] == f"[::1]:{port}", record
+        else:
+            print("note: no IPv6 loopback here; the IPv6 client was not tried")
+
+        # 3. Busy: a 4 s stream holds the server; a second client is told so.
+        long_run = subprocess.Popen(
+            [uniperf, "bw", "--op", "send", "-s", "4K", "-D", "4s", "-c", "tcp", "--peer",
+             f"127.0.0.1:{port}", "-o", os.devnull, "--quiet"],
+            cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(log, "suite 'command-line' (1 tests)", times=2 if ipv6_loopback() else 1)
+        started = time.monotonic()
+        busy = client("lat", "-c", "tcp", "--peer", f"127.0.0.1:{port}", timeout=60)
+        took = time.monotonic() - started
+        assert busy.returncode == 3, (busy.returncode, busy.stderr)
+        assert "the server refused the run: busy: serving 127.0.0.1" in busy.stderr, busy.stderr
+        assert took < 20, f"the busy client waited {took:.1f} s"
+        _, err = long_run.communicate(timeout=120)
+        assert long_run.returncode == 0, (long_run.returncode, err)
+        wait_for(log, "uniperf: served", times=3)  # the server's side of it ended too
+
+        # 4. An offer the server cannot parse: refused with the parser's words.
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            offer = {"magic": "uniperf", "protocol": 7, "version": "test",
+                     "suite": {"name": "broken", "hash": "0", "trials": [1]},
+                     "configs": [], "provenance": None,
+                     "offer": {"suite": {"label": "broken.yaml", "text": "suite: broken\ntests: 5\n"},
+                               "configs": [], "overrides": {}}}
+            s.sendall(frame(json.dumps(offer).encode()))
+            answer = json.loads(read_frame(s))
+        assert "broken.yaml" in answer.get("refused", "") and "tests" in answer["refused"], answer
+        assert "provenance" not in answer, answer
+        wait_for(log, "refused the run of 127.0.0.1")
+        assert server.poll() is None, "a refused offer ended the server"
+        again = client("lat", "-s", "8", "-n", "100", "-c", "tcp", "--peer", f"127.0.0.1:{port}",
+                       "--quiet")
+        assert again.returncode == 0, (again.returncode, again.stderr)
+
+        # 5. A signal between clients (the last one's side ended): exit 0.
+        wait_for(log, "uniperf: served", times=4 if ipv6_loopback() else 3)
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0, open(log.name).read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+    # 5. --once: the first client's run decides the exit code.
+    port = free_port()
+    once, once_log = start_server(work, port, "--once")
+    try:
+        run = client("lat", "-s", "8", "-n", "100", "-c", "tcp", "--peer", f"127.0.0.1:{port}",
+                     "--quiet")
+        assert run.returncode == 0, (run.returncode, run.stderr)
+        assert once.wait(timeout=60) == 0, open(once_log.name).read()
+    finally:
+        if once.poll() is None:
+            once.kill()
+    print("ok: a bare server ran a client's own suite and configs, a one-off over IPv6, told a "
+          "second client it was busy, refused an offer it could not parse, and ended on a signal "
+          "and with --once")
