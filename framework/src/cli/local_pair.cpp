@@ -1,5 +1,6 @@
 #include "cli/local_pair.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iostream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +100,42 @@ int LocalPair::wait() {
     std::this_thread::sleep_for(50ms);
   }
   return -1;  // the destructor kills it
+}
+
+std::vector<results::Record> LocalPair::run_replacing(
+    std::unique_ptr<bootstrap::Bootstrap>& control, const model::SuiteSpec& suite,
+    const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
+    const session::RunSettings& settings, const session::Observer& observer,
+    const std::function<void(bootstrap::Bootstrap&)>& handshake,
+    const std::function<std::string()>& why_lost) {
+  std::vector<results::Record> records;
+  std::optional<session::SuitePosition> resume;
+  while (true) {
+    session::RunOutcome part =
+        session::run_from(*control, suite, configs, plugins, settings, observer, resume, true);
+    std::move(part.records.begin(), part.records.end(), std::back_inserter(records));
+    const bool stopping = settings.stop_requested != nullptr && settings.stop_requested->load();
+    if (!part.resume_at || part.resume_at->config >= configs.size() || stopping) return records;
+    // The responder died or stopped answering: a fresh one runs the rest,
+    // from the test after the one it was lost in.
+    resume = part.resume_at;
+    const std::string why = why_lost();
+    std::cerr << fmt::format(
+        "uniperf: lost the local responder ({}); a fresh one goes on from config '{}' test "
+        "'{}'\n",
+        why.empty() ? "the control connection closed" : why, configs[resume->config].name,
+        suite.tests[resume->test].name);
+    control.reset();
+    try {
+      replace(fmt::format("{}:{}", resume->config, resume->test));
+      control = accept();
+      handshake(*control);
+    } catch (const std::exception& e) {
+      std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
+      control.reset();
+      return records;
+    }
+  }
 }
 
 }  // namespace uniperf::cli

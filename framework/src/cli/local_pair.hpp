@@ -5,12 +5,14 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "session/session.hpp"
 
 namespace uniperf::cli {
 
@@ -34,6 +36,21 @@ class LocalPair {
   /// way) and starts a fresh one that begins the suite at `resume` (passed
   /// as --pair-resume CONFIG:TEST); accept() then connects it.
   void replace(const std::string& resume);
+  /// The suite run over `control` to its end (session::run_from): a
+  /// responder lost on the way, dead or wedged, is replaced by a fresh one
+  /// that goes on from the test after the one it was lost in, so a lost
+  /// responder costs one test, not the rest of the run. Each fresh
+  /// responder's connection goes through `handshake` and is left in
+  /// `control`; `why_lost` says why the one before was lost, for the
+  /// message. A raised settings.stop_requested ends it with what finished.
+  /// `control` is null on return when a fresh responder could not be
+  /// started (said on stderr).
+  std::vector<results::Record> run_replacing(
+      std::unique_ptr<bootstrap::Bootstrap>& control, const model::SuiteSpec& suite,
+      const std::vector<model::ConfigSpec>& configs, loader::PluginRegistry& plugins,
+      const session::RunSettings& settings, const session::Observer& observer,
+      const std::function<void(bootstrap::Bootstrap&)>& handshake,
+      const std::function<std::string()>& why_lost);
   /// The responder's process id (-1 when there is none).
   pid_t responder() const { return child_; }
 

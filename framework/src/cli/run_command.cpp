@@ -8,8 +8,8 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
-#include <iterator>
 #include <thread>
+#include <utility>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/launcher.hpp"
@@ -493,35 +493,23 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     if (launched_rank0 && output) report::print_concurrent_pairs(table_out, output->records());
     return exit_code;
   }
-  std::optional<session::SuitePosition> resume;
-  if (!options.pair_resume.empty()) resume = parse_resume(options.pair_resume);
   std::vector<results::Record> records;
-  while (true) {
-    session::RunOutcome part = session::run_from(*control, suite, configs, plugins, settings,
-                                                 observer, resume, pair.has_value());
-    std::move(part.records.begin(), part.records.end(), std::back_inserter(records));
-    if (!part.resume_at || part.resume_at->config >= configs.size() || stop_requested()) break;
-    // The responder died or stopped answering: a fresh one runs the rest,
-    // from the test after the one it was lost in.
-    const session::SuitePosition start = *part.resume_at;
-    resume = start;
-    std::cerr << fmt::format(
-        "uniperf: lost the local responder ({}); a fresh one goes on from config '{}' test "
-        "'{}'\n",
-        lost_peer.empty() ? "the control connection closed" : lost_peer, configs[start.config].name,
-        suite.tests[start.test].name);
-    lost_peer.clear();
-    control.reset();
-    try {
-      pair->replace(fmt::format("{}:{}", start.config, start.test));
-      control = pair->accept();
-      session::handshake(*control, suite, configs, my_facts, offered_overrides(options));
-      peer_host = control->peer_host();
-    } catch (const std::exception& e) {
-      std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
-      failure_exit = kExitNoPeer;
-      break;
-    }
+  if (pair) {
+    records = pair->run_replacing(
+        control, suite, configs, plugins, settings, observer,
+        [&](bootstrap::Bootstrap& fresh) {
+          session::handshake(fresh, suite, configs, my_facts, offered_overrides(options));
+          peer_host = fresh.peer_host();
+        },
+        [&lost_peer] { return std::exchange(lost_peer, std::string()); });
+    if (!control) failure_exit = kExitNoPeer;
+  } else {
+    // A fresh local responder starts where its initiator says.
+    std::optional<session::SuitePosition> resume;
+    if (!options.pair_resume.empty()) resume = parse_resume(options.pair_resume);
+    records =
+        session::run_from(*control, suite, configs, plugins, settings, observer, resume, false)
+            .records;
   }
   if (!control) peer_host.clear();  // a fresh local responder could not be started
   control.reset();                  // closes the control connection: the peer ends now
