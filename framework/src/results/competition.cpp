@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <utility>
 
+#include "results/overlap.hpp"
 #include "results/stats.hpp"
 
 namespace uniperf::results {
@@ -51,19 +51,16 @@ void fill_competition(Record& record, std::span<const FlowSampling> sampling, do
   const std::size_t flows = record.flows.size();
   if (flows < 2 || sampling.size() != flows || record.trace.empty()) return;
   // The common interval and the span, from the flows' own intervals.
-  std::int64_t latest_start = std::numeric_limits<std::int64_t>::min();
-  std::int64_t earliest_end = std::numeric_limits<std::int64_t>::max();
-  std::int64_t span_from = std::numeric_limits<std::int64_t>::max(), span_to = 0;
   for (const FlowResult& flow : record.flows) {
     if (!flow.measured) return;
-    latest_start = std::max(latest_start, flow.measured->from_unix_us);
-    earliest_end = std::min(earliest_end, flow.measured->to_unix_us);
-    span_from = std::min(span_from, flow.measured->from_unix_us);
-    span_to = std::max(span_to, flow.measured->to_unix_us);
   }
-  const bool common = earliest_end > latest_start;
-  const std::int64_t from_ns = latest_start * 1000, to_ns = earliest_end * 1000;
-  const double span_us = static_cast<double>(span_to - span_from);
+  const Extent<std::int64_t> extent = *extent_of<std::int64_t>(
+      record.flows, [](const FlowResult& f) { return f.measured->from_unix_us; },
+      [](const FlowResult& f) { return f.measured->to_unix_us; });
+  const bool common = extent.has_common();
+  const std::int64_t from_ns = extent.common_from * 1000, to_ns = extent.common_to * 1000;
+  const std::int64_t span_from = extent.span_from;
+  const double span_us = static_cast<double>(extent.span_to - extent.span_from);
   bin_us = std::max({bin_us, 1.0, std::ceil(span_us / static_cast<double>(kMostBins))});
   const auto bins = static_cast<std::size_t>(std::ceil(span_us / bin_us)) + 1;
 

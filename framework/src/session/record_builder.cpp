@@ -111,21 +111,21 @@ void fill_trace(results::Record& record, const std::vector<engine::SizeOutcome>&
 std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
     const std::vector<engine::SizeOutcome>& outcomes) {
   std::vector<std::optional<results::LatencyStats>> within(outcomes.size());
-  engine::Ticks first = std::numeric_limits<engine::Ticks>::max(), latest_start = 0;
-  engine::Ticks earliest_end = std::numeric_limits<engine::Ticks>::max();
   for (const auto& outcome : outcomes) {
     if (outcome.started == 0 || outcome.finished <= outcome.started) return within;
-    first = std::min(first, outcome.started);
-    latest_start = std::max(latest_start, outcome.started);
-    earliest_end = std::min(earliest_end, outcome.finished);
   }
-  if (earliest_end <= latest_start) return within;
-  const auto us = [first](engine::Ticks t) { return engine::ticks_to_us(t - first); };
+  const auto extent = results::extent_of<engine::Ticks>(
+      outcomes, [](const engine::SizeOutcome& o) { return o.started; },
+      [](const engine::SizeOutcome& o) { return o.finished; });
+  if (!extent || !extent->has_common()) return within;
+  const auto us = [first = extent->span_from](engine::Ticks t) {
+    return engine::ticks_to_us(t - first);
+  };
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     const auto& outcome = outcomes[k];
     if (outcome.latency_us.empty()) continue;
     within[k] = results::latency_within(outcome.latency_us, outcome.one_way, us(outcome.started),
-                                        us(latest_start), us(earliest_end));
+                                        us(extent->common_from), us(extent->common_to));
   }
   return within;
 }
