@@ -196,42 +196,39 @@ std::string_view choice_name(std::size_t index) {
 }
 }  // namespace field_detail
 
-constexpr FlowField count_field(std::string_view name, std::uint32_t FlowSpec::*member,
-                                std::string_view help) {
+/// What every kind of field starts from: its name, kind and help.
+constexpr FlowField named_field(std::string_view name, FieldKind kind, std::string_view help) {
   FlowField f;
   f.name = name;
-  f.kind = FieldKind::count;
+  f.kind = kind;
   f.help = help;
+  return f;
+}
+
+constexpr FlowField count_field(std::string_view name, std::uint32_t FlowSpec::*member,
+                                std::string_view help) {
+  FlowField f = named_field(name, FieldKind::count, help);
   f.count = member;
   return f;
 }
 
 constexpr FlowField flag_field(std::string_view name, bool FlowSpec::*member,
                                std::string_view help) {
-  FlowField f;
-  f.name = name;
-  f.kind = FieldKind::flag;
-  f.help = help;
+  FlowField f = named_field(name, FieldKind::flag, help);
   f.flag = member;
   return f;
 }
 
 constexpr FlowField fraction_field(std::string_view name, double FlowSpec::*member,
                                    std::string_view help) {
-  FlowField f;
-  f.name = name;
-  f.kind = FieldKind::fraction;
-  f.help = help;
+  FlowField f = named_field(name, FieldKind::fraction, help);
   f.fraction = member;
   return f;
 }
 
 constexpr FlowField seconds_field(std::string_view name, double FlowSpec::*member,
                                   std::string_view help) {
-  FlowField f;
-  f.name = name;
-  f.kind = FieldKind::seconds;
-  f.help = help;
+  FlowField f = named_field(name, FieldKind::seconds, help);
   f.seconds = member;
   return f;
 }
@@ -240,10 +237,7 @@ template <auto Member>
 constexpr FlowField choice_field(std::string_view name, std::string_view help) {
   using Enum = field_detail::MemberType<Member>;
   static_assert(kChoiceCount<Enum> > 0, "name the enum's value count in kChoiceCount");
-  FlowField f;
-  f.name = name;
-  f.kind = FieldKind::choice;
-  f.help = help;
+  FlowField f = named_field(name, FieldKind::choice, help);
   f.get_choice = &field_detail::get_choice<Member>;
   f.set_choice = &field_detail::set_choice<Member>;
   f.choice_name = &field_detail::choice_name<Enum>;
