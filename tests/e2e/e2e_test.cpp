@@ -464,6 +464,84 @@ TEST(Endpoints, ABidirectionalStreamBeyondOneReceiveRunsOverOfiShm) {
   EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
 }
 
+// perftest's --latency_gap spaces the ping-pongs out; uniperf keeps the
+// pause out of every sample (perftest's samples include it). The bounds are
+// physics, not timing: ten iterations 50 ms apart take at least 450 ms, and
+// a sample that held the pause would be at least 25 ms (half of it, as the
+// samples are one-way), where a loopback round trip is microseconds. Each
+// loop that pauses: two-sided send (tcp), RDMA-write polling and a read's
+// round trip (UCX over shared memory).
+TEST(LatencyGap, ThePauseSpacesTheIterationsAndIsInNoSample) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  std::vector<std::string> runs = {"--op send -c configs/tcp.yaml"};
+  if (plugin_available("ucx")) {
+    runs.push_back("--op write -c configs/ucx-shm.yaml");
+    runs.push_back("--op read -c configs/ucx-shm.yaml");
+  }
+  Scratch scratch;
+  for (const auto& run : runs) {
+    const auto results = scratch / "gap.jsonl";
+    const Outcome o = uniperf(
+        "lat " + run + " -s 8 -n 10 --warmup 2 --latency-gap 50ms --quiet -o " + results.string());
+    ASSERT_EQ(o.exit_code, 0) << run << o.out << o.err;
+    const auto records = read_jsonl(results);
+    ASSERT_EQ(records.size(), 1u) << run;
+    const json& r = records[0];
+    ASSERT_EQ(r.at("status"), "ok") << run << r.dump();
+    EXPECT_DOUBLE_EQ(r.at("params").at("latency_gap").get<double>(), 0.05) << run;
+    EXPECT_EQ(r.at("latency_us").at("samples"), 10) << run;
+    EXPECT_GE(r.at("bandwidth").at("seconds").get<double>(), 0.45) << run << r.dump();
+    EXPECT_LT(r.at("latency_us").at("p50").get<double>(), 25e3) << run << r.dump();
+  }
+}
+
+// perftest's software --rate_limit: the engine holds each post until the
+// pace allows it. The bound is the pace's own arithmetic, not timing: n
+// posts paced at r per second take at least (n - 1) / r seconds, so no
+// record may show more than r * n / (n - 1), however idle or busy the
+// machine; a rate in bits counts the size's messages. A limit the transport
+// cannot reach is said in a warning.
+TEST(RateLimit, AStreamNeverExceedsItsPace) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  struct Paced {
+    std::string flags;
+    double most_mb_per_s;  // the pace in MB/s, times n / (n - 1)
+  };
+  // 2000 messages/s of 4 KiB over 600 messages; 0.1 Gb/s of 64 KiB (190.7
+  // messages/s) over 100.
+  const std::vector<Paced> runs = {
+      {"--op send -s 4K -n 600 --rate-limit 2K/s", 2000 * 4096 / 1e6 * 600 / 599},
+      {"--op send -s 64K -n 100 --rate_limit 0.1Gb/s", 0.1e9 / 8 / 1e6 * 100 / 99}};
+  for (const auto& run : runs) {
+    const auto results = scratch / "paced.jsonl";
+    const Outcome o =
+        uniperf("bw " + run.flags + " -c configs/tcp.yaml --quiet -o " + results.string());
+    ASSERT_EQ(o.exit_code, 0) << run.flags << o.out << o.err;
+    const auto records = read_jsonl(results);
+    ASSERT_EQ(records.size(), 1u);
+    const json& r = records[0];
+    ASSERT_EQ(r.at("status"), "ok") << r.dump();
+    EXPECT_LE(r.at("bandwidth").at("MB_per_s").get<double>(), run.most_mb_per_s * 1.001)
+        << run.flags << r.dump();
+  }
+  const Outcome parsed = uniperf(
+      "bw --op send -s 4K -n 600 --rate-limit 2K/s -c configs/tcp.yaml "
+      "--quiet -o -");
+  EXPECT_NE(parsed.out.find("\"rate_limit\":\"2K/s\""), std::string::npos) << parsed.out;
+
+  // 1000 Gb/s over loopback TCP: not reached, and said.
+  const Outcome fast =
+      uniperf("bw --op send -s 64K -n 200 --rate-limit 1000Gb/s -c configs/tcp.yaml -o -");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.out.find("rate_limit 1000Gb/s not reached"), std::string::npos) << fast.out;
+
+  // A bare number is refused: perftest reads it as Gb/s, and guessing is worse.
+  const Outcome bare = uniperf("bw --op send -s 4K --rate-limit 10 -c configs/tcp.yaml");
+  EXPECT_EQ(bare.exit_code, 2) << bare.err;
+  EXPECT_NE(bare.err.find("rate_limit: expected a rate"), std::string::npos) << bare.err;
+}
+
 // ---------------------------------------------------------------------------
 // Concurrent flows: each flow on its own thread (and, where the plugin's
 // endpoints are not thread-safe, its own Context), results per flow.

@@ -173,6 +173,18 @@ TEST(Competition, LatencyWhileAllRanCountsOnlyTheIterationsInsideTheCommonInterv
   // No iteration wholly inside.
   EXPECT_FALSE(latency_within(round_trips, false, 0, 1, 7));
 
+  // Spaced out by a latency gap (begins given): the same six iterations
+  // beginning at 0, 10, 20, 40, 50, 60 end at 4, 14, 30, 44, 52, 66. Over
+  // [5, 45] the second to the fourth lie wholly inside.
+  const std::vector<double> begins{0, 10, 20, 40, 50, 60};
+  const auto spaced = latency_within(round_trips, false, 0, 5, 45, begins);
+  ASSERT_TRUE(spaced);
+  EXPECT_EQ(spaced->samples, 3u);
+  EXPECT_DOUBLE_EQ(spaced->min, 4);
+  EXPECT_DOUBLE_EQ(spaced->max, 10);
+  // Back to back, the same samples over [5, 45] are the last four (8 to 30).
+  EXPECT_EQ(latency_within(round_trips, false, 0, 5, 45)->samples, 4u);
+
   Record r;
   r.flows = {flow_over(0, 30, model::Pattern::latency), flow_over(5, 24)};
   r.flows[0].common_latency = *inside;

@@ -30,6 +30,8 @@ model::TestSpec bandwidth_test(const std::string& key = "", const std::string& v
     return suite::parse_test(YAML::Load("{name: t, op: send, pattern: bandwidth}"), "t.yaml");
   YAML::Node node = YAML::Load(
       "{name: t, flows: [{op: send, pattern: bandwidth}, {op: send, pattern: bandwidth}]}");
+  // A latency knob is set on a latency flow (a stream refuses it).
+  if (key == "latency_gap") node["flows"][0]["pattern"] = "latency";
   node["flows"][0][key] = value;
   return suite::parse_test(node, "t.yaml");
 }
@@ -46,6 +48,8 @@ std::string other_value(const FlowField& field, const FlowSpec& baseline) {
     case FieldKind::fraction:
     case FieldKind::seconds:
       return current == "0.5" ? "0.25" : "0.5";
+    case FieldKind::rate:
+      return current == "2Gb/s" ? "250K/s" : "2Gb/s";
     case FieldKind::choice:
       for (const auto name : field.choices()) {
         if (name != current) return std::string(name);
@@ -160,6 +164,24 @@ TEST(RunFields, EverySuiteKeyIsReadByTheSuite) {
   EXPECT_EQ(suite::parse_test(YAML::Load("{name: t, op: send, iterations: 5}"), "t.yaml")
                 .duration.iterations,
             5u);
+}
+
+// A rate names its unit: bits (b/s) or messages (/s) per second, with a
+// decimal prefix; a bare number is refused (perftest reads it as Gb/s).
+TEST(FlowFields, ARateReadsItsUnitAndPrintsBackTheSame) {
+  const auto rate = [](std::string_view text) { return model::parse_rate(text); };
+  EXPECT_EQ(rate("10Gb/s"), (model::Rate{.per_second = 1e10, .bits = true}));
+  EXPECT_EQ(rate("0.1Gb/s"), (model::Rate{.per_second = 1e8, .bits = true}));
+  EXPECT_EQ(rate("500Mb/s"), (model::Rate{.per_second = 5e8, .bits = true}));
+  EXPECT_EQ(rate("100K/s"), (model::Rate{.per_second = 1e5, .bits = false}));
+  EXPECT_EQ(rate("100k/s"), (model::Rate{.per_second = 1e5, .bits = false}));
+  EXPECT_EQ(rate("5000/s"), (model::Rate{.per_second = 5000, .bits = false}));
+  EXPECT_EQ(rate("0"), model::Rate{});
+  for (const char* bad : {"", "10", "10G", "Gb/s", "/s", "-1K/s", "0K/s", "10Tb/s", "1e999/s"})
+    EXPECT_FALSE(rate(bad)) << bad;
+  for (const char* text : {"10Gb/s", "2.5Gb/s", "500Mb/s", "250K/s", "2M/s", "999/s", "0"})
+    EXPECT_EQ(model::rate_text(*rate(text)), text);
+  EXPECT_EQ(model::rate_text(*rate("5000/s")), "5K/s");
 }
 
 }  // namespace

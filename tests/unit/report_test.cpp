@@ -232,7 +232,9 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("flow_iterations"), 0);
   EXPECT_EQ(p.at("flow_duration"), 0.0);
   EXPECT_EQ(p.at("start_offset"), 0.0);
-  EXPECT_EQ(p.size(), 29u);
+  EXPECT_EQ(p.at("latency_gap"), 0.0);
+  EXPECT_EQ(p.at("rate_limit"), "0");
+  EXPECT_EQ(p.size(), 31u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -327,7 +329,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 8);
+  EXPECT_EQ(j.at("schema_minor"), 9);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

@@ -449,6 +449,16 @@ TEST(SuiteErrors, UnknownKeysEverywhereWithSuggestions) {
   EXPECT_THAT(far.what(), HasSubstr("known keys: name, preset, sizes"));
 }
 
+// A pause between ping-pongs (perftest's --latency_gap) is a latency knob;
+// a stream that sets it is told so, at its line.
+TEST(SuiteErrors, ALatencyGapIsForLatencyTestsOnly) {
+  EXPECT_DOUBLE_EQ(
+      only_test(one_test("    op: send\n    latency_gap: 20us\n")).flows.front().latency_gap,
+      2e-05);
+  expect_error(one_test("    op: send\n    pattern: bandwidth\n    latency_gap: 20us\n"), 6,
+               "latency_gap", "for latency tests only");
+}
+
 TEST(SuiteErrors, LatencyIterationsAreBoundedByTheSamplesTheyKeep) {
   expect_error(one_test("    op: send\n    iterations: 33554433\n"), 5, "iterations",
                "at most 33554432 (33554433 given); for longer runs give a duration");
@@ -627,7 +637,12 @@ TEST(Scalars, Seconds) {
   EXPECT_DOUBLE_EQ(parse_seconds("500ms"), 0.5);
   EXPECT_DOUBLE_EQ(parse_seconds("1.5"), 1.5);
   EXPECT_DOUBLE_EQ(parse_seconds("1m"), 60.0);
-  for (const char* bad : {"", "s", "fast", "-1s", "2h"}) {
+  // Parts of a second divide, so they print as written (5e-05, not
+  // 4.9999999999999996e-05).
+  EXPECT_EQ(parse_seconds("50us"), 5e-05);
+  EXPECT_EQ(parse_seconds("250ns"), 2.5e-07);
+  EXPECT_EQ(parse_seconds("3ms"), 0.003);
+  for (const char* bad : {"", "s", "fast", "-1s", "2h", "us", "-5us"}) {
     EXPECT_THROW(parse_seconds(bad), std::invalid_argument) << bad;
   }
 }

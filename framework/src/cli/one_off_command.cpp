@@ -44,7 +44,7 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
     } else if (field.kind == model::FieldKind::count) {
       command->add_option(names, o.flow[i].number, std::string(field.help))->check(kWholeNumber);
     } else if (field.kind == model::FieldKind::fraction ||
-               field.kind == model::FieldKind::seconds) {
+               field.kind == model::FieldKind::seconds || field.kind == model::FieldKind::rate) {
       command->add_option(names, o.flow[i].text, std::string(field.help));
     } else {
       command->add_option(names, o.flow[i].text, field.choice_list(" | "));

@@ -214,7 +214,8 @@ int suite_vocabulary() {
     std::string values = field.kind == model::FieldKind::choice     ? field.choice_list(" | ")
                          : field.kind == model::FieldKind::flag     ? "true | false"
                          : field.kind == model::FieldKind::fraction ? "0..1 or 0%..100%"
-                         : field.kind == model::FieldKind::seconds  ? "a time (200ms, 1s)"
+                         : field.kind == model::FieldKind::seconds  ? "a time (200ms, 1s, 10us)"
+                         : field.kind == model::FieldKind::rate     ? "a rate (10Gb/s, 100K/s)"
                          : field.maximum == UINT32_MAX
                              ? ">= " + std::to_string(field.minimum)
                              : std::to_string(field.minimum) + ".." + std::to_string(field.maximum);

@@ -32,24 +32,39 @@ class Loops {
   /// its memory then does not grow with its length). A mask, not a branch.
   void keep_samples(bool keep) { stamp_mask_ = keep ? ~std::uint64_t{0} : 0; }
 
+  /// The pause before each iteration of a latency loop (FlowSpec::
+  /// latency_gap), in ticks: the loops compiled with Gapped spin it out
+  /// before stamping the iteration's start, and stamp its end as well
+  /// (stamps[2i] began iteration i, stamps[2i + 1] ended it), so the pause
+  /// is in no sample.
+  void set_gap(Ticks gap) { gap_ = gap; }
+
+  /// The pace of a stream compiled with Paced (FlowSpec::rate_limit): by
+  /// `t` ticks into the phase each lane may have posted 1 + t *
+  /// chains_per_tick whole post lists, so the flow's lanes together keep
+  /// the rate and a post list is never cut short.
+  void set_pace(double lane_chains_per_tick) { lane_chains_per_tick_ = lane_chains_per_tick; }
+
   /// Ping-pong over send / write_imm: the initiator sends and waits for the
   /// echo, the responder waits and echoes. stamps[i] is when iteration i
   /// began; stamps[count] when the last one ended.
-  template <LoopMode M, bool Initiator>
+  template <LoopMode M, bool Initiator, bool Gapped = false>
   void pingpong_message(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
+    Ticks next_start = 0;
     for (; i < total; ++i) {
       Lane& lane = lanes_[next];
       next = next + 1 == lanes_.size() ? 0 : next + 1;
       const std::uint64_t expect = lane.received + 1;
       if constexpr (Initiator) {
-        stamps_[i & stamp_mask_] = now();
+        const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
         lanes_.template post_chain<M>(lane, burst_end(lane));
         lanes_.refill(lane);  // the previous echo's receive, while the ping flies
         while (lane.received < expect) lanes_.pump<M, true>(lane);
-        if (stamps_[i & stamp_mask_] >= stop.load()) break;
+        end_iteration<Gapped>(i, next_start);
+        if (begun >= stop.load()) break;
       } else {
         while (lane.received < expect) {
           if (!server_.wait<M, false>(lane)) return;
@@ -59,15 +74,16 @@ class Loops {
         lanes_.refill(lane);
       }
     }
-    if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+    if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Ping-pong over RDMA write: each side polls the last byte of its receive
   /// slot for the peer's iteration marker, then writes its own.
-  template <LoopMode M, bool Initiator>
+  template <LoopMode M, bool Initiator, bool Gapped = false>
   void pingpong_write(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
+    Ticks next_start = 0;
     for (; i < total; ++i) {
       Lane& lane = lanes_[next];
       next = next + 1 == lanes_.size() ? 0 : next + 1;
@@ -77,13 +93,14 @@ class Loops {
           *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
       auto* out = reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1);
       if constexpr (Initiator) {
-        stamps_[i & stamp_mask_] = now();
+        const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
         *out = marker;
         lanes_.template post_chain<M>(lane, burst_end(lane));
         while (!spin_for(last, marker)) lanes_.pump<M>(lane);
+        end_iteration<Gapped>(i, next_start);
         lanes_.backoff.progressed();  // the marker came without a completion
-        if (stamps_[i & stamp_mask_] >= stop.load()) break;
+        if (begun >= stop.load()) break;
       } else {
         while (!spin_for(last, marker)) {
           if (!server_.wait<M, true>(lane)) return;
@@ -94,23 +111,25 @@ class Loops {
         lanes_.template post_chain<M>(lane, burst_end(lane));
       }
     }
-    if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+    if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Round trip of one read or atomic at a time (initiator only).
-  template <LoopMode M>
+  template <LoopMode M, bool Gapped = false>
   void roundtrip(std::uint64_t total, const StopTime& stop) {
     std::uint64_t i = 0;
     std::size_t next = 0;
+    Ticks next_start = 0;
     for (; i < total; ++i) {
       Lane& lane = lanes_[next];
       next = next + 1 == lanes_.size() ? 0 : next + 1;
-      stamps_[i & stamp_mask_] = now();
+      const Ticks begun = begin_iteration<Gapped>(i, next_start);
       lanes_.template post_chain<M>(lane, lane.posted + 1);
       while (lane.completed < lane.posted) lanes_.pump<M>(lane);
-      if (stamps_[i & stamp_mask_] >= stop.load()) break;
+      end_iteration<Gapped>(i, next_start);
+      if (begun >= stop.load()) break;
     }
-    stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+    if constexpr (!Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Streaming window (wait-any): keep up to `window` requests outstanding
@@ -119,17 +138,23 @@ class Loops {
   /// stop time once per pass and ends at the next signaled request past it;
   /// a lone flow's iteration count never does. Returns first post -> last
   /// completion.
-  template <LoopMode M, bool Stoppable>
+  template <LoopMode M, bool Stoppable, bool Paced = false>
   Ticks stream(const StopTime& stop, Ticks& started) {
     started = now();
     bool stopping = false;
+    std::uint64_t allowed = 0;  // Paced: the posts per lane the pace allows by now
     while (true) {
+      if constexpr (Paced)
+        allowed =
+            flow_.post_list * (1 + static_cast<std::uint64_t>(static_cast<double>(now() - started) *
+                                                              lane_chains_per_tick_));
       bool all_done = true;
       for (Lane& lane : lanes_.all()) {
-        while (
-            lane.posted < lane.target &&
-            policy::window_has_room(lane.posted, lane.completed, flow_.post_list, flow_.window)) {
-          lanes_.template post_chain<M>(lane, lane.target);
+        std::uint64_t end = lane.target;
+        if constexpr (Paced) end = std::min(end, lane.phase_start + allowed);
+        while (lane.posted < end && policy::window_has_room(lane.posted, lane.completed,
+                                                            flow_.post_list, flow_.window)) {
+          lanes_.template post_chain<M>(lane, end);
         }
         if (lane.completed < lane.target) {
           all_done = false;
@@ -190,6 +215,31 @@ class Loops {
   }
 
  private:
+  /// Stamps iteration i's start: without a gap the start of one iteration
+  /// is the end of the one before (stamps[i]); with one, after spinning
+  /// until `next_start` (stamps[2i]). Nothing is outstanding then, so the
+  /// spin needs no progress.
+  template <bool Gapped>
+  Ticks begin_iteration(std::uint64_t i, Ticks next_start) {
+    if constexpr (Gapped) {
+      Ticks t = now();
+      while (t < next_start) t = now();
+      return stamps_[(2 * i) & stamp_mask_] = t;
+    } else {
+      return stamps_[i & stamp_mask_] = now();
+    }
+  }
+
+  /// With a gap, stamps iteration i's end (stamps[2i + 1]) and sets when
+  /// the next may begin.
+  template <bool Gapped>
+  void end_iteration(std::uint64_t i, Ticks& next_start) {
+    if constexpr (Gapped) {
+      const Ticks ended = stamps_[(2 * i + 1) & stamp_mask_] = now();
+      next_start = ended + gap_;
+    }
+  }
+
   /// Looks at a polled byte between transport polls (write latency).
   static constexpr std::uint32_t kSpinsBetweenPolls = 64;
 
@@ -218,6 +268,8 @@ class Loops {
   const FlowSpec& flow_;
   std::uint64_t size_ = 0;
   std::uint64_t stamp_mask_ = ~std::uint64_t{0};
+  Ticks gap_ = 0;
+  double lane_chains_per_tick_ = 0;
 };
 
 }  // namespace uniperf::engine

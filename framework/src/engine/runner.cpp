@@ -34,24 +34,35 @@ std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
   return {data, std::free};
 }
 
-/// The samples of a ping-pong or round-trip phase from its start stamps:
-/// stamps[i] began iteration i, the first zero after the last one ends them.
+/// The samples of a ping-pong or round-trip phase from its stamps: without
+/// a gap stamps[i] began iteration i and the first zero after the last one
+/// ends them; with one (`gapped`), stamps[2i] began iteration i and
+/// stamps[2i + 1] ended it.
 void collect_latency(const std::vector<Ticks>& stamps, std::uint64_t cap, Op op,
-                     std::uint64_t wire_bytes, SizeOutcome& out) {
+                     std::uint64_t wire_bytes, bool gapped, SizeOutcome& out) {
+  const std::uint64_t per_iteration = gapped ? 2 : 1;
+  const auto began = [&](std::uint64_t i) { return stamps[per_iteration * i]; };
+  const auto ended = [&](std::uint64_t i) { return gapped ? stamps[2 * i + 1] : stamps[i + 1]; };
   std::uint64_t count = 0;
-  while (count < cap && stamps[count + 1] != 0) ++count;
+  while (count < cap && ended(count) != 0) ++count;
   out.iterations = count;
   out.one_way = op == Op::send || op == Op::write || op == Op::write_imm;
   const double divisor = out.one_way ? 2.0 : 1.0;
   out.latency_us.resize(count);
   for (std::uint64_t i = 0; i < count; ++i) {
-    out.latency_us[i] = ticks_to_us(stamps[i + 1] - stamps[i]) / divisor;
+    out.latency_us[i] = ticks_to_us(ended(i) - began(i)) / divisor;
+  }
+  out.latency_begins_us.clear();
+  if (gapped) {
+    out.latency_begins_us.resize(count);
+    for (std::uint64_t i = 0; i < count; ++i)
+      out.latency_begins_us[i] = ticks_to_us(began(i) - began(0));
   }
   out.messages = count;
   out.bytes = count * wire_bytes;
-  out.seconds = count ? ticks_to_us(stamps[count] - stamps[0]) / 1e6 : 0;
   out.started = stamps[0];
-  out.finished = stamps[count];
+  out.finished = count ? ended(count - 1) : stamps[0];
+  out.seconds = ticks_to_us(out.finished - out.started) / 1e6;
 }
 
 }  // namespace
@@ -338,22 +349,28 @@ struct TestRunner::Impl {
   template <LoopMode M>
   void latency_phase(std::uint64_t iterations, double seconds, bool timed, const StopTime& stop,
                      SizeOutcome& out) {
-    const std::uint64_t cap = seconds > 0 ? kMaxDurationSamples : iterations;
-    stamps.assign(timed ? cap + 1 : 1, 0);
+    // With a gap each iteration keeps two stamps (its start and its end).
+    const bool gapped = flow.latency_gap > 0;
+    const std::uint64_t cap =
+        seconds > 0 ? (gapped ? kMaxDurationSamples / 2 : kMaxDurationSamples) : iterations;
+    stamps.assign(timed ? (gapped ? 2 * cap : cap + 1) : 1, 0);
     loops.keep_samples(timed);
+    loops.set_gap(static_cast<Ticks>(flow.latency_gap * 1e6 * clock_info().ticks_per_us));
     const bool initiator = rank == 0;
     // Who takes part in the loop: both sides of a ping-pong, only the
-    // initiator of a read or atomic round trip.
+    // initiator of a read or atomic round trip. Only the initiator pauses.
     const bool active =
         initiator || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
     if (flow.op == Op::write) {
-      initiator ? loops.pingpong_write<M, true>(cap, stop)
-                : loops.pingpong_write<M, false>(cap, stop);
+      !initiator ? loops.pingpong_write<M, false>(cap, stop)
+      : gapped   ? loops.pingpong_write<M, true, true>(cap, stop)
+                 : loops.pingpong_write<M, true>(cap, stop);
     } else if (is_two_sided(flow.op)) {
-      initiator ? loops.pingpong_message<M, true>(cap, stop)
-                : loops.pingpong_message<M, false>(cap, stop);
+      !initiator ? loops.pingpong_message<M, false>(cap, stop)
+      : gapped   ? loops.pingpong_message<M, true, true>(cap, stop)
+                 : loops.pingpong_message<M, true>(cap, stop);
     } else if (initiator) {
-      loops.roundtrip<M>(cap, stop);
+      gapped ? loops.roundtrip<M, true>(cap, stop) : loops.roundtrip<M>(cap, stop);
     }
     if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish
@@ -366,8 +383,21 @@ struct TestRunner::Impl {
     } else if (!peer.done_received()) {
       peer.receive_done();
     }
-    if (initiator && timed) collect_latency(stamps, cap, flow.op, wire_bytes(), out);
+    if (initiator && timed) collect_latency(stamps, cap, flow.op, wire_bytes(), gapped, out);
     loops.drain<M>();
+  }
+
+  /// The rate limit as post lists (chains of post_list requests) per clock
+  /// tick on each of the flow's lanes (a rate in bits counts this size's
+  /// messages, wire bytes each); 0 when the flow is not limited.
+  double lane_chains_per_tick() const {
+    const model::Rate& rate = flow.rate_limit;
+    if (rate.per_second <= 0) return 0;
+    const double messages_per_s =
+        rate.bits ? rate.per_second / (8.0 * static_cast<double>(wire_bytes())) : rate.per_second;
+    const double ticks_per_s = clock_info().ticks_per_us * 1e6;
+    return messages_per_s / ticks_per_s / static_cast<double>(lanes.all().size()) /
+           static_cast<double>(flow.post_list);
   }
 
   /// A bandwidth or message-rate phase: the sending side(s) stream, the
@@ -381,11 +411,17 @@ struct TestRunner::Impl {
     if (sends) {
       Ticks started = 0;
       Ticks finished = 0;
+      const double pace = lane_chains_per_tick();
+      loops.set_pace(pace);
+      const bool stoppable = seconds > 0 || grouped;
       if (flow.window_mode == WindowMode::window_ack) {
         finished = loops.stream_window_ack<M>(stop, started);
+      } else if (pace > 0) {
+        finished = stoppable ? loops.stream<M, true, true>(stop, started)
+                             : loops.stream<M, false, true>(stop, started);
       } else {
-        finished = seconds > 0 || grouped ? loops.stream<M, true>(stop, started)
-                                          : loops.stream<M, false>(stop, started);
+        finished = stoppable ? loops.stream<M, true>(stop, started)
+                             : loops.stream<M, false>(stop, started);
       }
       if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;

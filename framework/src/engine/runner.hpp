@@ -28,6 +28,10 @@ namespace uniperf::engine {
 struct SizeOutcome {
   std::vector<double> latency_us;  ///< per-iteration samples (rank 0 of latency tests)
   bool one_way = true;             ///< samples are RTT/2 (send, write) or full RTT
+  /// With a latency gap (FlowSpec::latency_gap): when each sample's
+  /// iteration began, in microseconds after `started`. Empty when the
+  /// iterations ran back to back (each began where the one before ended).
+  std::vector<double> latency_begins_us;
   std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
   std::uint64_t messages = 0;
   double seconds = 0;  ///< first post -> last completion

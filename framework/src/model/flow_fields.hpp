@@ -29,7 +29,8 @@ enum class FieldKind : std::uint8_t {
   flag,      ///< bool; true / false
   choice,    ///< an enum; spelled by its to_string name
   fraction,  ///< double in [0, 1]; a suite may write a percentage ("0.5%")
-  seconds    ///< double >= 0; a suite may write a unit ("200ms", "1s")
+  seconds,   ///< double >= 0; a suite may write a unit ("200ms", "1s")
+  rate       ///< Rate; "10Gb/s" (bits), "100K/s" (messages), 0 (none)
 };
 
 /// How the one-off command line sets a knob.
@@ -82,6 +83,7 @@ struct FlowField {
   bool FlowSpec::*flag = nullptr;
   double FlowSpec::*fraction = nullptr;
   double FlowSpec::*seconds = nullptr;
+  Rate FlowSpec::*rate = nullptr;
   std::size_t (*get_choice)(const FlowSpec&) = nullptr;  ///< the enum's index
   void (*set_choice)(FlowSpec&, std::size_t) = nullptr;
   std::string_view (*choice_name)(std::size_t) = nullptr;
@@ -230,6 +232,13 @@ constexpr FlowField seconds_field(std::string_view name, double FlowSpec::*membe
                                   std::string_view help) {
   FlowField f = named_field(name, FieldKind::seconds, help);
   f.seconds = member;
+  return f;
+}
+
+constexpr FlowField rate_field(std::string_view name, Rate FlowSpec::*member,
+                               std::string_view help) {
+  FlowField f = named_field(name, FieldKind::rate, help);
+  f.rate = member;
   return f;
 }
 
@@ -392,7 +401,27 @@ inline constexpr FlowField kFlowFields[] = {
                   "(e.g. 100ms)")
         .added_after_1_0()
         .in_title(", starts after ", " s", true),
+    seconds_field("latency_gap", &FlowSpec::latency_gap,
+                  "Pause between one latency iteration's end and the next one's start (e.g. "
+                  "10us; perftest's --latency_gap), not in any sample; latency tests only")
+        .added_after_1_0()
+        .flag_named("--latency-gap,--latency_gap")
+        .in_title(", gap ", " s", true),
+    rate_field("rate_limit", &FlowSpec::rate_limit,
+               "The most a stream posts per flow: bits (10Gb/s, 500Mb/s) or messages (100K/s) "
+               "per second, paced by the engine outside the post path; 0: as fast as it goes")
+        .added_after_1_0()
+        .flag_named("--rate-limit,--rate_limit")
+        .in_title(", at most ", "", true),
 };
+
+/// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the
+/// prefix decimal), "100K/s", "2M/s", "5000/s" (messages per second), or
+/// "0" (none); nullopt for anything else.
+std::optional<Rate> parse_rate(std::string_view text);
+/// Its canonical text, which parse_rate() reads back: the largest of
+/// G, M, K that keeps the number at least 1 ("10Gb/s", "250K/s"), or "0".
+std::string rate_text(const Rate& rate);
 
 /// The row named `name`; nullptr when there is none.
 const FlowField* find_flow_field(std::string_view name);

@@ -97,6 +97,14 @@ constexpr bool shares_ranks(RankPairs pairs) {
 }
 
 /// One flow: a stream of one op at one size between two endpoint sets.
+/// A pace for a stream (FlowSpec::rate_limit): messages per second, or
+/// bits per second, which each size turns into messages.
+struct Rate {
+  double per_second = 0;  ///< 0: not limited
+  bool bits = false;      ///< per_second counts bits (10Gb/s), not messages (100K/s)
+  bool operator==(const Rate&) const = default;
+};
+
 /// A test holds one or more flows started at one barrier.
 struct FlowSpec {
   Op op = Op::send;
@@ -137,6 +145,14 @@ struct FlowSpec {
   /// Seconds this flow's measured phase starts after the test's flows were
   /// released together (docs/traces.md): a flow that joins a running one.
   double start_offset = 0;
+  /// Seconds the initiator of a latency test waits between one iteration's
+  /// end and the next one's start (perftest's --latency_gap): ping-pongs
+  /// spaced out rather than back to back. The pause is in no sample.
+  double latency_gap = 0;
+  /// The most a stream posts, per flow (perftest's software --rate_limit):
+  /// the engine holds each post back until the pace allows it, outside the
+  /// transport's post path. The record's rates are what was achieved.
+  Rate rate_limit;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a

@@ -29,17 +29,20 @@ AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
 }
 
 std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
-                                           double started_us, double from_us, double to_us) {
+                                           double started_us, double from_us, double to_us,
+                                           std::span<const double> begins_us) {
   // The iterations' edges are sums of the samples, so they carry the
   // rounding of those sums; an edge this close to the interval's counts as on it.
   constexpr double kEdgeSlack_us = 1e-3;
   const double per_sample = one_way ? 2.0 : 1.0;
+  const bool spaced = begins_us.size() == samples_us.size() && !begins_us.empty();
   std::vector<double> inside;
   double begins = started_us;
-  for (const double sample : samples_us) {
-    const double ends = begins + sample * per_sample;
+  for (std::size_t i = 0; i < samples_us.size(); ++i) {
+    if (spaced) begins = started_us + begins_us[i];
+    const double ends = begins + samples_us[i] * per_sample;
     if (begins >= from_us - kEdgeSlack_us && ends <= to_us + kEdgeSlack_us)
-      inside.push_back(sample);
+      inside.push_back(samples_us[i]);
     if (ends > to_us + kEdgeSlack_us) break;
     begins = ends;
   }

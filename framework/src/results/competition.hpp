@@ -33,12 +33,14 @@ struct FlowSampling {
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us);
 
 /// The percentiles of a ping-pong's iterations that ran wholly inside
-/// [from_us, to_us] (the common interval). The iterations ran back to back
-/// from `started_us`, iteration i taking samples_us[i] (doubled when
-/// `one_way`: the sample is half its round trip); all times on one clock.
-/// None when no iteration lies inside.
+/// [from_us, to_us] (the common interval). Iteration i took samples_us[i]
+/// (doubled when `one_way`: the sample is half its round trip) and began
+/// begins_us[i] after `started_us`, or, without begins (the iterations ran
+/// back to back), where the one before ended; all times on one clock. None
+/// when no iteration lies inside.
 std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
-                                           double started_us, double from_us, double to_us);
+                                           double started_us, double from_us, double to_us,
+                                           std::span<const double> begins_us = {});
 
 /// A latency flow measured beside others (`beside`: while every flow ran,
 /// where it has those percentiles) against the same flow alone (`alone`,

@@ -90,6 +90,9 @@ json to_json(const model::FlowSpec& flow) {
       case model::FieldKind::seconds:
         value = flow.*field.seconds;
         break;
+      case model::FieldKind::rate:
+        value = field.text(flow);
+        break;
     }
   }
   return params;
@@ -368,6 +371,12 @@ model::FlowSpec read_flow(const FieldReader& params, const json& raw) {
         if (!(number >= 0) || !std::isfinite(number))
           params.fail(key.c_str(), "expected seconds >= 0");
         f.*field.seconds = number;
+        break;
+      }
+      case model::FieldKind::rate: {
+        const std::string text = params.string(key.c_str());
+        if (!field.set_text(f, text))
+          params.fail(key.c_str(), "expected a rate (10Gb/s, 100K/s or 0), got '" + text + "'");
         break;
       }
       case model::FieldKind::choice: {

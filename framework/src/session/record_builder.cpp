@@ -10,6 +10,7 @@
 
 #include "engine/clock.hpp"
 #include "engine/lane.hpp"
+#include "model/flow_fields.hpp"
 #include "results/competition.hpp"
 #include "results/overlap.hpp"
 #include "results/stats.hpp"
@@ -125,7 +126,8 @@ std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
     const auto& outcome = outcomes[k];
     if (outcome.latency_us.empty()) continue;
     within[k] = results::latency_within(outcome.latency_us, outcome.one_way, us(outcome.started),
-                                        us(extent->common_from), us(extent->common_to));
+                                        us(extent->common_from), us(extent->common_to),
+                                        outcome.latency_begins_us);
   }
   return within;
 }
@@ -137,6 +139,25 @@ std::string loss_failure(const model::FlowSpec& flow, const results::BandwidthSt
   if (!b.messages_sent || b.loss_rate() <= flow.max_loss) return {};
   return fmt::format("{}lost {} of {} messages ({:.3g}%), above max_loss {:.3g}%", which,
                      b.messages_lost(), *b.messages_sent, 100 * b.loss_rate(), 100 * flow.max_loss);
+}
+
+/// A rate limit is a ceiling: the record's rates are what was achieved,
+/// and a limit the transport could not reach is said (its rates then are
+/// the transport's, not the pace's). Empty when the limit was reached.
+std::string pace_shortfall(const model::FlowSpec& flow, const results::BandwidthStats& b,
+                           const std::string& which) {
+  // Below this share of its limit a paced stream was held back by the
+  // transport (or the machine), not by the pace.
+  constexpr double kReached = 0.9;
+  const model::Rate& limit = flow.rate_limit;
+  if (limit.per_second <= 0) return {};
+  // Each side of a bidirectional stream keeps the pace on its own.
+  const double directions = flow.direction == model::Direction::bi ? 2 : 1;
+  const double achieved = (limit.bits ? b.gbit_per_s * 1e9 : b.mmsg_per_s * 1e6) / directions;
+  if (achieved >= kReached * limit.per_second) return {};
+  const model::Rate got{.per_second = achieved, .bits = limit.bits};
+  return fmt::format("{}rate_limit {} not reached: {} achieved (the transport's own rate)", which,
+                     model::rate_text(limit), model::rate_text(got));
 }
 
 }  // namespace
@@ -196,6 +217,18 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
           "long (give the flows a duration, or more iterations to the shorter)",
           100 * overlap->together, overlap->span_us / 1e3));
     }
+  }
+  if (record.flows.empty() && record.bandwidth) {
+    if (auto shortfall = pace_shortfall(plans.front().flow, *record.bandwidth, "");
+        !shortfall.empty())
+      record.warnings.push_back(std::move(shortfall));
+  }
+  for (std::size_t k = 0; k < record.flows.size(); ++k) {
+    if (!record.flows[k].bandwidth) continue;
+    if (auto shortfall = pace_shortfall(record.flows[k].flow, *record.flows[k].bandwidth,
+                                        "flow " + std::to_string(k + 1) + ": ");
+        !shortfall.empty())
+      record.warnings.push_back(std::move(shortfall));
   }
   std::string loss;
   if (record.flows.empty() && record.bandwidth) {

@@ -126,6 +126,12 @@ class Reader {
       case model::FieldKind::seconds:
         flow.*field.seconds = seconds(key);
         return;
+      case model::FieldKind::rate:
+        if (field.set_text(flow, text(key))) return;
+        fail(key,
+             "expected a rate: bits per second (10Gb/s, 500Mb/s), messages per second "
+             "(100K/s, 5000/s) or 0, got '" +
+                 text(key) + "'");
       case model::FieldKind::choice:
         if (field.set_text(flow, text(key))) return;
         std::vector<std::string> names;

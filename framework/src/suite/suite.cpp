@@ -88,6 +88,19 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   if (latency && f.window_mode == WindowMode::window_ack) {
     r.fail("window_mode", "window_ack applies to bandwidth and message_rate, not latency");
   }
+  if (f.rate_limit.per_second > 0 && latency) {
+    r.fail("rate_limit",
+           "paces a stream: for bandwidth and message_rate (a ping-pong is "
+           "spaced out by latency_gap)");
+  }
+  if (f.rate_limit.per_second > 0 && f.window_mode == WindowMode::window_ack) {
+    r.fail("rate_limit", "paces the streaming window (window_mode: streaming)");
+  }
+  if (!latency && f.latency_gap > 0) {
+    r.fail("latency_gap",
+           "a pause between ping-pongs: for latency tests only (a stream is "
+           "paced by rate_limit)");
+  }
 
   // 0 asks for the automatic value, as if the key were absent.
   const std::uint32_t half_window = std::max(1u, f.window / 2);

@@ -59,9 +59,17 @@ std::vector<std::uint64_t> parse_size_range(std::string_view text) {
 
 double parse_seconds(std::string_view text) {
   const std::string original(text);
-  double scale = 1;
+  // Parts of a second divide (50us is 50 / 1e6, which prints as 5e-05;
+  // 50 * 1e-6 would print as 4.9999999999999996e-05).
+  double scale = 1, parts = 1;
   if (text.ends_with("ms")) {
-    scale = 1e-3;
+    parts = 1e3;
+    text.remove_suffix(2);
+  } else if (text.ends_with("us")) {
+    parts = 1e6;
+    text.remove_suffix(2);
+  } else if (text.ends_with("ns")) {
+    parts = 1e9;
     text.remove_suffix(2);
   } else if (text.ends_with("s")) {
     text.remove_suffix(1);
@@ -73,9 +81,10 @@ double parse_seconds(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
       !std::isfinite(value) || value < 0) {
-    throw std::invalid_argument("expected a time such as 2s, 500ms or 1.5, got '" + original + "'");
+    throw std::invalid_argument("expected a time such as 2s, 500ms, 10us or 1.5, got '" + original +
+                                "'");
   }
-  return value * scale;
+  return value * scale / parts;
 }
 
 }  // namespace uniperf::suite
