@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -540,6 +541,71 @@ TEST(RateLimit, AStreamNeverExceedsItsPace) {
   const Outcome bare = uniperf("bw --op send -s 4K --rate-limit 10 -c configs/tcp.yaml");
   EXPECT_EQ(bare.exit_code, 2) << bare.err;
   EXPECT_NE(bare.err.find("rate_limit: expected a rate"), std::string::npos) << bare.err;
+}
+
+// perftest's -H prints every sample; uniperf keeps them in a CSV beside the
+// results (RESULTS.samples.csv), one row per iteration in the order they
+// ran, so a histogram, a CDF or the latency over time can be drawn. The
+// samples are the record's: their least and greatest are its min and max.
+// A config given inline holds a comma, which the CSV quotes.
+TEST(KeepSamples, EveryIterationIsARowBesideTheResults) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const auto results = scratch / "kept.jsonl";
+  const Outcome o = uniperf(
+      "lat --op send -s 8,64 -n 300 --keep-samples --trials 2 -c "
+      "tcp:nodelay=true,sndbuf=64K --quiet -o " +
+      results.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const auto samples = scratch / "kept.samples.csv";
+  ASSERT_TRUE(fs::exists(samples)) << o.err;
+  EXPECT_NE(o.err.find("latency samples written to " + samples.string()), std::string::npos)
+      << o.err;
+  std::ifstream in(samples);
+  std::string line;
+  std::map<std::string, std::vector<double>> by_size;
+  std::size_t comments = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("#")) {
+      ++comments;
+      continue;
+    }
+    if (!header) {
+      EXPECT_EQ(line, "config,test,size,flow,iteration,latency_us");
+      header = true;
+      continue;
+    }
+    const std::string quoted = "\"tcp:nodelay=true,sndbuf=64K\",send_latency,";
+    ASSERT_TRUE(line.starts_with(quoted)) << line;
+    std::stringstream rest(line.substr(quoted.size()));
+    std::string size, flow, iteration, value;
+    std::getline(rest, size, ',');
+    std::getline(rest, flow, ',');
+    std::getline(rest, iteration, ',');
+    std::getline(rest, value, ',');
+    EXPECT_EQ(flow, "1");
+    EXPECT_EQ(iteration, std::to_string(by_size[size].size())) << "rows in the order they ran";
+    by_size[size].push_back(std::stod(value));
+  }
+  EXPECT_EQ(comments, 2u);
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 2u);
+  for (const json& r : records) {
+    const auto& kept = by_size[std::to_string(r.at("size").get<int>())];
+    ASSERT_EQ(kept.size(), 600u) << "two trials of 300";
+    EXPECT_EQ(r.at("samples_kept"), 600);
+    EXPECT_DOUBLE_EQ(*std::min_element(kept.begin(), kept.end()),
+                     r.at("latency_us").at("min").get<double>());
+    EXPECT_DOUBLE_EQ(*std::max_element(kept.begin(), kept.end()),
+                     r.at("latency_us").at("max").get<double>());
+  }
+
+  const Outcome stream = uniperf("bw --op send -s 4K --keep-samples -c configs/tcp.yaml");
+  EXPECT_EQ(stream.exit_code, 2) << stream.err;
+  EXPECT_NE(stream.err.find("keep_samples: a stream keeps no per-iteration samples"),
+            std::string::npos)
+      << stream.err;
 }
 
 // ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ model::TestSpec bandwidth_test(const std::string& key = "", const std::string& v
   YAML::Node node = YAML::Load(
       "{name: t, flows: [{op: send, pattern: bandwidth}, {op: send, pattern: bandwidth}]}");
   // A latency knob is set on a latency flow (a stream refuses it).
-  if (key == "latency_gap") node["flows"][0]["pattern"] = "latency";
+  if (key == "latency_gap" || key == "keep_samples") node["flows"][0]["pattern"] = "latency";
   node["flows"][0][key] = value;
   return suite::parse_test(node, "t.yaml");
 }

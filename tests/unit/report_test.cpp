@@ -234,7 +234,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("start_offset"), 0.0);
   EXPECT_EQ(p.at("latency_gap"), 0.0);
   EXPECT_EQ(p.at("rate_limit"), "0");
-  EXPECT_EQ(p.size(), 31u);
+  EXPECT_EQ(p.at("keep_samples"), false);
+  EXPECT_EQ(p.size(), 32u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");

@@ -45,6 +45,17 @@ bool traces(const model::SuiteSpec& suite) {
   return false;
 }
 
+/// Whether a flow of the suite keeps its latency samples (the run then
+/// writes a samples file beside its results).
+bool keeps_samples(const model::SuiteSpec& suite) {
+  for (const auto& test : suite.tests) {
+    for (const auto& flow : test.flows) {
+      if (flow.keep_samples) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
                                             loader::PluginRegistry& plugins) {
   std::vector<model::ConfigSpec> configs;
@@ -307,7 +318,8 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   if (launcher ? launched_rank0 : options.pair_connect.empty() && !options.listening())
     output.emplace(
         options.output, options.report_files, suite.name,
-        traces(suite) ? results::trace_path_for(options.output) : std::filesystem::path());
+        traces(suite) ? results::trace_path_for(options.output) : std::filesystem::path(),
+        keeps_samples(suite) ? results::samples_path_for(options.output) : std::filesystem::path());
 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.

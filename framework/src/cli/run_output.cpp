@@ -7,22 +7,26 @@
 namespace uniperf::cli {
 
 RunOutput::RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title,
-                     const std::filesystem::path& trace_path)
+                     const std::filesystem::path& trace_path,
+                     const std::filesystem::path& samples_path)
     : results_path_(results_path),
       reports_(reports),
       title_(std::move(title)),
       sample_completions_(!reports.html.empty()) {
   if (!results_path.empty()) jsonl_.emplace(results_path);
   if (!trace_path.empty()) trace_.emplace(trace_path, title_);
+  if (!samples_path.empty()) samples_.emplace(samples_path, title_);
 }
 
 void RunOutput::add(const results::Record& record) {
   std::lock_guard lock(mutex_);
   if (committed_) return;
   if (trace_) trace_->add(record);
+  if (samples_) samples_->add(record);
   if (sample_completions_) completions_.add(record);
   records_.push_back(record);
-  results::release_trace_rows(records_.back());  // in the trace file now
+  results::release_trace_rows(records_.back());    // in the trace file now
+  results::release_kept_samples(records_.back());  // in the samples file now
   if (jsonl_) jsonl_->add(record);
 }
 
@@ -43,6 +47,10 @@ void RunOutput::commit_locked() {
   if (trace_) {
     trace_->commit();
     std::cerr << "uniperf: per-request trace written to " << trace_->target().string() << "\n";
+  }
+  if (samples_) {
+    samples_->commit();
+    std::cerr << "uniperf: latency samples written to " << samples_->target().string() << "\n";
   }
   reports_.commit(records_, title_, &completions_);
 }

@@ -13,6 +13,7 @@
 #include "cli/report_command.hpp"
 #include "results/jsonl_writer.hpp"
 #include "results/record.hpp"
+#include "results/samples_file.hpp"
 #include "results/trace_file.hpp"
 
 namespace uniperf::cli {
@@ -21,12 +22,13 @@ class RunOutput {
  public:
   /// Opens the files at once (a bad path fails before anything runs); an
   /// empty `results_path` writes no results file, an empty `trace_path` no
-  /// trace file.
+  /// trace file, an empty `samples_path` no samples file.
   RunOutput(const std::string& results_path, const ReportFiles& reports, std::string title,
-            const std::filesystem::path& trace_path = {});
+            const std::filesystem::path& trace_path = {},
+            const std::filesystem::path& samples_path = {});
 
-  /// One finished record (the session's thread). Its trace rows go to the
-  /// trace file at once; the copy kept has none.
+  /// One finished record (the session's thread). Its trace rows and kept
+  /// samples go to their files at once; the copy kept has neither.
   void add(const results::Record& record);
   /// Every file written from the records added. Once; later calls do
   /// nothing.
@@ -47,6 +49,7 @@ class RunOutput {
   std::mutex mutex_;
   std::optional<results::JsonlWriter> jsonl_;
   std::optional<results::TraceFile> trace_;
+  std::optional<results::SamplesFile> samples_;
   std::string results_path_;
   PendingReports reports_;
   std::string title_;

@@ -413,6 +413,12 @@ inline constexpr FlowField kFlowFields[] = {
         .added_after_1_0()
         .flag_named("--rate-limit,--rate_limit")
         .in_title(", at most ", "", true),
+    flag_field("keep_samples", &FlowSpec::keep_samples,
+               "Keep every latency sample, in the order the iterations ran, in the run's "
+               "samples file (RESULTS.samples.csv; perftest's -H); latency tests only")
+        .added_after_1_0()
+        .switch_named("--keep-samples,--report-histogram", "true",
+                      "Keep every latency sample in RESULTS.samples.csv (perftest's -H)"),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

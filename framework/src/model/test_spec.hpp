@@ -153,6 +153,10 @@ struct FlowSpec {
   /// the engine holds each post back until the pace allows it, outside the
   /// transport's post path. The record's rates are what was achieved.
   Rate rate_limit;
+  /// Keep every latency sample, in the order the iterations ran, in the
+  /// run's samples file (perftest's -H prints them): a histogram, a CDF and
+  /// the latency over time can then be drawn from them.
+  bool keep_samples = false;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a

@@ -143,17 +143,6 @@ const std::vector<std::string_view>& csv_columns() {
   return columns;
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  quoted += '"';
-  return quoted;
-}
-
 void write_csv(std::ostream& out, const std::vector<Record>& records) {
   write_row(out, csv_columns());
   for (const auto& record : records) write_row(out, row_of(record));

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "results/csv_field.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::report {
@@ -29,6 +30,6 @@ const std::vector<std::string_view>& csv_columns();
 void write_csv(std::ostream& out, const std::vector<Record>& records);
 
 /// One field quoted as RFC 4180 asks (only when needed).
-std::string csv_field(std::string_view text);
+using results::csv_field;
 
 }  // namespace uniperf::report

@@ -214,6 +214,7 @@ json to_json(const Record& r) {
   if (r.trace_count)
     j["trace"] = {{"rows", r.trace_count->rows}, {"dropped", r.trace_count->dropped}};
   if (r.fairness_jain) j["fairness_jain"] = *r.fairness_jain;
+  if (r.samples_kept > 0) j["samples_kept"] = r.samples_kept;
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -587,7 +588,8 @@ Record record_from_json(const json& j) {
     r.trace_count = TraceCount{.rows = trace.unsigned_integer("rows", kMost),
                                .dropped = trace.unsigned_integer("dropped", kMost)};
   }
-  if (j.contains("fairness_jain")) r.fairness_jain = top.number("fairness_jain");  // 1.5
+  if (j.contains("fairness_jain")) r.fairness_jain = top.number("fairness_jain");         // 1.5
+  if (j.contains("samples_kept")) r.samples_kept = top.unsigned_integer("samples_kept");  // 1.9
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

@@ -238,7 +238,23 @@ struct Record {
   /// (1.5) Jain's fairness index of the traced bandwidth flows' shares of
   /// the common interval (results/competition.hpp).
   std::optional<double> fairness_jain;
+  /// The latency flows that set `keep_samples`: each one's samples in the
+  /// order the iterations ran. Not in the record's JSON (its
+  /// `samples_kept` counts them); they go to the run's samples file
+  /// (results/samples_file.hpp), which keeps none in memory.
+  struct KeptSamples {
+    std::uint32_t flow = 0;  ///< 0-based, as the flows are listed
+    std::vector<double> us;
+  };
+  std::vector<KeptSamples> kept_samples;
+  std::uint64_t samples_kept = 0;  ///< (1.9) every kept sample, over the flows
 };
+
+/// Frees `record`'s kept latency samples (in the samples file now), as
+/// release_trace_rows() does its trace rows.
+inline void release_kept_samples(Record& record) {
+  std::vector<Record::KeptSamples>().swap(record.kept_samples);
+}
 
 /// Frees `record`'s trace rows. clear() (or `= {}`) would keep their
 /// memory: a record kept after its rows went to the trace file needs only

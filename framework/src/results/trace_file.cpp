@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "model/test_spec.hpp"
+#include "results/csv_field.hpp"
 
 namespace uniperf::results {
 
@@ -38,9 +39,9 @@ void TraceFile::add(const Record& record) {
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
     const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
-    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{}\n", record.config,
-                   record.test, record.size, row.flow + 1, row.lane, row.id, to_string(flow.op),
-                   bytes, row.posted_ns, row.completed_ns,
+    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                   csv_field(record.config), csv_field(record.test), record.size, row.flow + 1,
+                   row.lane, row.id, to_string(flow.op), bytes, row.posted_ns, row.completed_ns,
                    row.completed_ns == 0 ? "none"
                    : row.signaled        ? "signaled"
                                          : "covered",

@@ -173,6 +173,13 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
   const WallClock wall;
   record.measured = wall.interval(first, last);
   fill_trace(record, outcomes, wall);
+  // Copied in the order the iterations ran, before flow_result() sorts them.
+  for (std::size_t k = 0; k < outcomes.size() && k < plans.size(); ++k) {
+    if (!plans[k].flow.keep_samples || outcomes[k].latency_us.empty()) continue;
+    record.kept_samples.push_back(
+        {.flow = static_cast<std::uint32_t>(k), .us = outcomes[k].latency_us});
+    record.samples_kept += outcomes[k].latency_us.size();
+  }
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;

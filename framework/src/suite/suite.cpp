@@ -96,6 +96,9 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   if (f.rate_limit.per_second > 0 && f.window_mode == WindowMode::window_ack) {
     r.fail("rate_limit", "paces the streaming window (window_mode: streaming)");
   }
+  if (!latency && f.keep_samples) {
+    r.fail("keep_samples", "a stream keeps no per-iteration samples: for latency tests only");
+  }
   if (!latency && f.latency_gap > 0) {
     r.fail("latency_gap",
            "a pause between ping-pongs: for latency tests only (a stream is "
