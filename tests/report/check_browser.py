@@ -91,6 +91,20 @@ def main():
                     config, test, size = line.split(",")[:3]
                     traced.add((config, test, int(size)))
     expected_completions = len({(r["config"], r["test"], r["size"]) for r in records} & traced)
+    # The run's samples file beside the sample, if any: a CDF and an
+    # over-time chart per kept series of a record.
+    samples = sample[:-len(".jsonl")] + ".samples.csv" if sample.endswith(".jsonl") else None
+    kept = set()
+    if samples and os.path.exists(samples):
+        import csv
+        with open(samples, encoding="utf-8") as f:
+            rows = csv.reader(line for line in f if not line.startswith("#"))
+            next(rows)  # the header
+            for config, test, size, flow, _, _ in rows:
+                kept.add((config, test, int(size), int(flow)))
+    expected_samples = len({k for k in kept
+                            if (k[0], k[1], k[2]) in {(r["config"], r["test"], r["size"])
+                                                      for r in records}})
     url = "file://" + os.path.abspath(page)
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
@@ -125,11 +139,18 @@ def main():
     if completions is None or int(completions.group(1)) != expected_completions:
         fail(f"completion timelines rendered {completions.group(1) if completions else None}, "
              f"expected {expected_completions}")
+    sampled = re.search(r'data-samples-rendered="(\d+)"', root.group(0))
+    if sampled is None or int(sampled.group(1)) != expected_samples:
+        fail(f"latency sample series drawn {sampled.group(1) if sampled else None}, "
+             f"expected {expected_samples}")
+    if expected_samples == 0 and 'id="latency-samples"' in dom:
+        fail("a latency-samples section without any kept samples")
     if expected_timelines + expected_alone + expected_completions == 0 and \
             'id="competing-flows"' in dom:
         fail("a competing-flows section without any traced concurrent flows")
     canvases = dom.count("<canvas")
-    if canvases < expected_plots + expected_timelines + expected_alone + expected_completions:
+    if canvases < (expected_plots + expected_timelines + expected_alone + expected_completions +
+                   2 * expected_samples):
         fail(f"{canvases} canvases for {expected_plots} plots, {expected_timelines} timelines "
              f"and {expected_alone} alone-against-beside charts")
     table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
@@ -184,6 +205,7 @@ def main():
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
     print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
+          f"{expected_samples} latency sample series, "
           f"{canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")

@@ -30,6 +30,16 @@ def main():
         capture_output=True, text=True, timeout=240)
     if run.returncode != 0:
         fail(f"uniperf run exited {run.returncode}:\n{run.stdout}\n{run.stderr}")
+    # The latency test keeps its samples: beside the results, and in the HTML
+    # report (which `uniperf report` below must draw alike from the file).
+    samples = os.path.join(outdir, "run.samples.csv")
+    if not os.path.exists(samples):
+        fail("no samples file beside the results")
+    rows = [line for line in open(samples) if not line.startswith("#")]
+    if len(rows) != 1 + 2 * 200:
+        fail(f"{len(rows) - 1} sample rows, expected 400 (two sizes of 200 iterations)")
+    if '"latency_samples":[{' not in open(out["html"]).read():
+        fail("the run's HTML report has no latency sample series")
     leftovers = [name for name in os.listdir(outdir) if ".tmp." in name]
     if leftovers:
         fail(f"temporary files left behind: {leftovers}")
@@ -45,7 +55,8 @@ def main():
                             out["jsonl"], os.path.join(outdir, "views")], timeout=120)
     if check.returncode != 0:
         fail("check_views.py on the run's records failed")
-    print("ok: the run's CSV, JUnit and HTML match the views of its records")
+    print("ok: the run's CSV, JUnit and HTML (with its latency samples) match the views of its "
+          "records")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include "report/junit_reporter.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
+#include "results/samples_file.hpp"
 #include "results/trace_file.hpp"
 
 namespace uniperf::cli {
@@ -27,6 +28,7 @@ struct ViewContext {
   std::string title;
   report::SuspectRule suspects;
   const report::CompletionSampler* completions = nullptr;
+  const report::LatencySampler* latency_samples = nullptr;
 };
 
 /// A view a run or `uniperf report` can write to a file: a new view is one
@@ -56,7 +58,9 @@ const ReportView kViews[] = {
      [](std::ostream& out, const Records& records, const ViewContext& context) {
        report::write_html(
            out, records, context.title, context.suspects,
-           context.completions != nullptr ? context.completions->to_json() : nlohmann::json());
+           context.completions != nullptr ? context.completions->to_json() : nlohmann::json(),
+           context.latency_samples != nullptr ? context.latency_samples->to_json()
+                                              : nlohmann::json());
      }},
     {"--matrix", &ReportFiles::matrix,
      "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "
@@ -99,10 +103,15 @@ PendingReports::PendingReports(const ReportFiles& files) : suspects_(files.suspe
 PendingReports::~PendingReports() = default;
 
 void PendingReports::commit(const Records& records, const std::string& title,
-                            const report::CompletionSampler* completions) {
+                            const report::CompletionSampler* completions,
+                            const report::LatencySampler* latency_samples) {
   for (const auto& [view, file] : files_) {
     std::ostringstream text;
-    view->write(text, records, {.title = title, .suspects = suspects_, .completions = completions});
+    view->write(text, records,
+                {.title = title,
+                 .suspects = suspects_,
+                 .completions = completions,
+                 .latency_samples = latency_samples});
     file->commit(text.str());
     std::cerr << "uniperf: " << view->written << " written to " << file->target().string() << "\n";
   }
@@ -201,12 +210,21 @@ int run_report_command(const ReportCommand& options) {
   // Each input's trace file (beside it, if the run wrote one) gives the
   // HTML report its completion timelines.
   report::CompletionSampler completions;
+  // And its samples file, its latency CDFs and latency over time.
+  report::LatencySampler latency_samples;
   if (!options.files.html.empty()) {
     for (std::size_t i = 0; i < options.inputs.size(); ++i) {
       const auto trace = results::trace_path_for(options.inputs[i]);
-      if (!std::filesystem::exists(trace)) continue;
-      if (const std::string stopped = completions.read_file(trace, renamed[i]); !stopped.empty())
-        std::cerr << "uniperf: warning: " << stopped << " (the rows before it are drawn)\n";
+      if (std::filesystem::exists(trace)) {
+        if (const std::string stopped = completions.read_file(trace, renamed[i]); !stopped.empty())
+          std::cerr << "uniperf: warning: " << stopped << " (the rows before it are drawn)\n";
+      }
+      const auto samples = results::samples_path_for(options.inputs[i]);
+      if (std::filesystem::exists(samples)) {
+        if (const std::string stopped = latency_samples.read_file(samples, renamed[i]);
+            !stopped.empty())
+          std::cerr << "uniperf: warning: " << stopped << " (the series before it are drawn)\n";
+      }
     }
   }
   std::ostream& table_out = table_stream(options.files);
@@ -222,7 +240,7 @@ int run_report_command(const ReportCommand& options) {
     report::print_concurrent_pairs(table_out, records);
   }
   files.commit(records, options.title.empty() ? default_title(records) : options.title,
-               &completions);
+               &completions, &latency_samples);
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/completions.hpp"
+#include "report/latency_samples.hpp"
 #include "report/pair_matrix.hpp"
 #include "results/atomic_file.hpp"
 #include "results/record.hpp"
@@ -48,9 +49,11 @@ class PendingReports {
   ~PendingReports();
   /// Writes every file asked for from `records`; `title` names the report.
   /// `completions`: sampled trace rows for the HTML report's completion
-  /// timelines (none: null).
+  /// timelines; `latency_samples`: the kept samples' CDFs and latency over
+  /// time (none: null).
   void commit(const std::vector<results::Record>& records, const std::string& title,
-              const report::CompletionSampler* completions = nullptr);
+              const report::CompletionSampler* completions = nullptr,
+              const report::LatencySampler* latency_samples = nullptr);
 
  private:
   std::vector<std::pair<const ReportView*, std::unique_ptr<results::AtomicFile>>> files_;

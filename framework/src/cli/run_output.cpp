@@ -23,7 +23,10 @@ void RunOutput::add(const results::Record& record) {
   if (committed_) return;
   if (trace_) trace_->add(record);
   if (samples_) samples_->add(record);
-  if (sample_completions_) completions_.add(record);
+  if (sample_completions_) {
+    completions_.add(record);
+    latency_samples_.add(record);
+  }
   records_.push_back(record);
   results::release_trace_rows(records_.back());    // in the trace file now
   results::release_kept_samples(records_.back());  // in the samples file now
@@ -52,7 +55,7 @@ void RunOutput::commit_locked() {
     samples_->commit();
     std::cerr << "uniperf: latency samples written to " << samples_->target().string() << "\n";
   }
-  reports_.commit(records_, title_, &completions_);
+  reports_.commit(records_, title_, &completions_, &latency_samples_);
 }
 
 namespace {

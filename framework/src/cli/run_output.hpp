@@ -57,6 +57,8 @@ class RunOutput {
   /// The traced requests, sampled for the HTML report (bounded), when one
   /// is asked for.
   report::CompletionSampler completions_;
+  /// The kept latency samples, summarised for the HTML report.
+  report::LatencySampler latency_samples_;
   const bool sample_completions_;
   bool committed_ = false;
 };

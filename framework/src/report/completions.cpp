@@ -6,18 +6,10 @@
 #include <limits>
 #include <string_view>
 
+#include "results/csv_field.hpp"
+
 namespace uniperf::report {
 namespace {
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (std::size_t from = 0;;) {
-    const std::size_t comma = line.find(',', from);
-    fields.push_back(line.substr(from, comma == std::string_view::npos ? comma : comma - from));
-    if (comma == std::string_view::npos) return fields;
-    from = comma + 1;
-  }
-}
 
 template <class T>
 bool number(std::string_view text, T& value) {
@@ -79,7 +71,7 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
   while (std::getline(in, line)) {
     ++number_of_line;
     if (line.empty() || line[0] == '#') continue;
-    const auto fields = split(line);
+    const std::vector<std::string> fields = results::csv_fields(line);
     if (fields.size() > 0 && fields[0] == "config") {
       // The header: format 2 has a `side` column.
       const auto side = std::find(fields.begin(), fields.end(), "side");
@@ -95,9 +87,9 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
       return path.string() + ":" + std::to_string(number_of_line) + ": not a trace row";
     }
     const bool responder = side_column >= 0 && fields[side_column] == "responder";
-    std::string config(fields[0]);
+    std::string config = fields[0];
     if (const auto label = renamed.find(config); label != renamed.end()) config = label->second;
-    add(config, std::string(fields[1]), size, flow, responder, posted, completed);
+    add(config, fields[1], size, flow, responder, posted, completed);
   }
   return "";
 }

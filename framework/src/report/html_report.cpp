@@ -160,13 +160,15 @@ void write_matrices(std::ostream& out, const std::vector<Record>& records,
 }  // namespace
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
-                const SuspectRule& rule, const nlohmann::json& completions) {
+                const SuspectRule& rule, const nlohmann::json& completions,
+                const nlohmann::json& latency_samples) {
   std::vector<std::string> configs;
   std::set<std::string> timestamps;
   nlohmann::json data = {
       {"title", title},
       {"records", nlohmann::json::array()},
-      {"completions", completions.is_array() ? completions : nlohmann::json::array()}};
+      {"completions", completions.is_array() ? completions : nlohmann::json::array()},
+      {"latency_samples", latency_samples.is_array() ? latency_samples : nlohmann::json::array()}};
   for (const auto& r : records) {
     if (std::find(configs.begin(), configs.end(), r.config) == configs.end()) {
       configs.push_back(r.config);
@@ -222,6 +224,11 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "each traced request at its completion time with its post-to-completion time (at "
          "most 1000 per flow and side, spread over the run).</p>\n<div "
          "id=\"timelines\"></div>\n";
+  out << "<h2 id=\"latency-samples\">Latency samples</h2>\n<p class=\"hint\">Latency tests "
+         "that kept every sample (keep_samples, the run's .samples.csv): the CDF of the "
+         "samples, and the latency over the run's iterations in buckets (the line is each "
+         "bucket's median, the points its maximum, so no spike is averaged away).</p>\n<div "
+         "id=\"samples\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
   write_matrices(out, records, rule);

@@ -26,8 +26,11 @@ using results::Status;
 
 /// `completions`: a sample of the traced requests (report/completions.hpp,
 /// CompletionSampler::to_json), drawn as completion timelines; null: none.
+/// `latency_samples`: the kept samples summarised
+/// (report/latency_samples.hpp), drawn as CDFs and latency over time.
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
-                const SuspectRule& rule = {}, const nlohmann::json& completions = nlohmann::json());
+                const SuspectRule& rule = {}, const nlohmann::json& completions = nlohmann::json(),
+                const nlohmann::json& latency_samples = nlohmann::json());
 
 /// JSON text made safe inside a <script> element: '<', '>' and '&' become
 /// \u escapes (in JSON they only occur inside strings, where the escape

@@ -5,9 +5,14 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace uniperf::results {
 
 std::string csv_field(std::string_view text);
+
+/// The fields of one CSV line, quotes undone (a field's doubled quote is
+/// one quote). A line of the files above never holds a line break.
+std::vector<std::string> csv_fields(std::string_view line);
 
 }  // namespace uniperf::results

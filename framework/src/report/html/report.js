@@ -8,6 +8,7 @@
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
 //   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
 //   data-completions-rendered="N"  records' completion timelines (trace files)
+//   data-samples-rendered="N"  kept latency samples' CDF and over-time charts
 //   data-errors="..."        any script error (set by the handler in <head>)
 (function () {
   "use strict";
@@ -457,6 +458,57 @@
     return 1;
   }
 
+  // A latency flow's kept samples (keep_samples): their CDF, and the
+  // latency over the iterations in buckets, median as a line and maximum
+  // as points.
+  const latencySamples = data.latency_samples || [];
+  function drawSamples(r, container) {
+    const series = latencySamples.filter(
+        (s) => s.config === r.config && s.test === r.test && s.size === r.size);
+    const oneWay = r.latency_us ? r.latency_us.one_way : true;
+    const us = (u, v) => (v == null ? "-" : formatNumber(v) + " us");
+    const yLabel = `latency (us, ${oneWay ? "one-way" : "round trip"})`;
+    series.forEach((s) => {
+      const section = addSection(
+          container, `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${s.flow}`,
+          ` ${s.samples} samples`);
+      const color = colorOf(r.config);
+      const cdf = {
+        width: chartWidth(section),
+        height: 260,
+        series: [{ label: "latency", value: us },
+                 { label: "fraction of samples at or below", stroke: color, width: 2,
+                   value: (u, v) => (v == null ? "-" : (100 * v).toFixed(1) + "%") }],
+        // Logarithmic where the samples span a decade or more (a tail).
+        scales: { x: { time: false,
+                       distr: s.cdf_us[s.cdf_us.length - 1] >= 10 * s.cdf_us[0] ? 3 : 1 },
+                  y: { range: [0, 1] } },
+        axes: [{ label: yLabel, values: (u, splits) => splits.map(tick) },
+               { label: "fraction", size: 60,
+                 values: (u, splits) => splits.map((v) => `${Math.round(100 * v)}%`) }],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      };
+      timelineCharts.push([section, new uPlot(cdf, [s.cdf_us, s.cdf_fraction], addPlot(section))]);
+      const overTime = {
+        width: chartWidth(section),
+        height: 260,
+        series: [{ label: "iteration" },
+                 { label: "median of the bucket", stroke: color, width: 2, value: us },
+                 { label: "maximum of the bucket", stroke: withAlpha(color, 0.5),
+                   paths: () => null, points: { show: true, space: 0, size: 3 }, value: us }],
+        scales: { x: { time: false }, y: { distr: 3 } },
+        axes: [{ label: "iteration" },
+               { label: yLabel, size: 70, values: (u, splits) => splits.map(tick) }],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      };
+      timelineCharts.push([section, new uPlot(
+          overTime, [s.bucket_from, s.bucket_p50_us, s.bucket_max_us], addPlot(section))]);
+    });
+    return series.length;
+  }
+
   provenance();
   const timelineCharts = [];
   let timelines = 0;
@@ -478,6 +530,19 @@
   document.documentElement.setAttribute("data-timelines-rendered", String(timelines));
   document.documentElement.setAttribute("data-alone-rendered", String(alone));
   document.documentElement.setAttribute("data-completions-rendered", String(completed));
+  let sampled = 0;
+  const samplesContainer = document.getElementById("samples");
+  if (samplesContainer) {
+    for (const r of records) sampled += drawSamples(r, samplesContainer);
+    if (!sampled) {
+      // No kept samples: no section (its heading and hint).
+      const hint = samplesContainer.previousElementSibling;
+      hint.previousElementSibling.remove();
+      hint.remove();
+      samplesContainer.remove();
+    }
+  }
+  document.documentElement.setAttribute("data-samples-rendered", String(sampled));
   const container = document.getElementById("plots");
   const tests = [...new Set(records.map((r) => r.test))];
   const charts = [];
