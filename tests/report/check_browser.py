@@ -74,6 +74,16 @@ def main():
             sizes_of.setdefault(r["test"], set()).add(r["size"])
     expected_bars = sum(1 for sizes in sizes_of.values() if len(sizes) == 1)
     expected_rows = len({(r["test"], r["size"]) for r in records})
+    # Records of --trials N: their 95% CI drawn, a band per (test, config)
+    # on a line chart, a whisker per bar.
+    ci_key = {"latency": "p50_us", "bandwidth": "MB_per_s", "message_rate": "Mmsg_per_s"}
+    def has_ci(r):
+        return measured(r) and not r.get("flows") and \
+            ci_key[r["params"]["pattern"]] in r.get("trials", {}).get("ci95", {})
+    expected_trial_bands = sum(
+        len({r["config"] for r in records if r["test"] == test and has_ci(r)})
+        if len(sizes) > 1 else sum(1 for r in records if r["test"] == test and has_ci(r))
+        for test, sizes in sizes_of.items())
     # Concurrent flows with traced flows: a bandwidth-over-time chart each.
     expected_timelines = sum(1 for r in records
                              if any("timeline" in f for f in r.get("flows", [])))
@@ -139,6 +149,10 @@ def main():
     if completions is None or int(completions.group(1)) != expected_completions:
         fail(f"completion timelines rendered {completions.group(1) if completions else None}, "
              f"expected {expected_completions}")
+    bands = re.search(r'data-trial-bands-rendered="(\d+)"', root.group(0))
+    if bands is None or int(bands.group(1)) != expected_trial_bands:
+        fail(f"trial CI bands and whiskers drawn {bands.group(1) if bands else None}, "
+             f"expected {expected_trial_bands}")
     sampled = re.search(r'data-samples-rendered="(\d+)"', root.group(0))
     if sampled is None or int(sampled.group(1)) != expected_samples:
         fail(f"latency sample series drawn {sampled.group(1) if sampled else None}, "
@@ -167,6 +181,18 @@ def main():
     shown = unfolded.count('class="fact"')
     if shown > 5 * configs:
         fail(f"{shown} provenance facts unfolded for {configs} configs (at most 5 each)")
+
+    # The bandwidth unit's toggle: the page opened on Gb/s draws every plot
+    # again in it, without an error.
+    if any(r["params"]["pattern"] == "bandwidth" for r in records):
+        if 'class="unit-toggle"' not in dom:
+            fail("no bandwidth unit toggle on a page with bandwidth tests")
+        with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
+            gbit = chromium(browser, profile, ["--dump-dom"], url + "#unit=Gb/s").stdout
+        gbit_root = re.search(r"<html[^>]*>", gbit).group(0)
+        if 'data-bandwidth-unit="Gb/s"' not in gbit_root or "data-errors" in gbit_root or \
+                f'data-plots-rendered="{expected_plots}"' not in gbit_root:
+            fail("the page opened on Gb/s: " + gbit_root)
 
     # A config keeps its colour from report to report: the last config's
     # records alone, as a report of their own, draw it in the same colour.
@@ -205,7 +231,7 @@ def main():
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
     print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
-          f"{expected_samples} latency sample series, "
+          f"{expected_samples} latency sample series, {expected_trial_bands} trial CI bands, "
           f"{canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")

@@ -113,10 +113,15 @@ TEST(FlowFields, EveryKnobIsACsvColumnHoldingItsText) {
   const auto last_of_first_release = std::find(columns.begin(), columns.end(), "flows");
   for (const FlowField& field : model::kFlowFields) {
     EXPECT_EQ(std::count(columns.begin(), columns.end(), field.name), 1) << field.name;
-    // Columns are only ever appended: a knob newer than the CSV goes last.
-    const bool after =
-        std::find(columns.begin(), columns.end(), field.name) > last_of_first_release;
-    EXPECT_EQ(after, field.csv == model::CsvColumn::appended) << field.name;
+    // Columns are only ever appended: a knob newer than the CSV goes last,
+    // one of record 1.9 or later after every column of 1.8.
+    const auto at = std::find(columns.begin(), columns.end(), field.name);
+    EXPECT_EQ(at > last_of_first_release,
+              field.csv == model::CsvColumn::appended || field.csv == model::CsvColumn::after_1_8)
+        << field.name;
+    EXPECT_EQ(at > std::find(columns.begin(), columns.end(), "MiB_per_s"),
+              field.csv == model::CsvColumn::after_1_8)
+        << field.name;
   }
   for (const model::RunField& field : model::kRunFields) {
     EXPECT_EQ(std::count(columns.begin(), columns.end(), field.record_key), field.in_csv ? 1 : 0)

@@ -46,7 +46,11 @@ struct CliFlag {
 enum class CsvColumn : std::uint8_t {
   identity,  ///< beside the test's name (op, pattern, direction)
   params,    ///< among the parameters of the first release
-  appended   ///< after the last column of the first release
+  appended,  ///< after the last column of the first release, before the loss columns
+  /// After every column of record 1.8 (the last, MiB_per_s): a knob of 1.9
+  /// or later, so a reader of the columns by position finds the older ones
+  /// where they were.
+  after_1_8
 };
 
 /// How the terminal table's one-line title shows a knob: prefix, the value's
@@ -137,6 +141,11 @@ struct FlowField {
     return f;
   }
   /// A column of the CSV's first release, among its parameters.
+  constexpr FlowField csv_after_1_8() const {
+    FlowField f = *this;
+    f.csv = CsvColumn::after_1_8;
+    return f;
+  }
   constexpr FlowField csv_since_1_0() const {
     FlowField f = *this;
     f.csv = CsvColumn::params;
@@ -405,18 +414,21 @@ inline constexpr FlowField kFlowFields[] = {
                   "Pause between one latency iteration's end and the next one's start (e.g. "
                   "10us; perftest's --latency_gap), not in any sample; latency tests only")
         .added_after_1_0()
+        .csv_after_1_8()
         .flag_named("--latency-gap,--latency_gap")
         .in_title(", gap ", " s", true),
     rate_field("rate_limit", &FlowSpec::rate_limit,
                "The most a stream posts per flow: bits (10Gb/s, 500Mb/s) or messages (100K/s) "
                "per second, paced by the engine outside the post path; 0: as fast as it goes")
         .added_after_1_0()
+        .csv_after_1_8()
         .flag_named("--rate-limit,--rate_limit")
         .in_title(", at most ", "", true),
     flag_field("keep_samples", &FlowSpec::keep_samples,
                "Keep every latency sample, in the order the iterations ran, in the run's "
                "samples file (RESULTS.samples.csv; perftest's -H); latency tests only")
         .added_after_1_0()
+        .csv_after_1_8()
         .switch_named("--keep-samples,--report-histogram", "true",
                       "Keep every latency sample in RESULTS.samples.csv (perftest's -H)"),
 };

@@ -96,6 +96,9 @@ std::vector<std::string> row_of(const Record& r) {
     row.resize(row.size() + 3);
   }
   row.push_back(r.bandwidth ? number(r.bandwidth->mib_per_s()) : "");
+  for (const model::FlowField& field : model::kFlowFields) {
+    if (field.csv == model::CsvColumn::after_1_8) row.push_back(field.text(f));
+  }
   return row;
 }
 
@@ -138,6 +141,9 @@ const std::vector<std::string_view>& csv_columns() {
     }
     c.insert(c.end(), {"messages_sent", "messages_lost", "loss_rate"});
     c.push_back("MiB_per_s");  // record 1.8
+    for (const model::FlowField& field : model::kFlowFields) {
+      if (field.csv == model::CsvColumn::after_1_8) c.push_back(field.name);
+    }
     return c;
   }();
   return columns;

@@ -213,8 +213,11 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "size, both axes logarithmic (a test measured at one size: a bar per config, linear "
          "from 0). Latency: the thick line is the median (p50), the dashed "
          "line p90, the thin line p99; the shaded bands span p50–p90 and p90–p99. Bandwidth "
-         "in MB/s (10<sup>6</sup> B/s), message rate in Mmsg/s. Hover a plot for the "
-         "values.</p>\n<div id=\"plots\"></div>\n";
+         "in MB/s (10<sup>6</sup> B/s), Gb/s or MiB/s (2<sup>20</sup> B/s) as chosen below "
+         "(report.html#unit=Gb/s opens on one), message rate in Mmsg/s. Records of several "
+         "trials (--trials) add the 95% confidence interval of the trials' mean: a band "
+         "between dotted lines (latency: around p50), a whisker across a bar. Hover a plot "
+         "for the values.</p>\n<div id=\"plots\"></div>\n";
   out << "<h2 id=\"competing-flows\">Competing flows</h2>\n<p class=\"hint\">Tests of "
          "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
          "all on one time axis, and what each got while all ran; and a latency flow measured "

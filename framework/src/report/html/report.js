@@ -5,6 +5,8 @@
 // For the headless-browser test the page records what happened on <html>:
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
 //   data-bars-rendered="N"   of those, bar charts (tests measured at one size)
+//   data-trial-bands-rendered="N"  95% CI bands and whiskers of records of trials
+//   data-bandwidth-unit="U"  the unit the bandwidth plots are drawn in (the toggle's)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
 //   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
 //   data-completions-rendered="N"  records' completion timelines (trace files)
@@ -73,21 +75,46 @@
   const subject = (r) => (r.flows && r.flows.length ? r.flows[0] : r);
   const positive = (v) => (v != null && isFinite(v) && v > 0 ? v : null);
 
-  // What one test plots: latency p50 with a p90..p99 band, or throughput.
+  // Bandwidth is drawn in the unit the page's toggle chose: MB/s (10^6
+  // B/s, the records' MB_per_s), Gb/s, or MiB/s (2^20 B/s, perftest's).
+  const bandwidthUnits = {
+    "MB/s": { label: "bandwidth (MB/s = 10⁶ B/s)", fromMB: 1 },
+    "Gb/s": { label: "bandwidth (Gb/s = 10⁹ bit/s)", fromMB: 8e-3 },
+    "MiB/s": { label: "bandwidth (MiB/s = 2²⁰ B/s)", fromMB: 1e6 / 1048576 },
+  };
+  // The page may be opened on a unit: report.html#unit=Gb/s.
+  let bandwidthUnit = (() => {
+    const asked = decodeURIComponent((location.hash.match(/unit=([^&]+)/) || [])[1] || "");
+    return asked in bandwidthUnits ? asked : "MB/s";
+  })();
+  // A record of several trials: the 95% confidence interval of the mean of
+  // `key` over its trials (ci95), scaled as its value is; null otherwise.
+  const ciOf = (r, key, factor) => {
+    const ci = !(r.flows && r.flows.length) && r.trials && r.trials.ci95 && r.trials.ci95[key];
+    return ci && isFinite(ci.low) && isFinite(ci.high)
+      ? { low: ci.low * factor, high: ci.high * factor } : null;
+  };
+
+  // What one test plots: latency p50 with a p90..p99 band, or throughput;
+  // `ci` is the trials' interval of the plotted value.
   function metricsOf(pattern, oneWay) {
     if (pattern === "latency") {
       return {
         label: oneWay ? "one-way latency (us)" : "round-trip latency (us)",
         unit: "us",
         pick: (r) => subject(r).latency_us,
+        ci: (r) => ciOf(r, "p50_us", 1),
       };
     }
     if (pattern === "bandwidth") {
-      return { label: "bandwidth (MB/s = 10⁶ B/s)", unit: "MB/s",
-               pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s };
+      const unit = bandwidthUnits[bandwidthUnit];
+      return { label: unit.label, unit: bandwidthUnit,
+               pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s * unit.fromMB,
+               ci: (r) => ciOf(r, "MB_per_s", unit.fromMB) };
     }
     return { label: "message rate (Mmsg/s)", unit: "Mmsg/s",
-             pick: (r) => subject(r).bandwidth && subject(r).bandwidth.Mmsg_per_s };
+             pick: (r) => subject(r).bandwidth && subject(r).bandwidth.Mmsg_per_s,
+             ci: (r) => ciOf(r, "Mmsg_per_s", 1) };
   }
 
   // The plot fills its card (two cards a row on a wide window).
@@ -174,6 +201,7 @@
           return r ? positive(subject(r).latency_us[key]) : null;
         });
         columns.push(value("p99"), value("p90"), value("p50"));
+        trialBand(config, color, sizes.map((s) => at(config, s)));
         series.push(
           { label: `${config} p99`, stroke: withAlpha(color, 0.45), width: 1, spanGaps: true,
             points: { show: false }, value: (u, v) => formatNumber(v) },
@@ -186,11 +214,28 @@
         bands.push({ series: [base, base + 1], fill: withAlpha(color, 0.10) });
         bands.push({ series: [base + 1, base + 2], fill: withAlpha(color, 0.18) });
       } else {
+        trialBand(config, color, sizes.map((s) => at(config, s)));
         columns.push(sizes.map((s) => { const r = at(config, s); return r ? positive(metric.pick(r)) : null; }));
         series.push({ label: config, stroke: color, width: 2.5, spanGaps: true,
                       points: { show: true, size: 6, fill: color },
                       value: (u, v) => formatNumber(v) });
       }
+    }
+    // The trials' 95% confidence interval of the plotted value (records of
+    // --trials N): two thin dotted series, the interval between them shaded.
+    function trialBand(config, color, at) {
+      const cis = at.map((r) => (r ? metric.ci(r) : null));
+      if (!cis.some((c) => c)) return;
+      const base = columns.length;
+      columns.push(cis.map((c) => (c ? positive(c.high) : null)),
+                   cis.map((c) => (c ? positive(c.low) : null)));
+      for (const end of ["high", "low"]) {
+        series.push({ label: `${config} 95% CI ${end}`, stroke: withAlpha(color, 0.6), width: 1,
+                      dash: [2, 3], spanGaps: true, points: { show: false },
+                      value: (u, v) => formatNumber(v) });
+      }
+      bands.push({ series: [base, base + 1], fill: withAlpha(color, 0.14) });
+      trialBands += 1;
     }
     const plot = addPlot(section);
     const options = {
@@ -221,13 +266,14 @@
     const latency = pattern === "latency";
     const bars = rows.map((r) => {
       const picked = metric.pick(r);
-      return latency ? { config: r.config, value: picked.p50, tail: picked.p99 }
-                     : { config: r.config, value: picked, tail: null };
+      return latency ? { config: r.config, value: picked.p50, tail: picked.p99, ci: metric.ci(r) }
+                     : { config: r.config, value: picked, tail: null, ci: metric.ci(r) };
     });
     const rowHeight = 30, left = 150, right = 190, top = 8, bottom = 34;
     const width = chartWidth(section);
     const height = top + rowHeight * bars.length + bottom;
-    const max = Math.max(...bars.map((b) => Math.max(b.value || 0, b.tail || 0))) || 1;
+    const max = Math.max(...bars.map((b) => Math.max(b.value || 0, b.tail || 0,
+                                                      b.ci ? b.ci.high : 0))) || 1;
     const scale = (v) => ((width - left - right) * Math.max(v || 0, 0)) / max;
     const canvas = document.createElement("canvas");
     const ratio = window.devicePixelRatio || 1;
@@ -249,6 +295,17 @@
       ctx.fillRect(left, middle - 9, Math.max(scale(b.value), 1), 18);
       let text = `${formatNumber(b.value)} ${metric.unit}`;
       let end = left + scale(b.value);
+      if (b.ci) {
+        // The trials' 95% confidence interval: a whisker across the bar's end.
+        const from = left + scale(b.ci.low), to = left + scale(b.ci.high);
+        ctx.fillStyle = "#333";
+        ctx.fillRect(from, middle - 1, Math.max(to - from, 1), 2);
+        ctx.fillRect(from - 1, middle - 5, 2, 10);
+        ctx.fillRect(to - 1, middle - 5, 2, 10);
+        text += ` ±${formatNumber((b.ci.high - b.ci.low) / 2)}`;
+        end = Math.max(end, to);
+        trialBands += 1;
+      }
       if (b.tail != null) {
         ctx.fillStyle = "#333";
         ctx.fillRect(left + scale(b.tail) - 1, middle - 12, 2, 24);
@@ -260,10 +317,15 @@
       ctx.fillText(text, end + 6, middle);
     });
     ctx.fillStyle = "#666";
-    ctx.textAlign = "center";
-    ctx.fillText(`${metric.label} at ${formatSize(size)} B` +
-                 (latency ? ": bar p50, tick p99" : "") + "; linear scale from 0",
-                 left + (width - left - right) / 2, height - bottom / 2);
+    const caption = `${metric.label} at ${formatSize(size)} B` +
+                    (latency ? ": bar p50, tick p99" : "") +
+                    (bars.some((b) => b.ci) ? ", whisker the trials' 95% CI" : "") +
+                    "; linear scale from 0";
+    // Centred under the bars, unless that would cut it: then from the left.
+    const centre = left + (width - left - right) / 2;
+    const fits = ctx.measureText(caption).width / 2 <= Math.min(centre, width - centre) - 4;
+    ctx.textAlign = fits ? "center" : "left";
+    ctx.fillText(caption, fits ? centre : 4, height - bottom / 2);
     addPlot(section).appendChild(canvas);
   }
 
@@ -548,12 +610,43 @@
   const charts = [];
   let rendered = 0;
   let barCharts = 0;
-  for (const test of tests) rendered += drawTest(test, container);
+  let trialBands = 0;
+  function drawPlots() {
+    for (const [, chart] of charts.splice(0)) chart.destroy();
+    container.replaceChildren();
+    rendered = barCharts = trialBands = 0;
+    for (const test of tests) rendered += drawTest(test, container);
+    document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
+    document.documentElement.setAttribute("data-trial-bands-rendered", String(trialBands));
+    document.documentElement.setAttribute("data-bandwidth-unit", bandwidthUnit);
+    document.documentElement.setAttribute("data-plots-rendered", String(rendered));
+  }
+  // The bandwidth unit's toggle, before the plots (only when some test
+  // measured bandwidth): choosing one redraws them.
+  if (records.some((r) => r.params && r.params.pattern === "bandwidth")) {
+    const toggle = document.createElement("p");
+    toggle.className = "unit-toggle";
+    toggle.append("Bandwidth in ");
+    for (const unit of Object.keys(bandwidthUnits)) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = unit;
+      button.dataset.unit = unit;
+      button.setAttribute("aria-pressed", String(unit === bandwidthUnit));
+      button.addEventListener("click", () => {
+        bandwidthUnit = unit;
+        for (const b of toggle.querySelectorAll("button"))
+          b.setAttribute("aria-pressed", String(b.dataset.unit === unit));
+        drawPlots();
+      });
+      toggle.append(button, " ");
+    }
+    container.before(toggle);
+  }
+  drawPlots();
   window.addEventListener("resize", () => {
     for (const [section, chart] of charts) chart.setSize({ width: chartWidth(section), height: 320 });
     for (const [section, chart] of timelineCharts)
       chart.setSize({ width: chartWidth(section), height: 260 });
   });
-  document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
-  document.documentElement.setAttribute("data-plots-rendered", String(rendered));
 })();
