@@ -58,7 +58,14 @@ sockaddr_in ipv4(const std::string& host, int port) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
-    throw TransportError("ofi: '" + host + "' is not a numeric IPv4 address");
+    // The domain is opened for IPv4 (FI_SOCKADDR_IN): the tcp provider
+    // refuses an IPv6 endpoint on it.
+    throw TransportError(
+        "ofi: '" + host + "' is not a numeric IPv4 address" +
+        (host.find(':') != std::string::npos
+             ? " (msg endpoints connect over IPv4: reach the peer by an IPv4 address, or set "
+               "peer_address and address to IPv4 ones)"
+             : ""));
   }
   return address;
 }
