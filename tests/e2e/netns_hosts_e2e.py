@@ -19,12 +19,17 @@ cross a real, if virtual, network link and not loopback.
   delay of D ms each way, the one-way latency p50 (half a round trip) is at
   least D and below D + 1.5 ms. Where the kernel has no netem this part says
   why and is skipped; the rest still runs.
+- A bare server (`uniperf serve --once`, in an empty directory of host 1)
+  runs what a client of host 0 sends it: a stream over the shaped link paced
+  to half its rate (--rate-limit 100Mb/s). The pace's own arithmetic bounds
+  what is measured (at most one post list ahead of the pace), and the link,
+  twice as fast, lets it be reached: 0.85 to 1.05 of the pace.
 
 Skipped (77) where namespaces cannot be made (not root, no iproute2)."""
-import os, re, signal, subprocess, sys, tempfile, time
+import json, os, re, signal, subprocess, sys, tempfile, time
 from launched import records
 
-uniperf, source_dir = sys.argv[1], sys.argv[2]
+uniperf, source_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HELPER = os.path.join(source_dir, "tests/launchers/netns-hosts")
 NAME = f"upf{os.getpid()}"  # unique on this machine: parallel runs never clash
 SERVER = "198.18.0.2"
@@ -228,6 +233,39 @@ def check_shaped(work):
     assert r["bandwidth"]["seconds"] >= 1.5, r["bandwidth"]
 
 
+def check_served_pace(work):
+    """Run inside the shaped link's hosts (check_shaped brought them up)."""
+    empty = os.path.join(work, "empty")
+    os.mkdir(empty)
+    log = os.path.join(work, "serve.log")
+    server = subprocess.Popen(in_host(1, [uniperf, "serve", "--once", "--listen",
+                                          f"{SERVER}:{PORT}"]),
+                              cwd=empty, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    pace_mbit = SHAPE_MBIT // 2
+    try:
+        client = subprocess.run(
+            in_host(0, [uniperf, "bw", "--op", "send", "-s", "1M", "-t", "4", "-D", "3s", "-f",
+                        "0.5s", "-c", "tcp:sndbuf=1M", "--rate-limit", f"{pace_mbit}Mb/s",
+                        "--peer", f"{SERVER}:{PORT}", "--connect-timeout", "60", "-o", "-",
+                        "--quiet"]),
+            cwd=source_dir, capture_output=True, text=True, timeout=120)
+        server_exit = server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    served = open(log).read()
+    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, served)
+    assert "suite 'command-line' (1 tests) over tcp:sndbuf=1M" in served, served
+    r = [json.loads(l) for l in client.stdout.splitlines() if l.strip()][0]
+    assert r["status"] == "ok" and r["params"]["rate_limit"] == f"{pace_mbit}Mb/s", r
+    assert r["provenance"]["bootstrap"]["rendezvous"] == f"{SERVER}:{PORT}", r["provenance"]
+    ratio = r["bandwidth"]["Gb_per_s"] * 1e3 / pace_mbit
+    print(f"served over the shaped link: tcp paced to {pace_mbit} Mbit/s measured "
+          f"{r['bandwidth']['Gb_per_s'] * 1e3:.1f} Mbit/s: ratio {ratio:.3f}")
+    assert 0.85 <= ratio <= 1.05, f"ratio {ratio:.3f} outside 0.85-1.05"
+
+
 def check_delayed(work):
     why = up("--delay", str(DELAY_MS))
     if why:
@@ -271,6 +309,7 @@ try:
             check_killed_server(work, name, config)
         helper("down", NAME)
         check_shaped(work)
+        check_served_pace(work)
         helper("down", NAME)
         check_delayed(work)
 finally:
