@@ -1211,6 +1211,16 @@ TEST(Cli, PerftestSpellingsAreAcceptedAndHelpEndsWithExamples) {
   }
   EXPECT_NE(uniperf("run --help", 30).out.find("--run-infinitely,--run_infinitely"),
             std::string::npos);
+  // Every knob's help says its default, the subcommand's own (a stream's
+  // window and size are not a ping-pong's).
+  const std::string bw = uniperf("bw --help", 30).out, lat = uniperf("lat --help", 30).out;
+  for (const char* said : {"2..8M x2 [default 65536]", "XOR duration [default 5000]",
+                           "Warm-up iterations [default 200]", "else 64) [default 64]",
+                           "cycle | single [default cycle]", "[default 0]"})
+    EXPECT_NE(bw.find(said), std::string::npos) << said << "\n" << bw;
+  for (const char* said :
+       {"2..8M x2 [default 8]", "XOR duration [default 1000]", "else 64) [default 1]"})
+    EXPECT_NE(lat.find(said), std::string::npos) << said << "\n" << lat;
   // perftest's unit: MiB/s in the table, the record carrying both.
   const auto mib = scratch / "mib.jsonl";
   const Outcome in_mib =

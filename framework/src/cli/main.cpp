@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
         std::tuple{"rate", "message_rate", "One message-rate test from flags"}}) {
     auto* command = app.add_subcommand(name, help);
     command->footer(kOneOffExamples);
-    add_one_off_options(command, one_off);
+    add_one_off_options(command, one_off, pattern);
     add_connection_options(command, connection);
     command->callback([&one_off_pattern, p = std::string(pattern)] { one_off_pattern = p; });
   }

@@ -20,14 +20,30 @@ const CLI::Validator kWholeNumber(
 
 }  // namespace
 
-void add_one_off_options(CLI::App* command, OneOffOptions& o) {
-  command->add_option("-s,--size", o.sizes, "Message size(s): 64, 4K, or a range 2..8M x2")
+void add_one_off_options(CLI::App* command, OneOffOptions& o, const std::string& pattern) {
+  // What a test of this pattern takes where a flag is not given: a test
+  // parsed from its op and pattern alone, so the help cannot drift from the
+  // suite reader's defaults (op send: the one-off's).
+  const model::TestSpec base =
+      suite::parse_test(YAML::Load("{name: t, op: send, pattern: " + pattern + "}"), "<defaults>");
+  const model::FlowSpec& flow = base.flows.front();
+  const auto with_default = [](std::string_view help, const std::string& value) {
+    return std::string(help) + " [default " + value + "]";
+  };
+  std::string sizes;
+  for (const auto size : base.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
+  command
+      ->add_option("-s,--size", o.sizes,
+                   with_default("Message size(s): 64, 4K, or a range 2..8M x2", sizes))
       ->delimiter(',');
   command->add_flag("-a,--all", o.all_sizes, "All sizes 2..8M in powers of two");
   for (std::size_t i = 0; i < std::size(model::kRunFields); ++i) {
     const model::RunField& field = model::kRunFields[i];
     if (field.cli_names.empty()) continue;
-    const std::string names(field.cli_names), help(field.help);
+    const std::string names(field.cli_names);
+    std::string help(field.help);
+    if (field.count64 != nullptr && base.duration.*field.count64 != 0)
+      help = with_default(help, std::to_string(base.duration.*field.count64));
     if (field.kind == model::RunKind::seconds) {
       command->add_option(names, o.run[i].text, help);
     } else {
@@ -38,16 +54,18 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o) {
     const model::FlowField& field = model::kFlowFields[i];
     if (field.cli.names.empty()) continue;
     const std::string names(field.cli.names);
+    const std::string value = field.text(flow);
     if (!field.cli.sets.empty()) {
       command->add_flag(names, o.flow[i].on,
                         std::string(field.cli.help.empty() ? field.help : field.cli.help));
     } else if (field.kind == model::FieldKind::count) {
-      command->add_option(names, o.flow[i].number, std::string(field.help))->check(kWholeNumber);
+      command->add_option(names, o.flow[i].number, with_default(field.help, value))
+          ->check(kWholeNumber);
     } else if (field.kind == model::FieldKind::fraction ||
                field.kind == model::FieldKind::seconds || field.kind == model::FieldKind::rate) {
-      command->add_option(names, o.flow[i].text, std::string(field.help));
+      command->add_option(names, o.flow[i].text, with_default(field.help, value));
     } else {
-      command->add_option(names, o.flow[i].text, field.choice_list(" | "));
+      command->add_option(names, o.flow[i].text, with_default(field.choice_list(" | "), value));
     }
   }
   std::string presets;

@@ -32,7 +32,9 @@ struct OneOffOptions {
 };
 
 /// Adds the size flags, one flag per knob that names one, and --preset.
-void add_one_off_options(CLI::App* command, OneOffOptions& o);
+/// `pattern`: the subcommand's (latency, bandwidth, message_rate), whose
+/// defaults each flag's help states.
+void add_one_off_options(CLI::App* command, OneOffOptions& o, const std::string& pattern);
 
 /// The one-test suite the flags describe; `pattern` is the subcommand's.
 model::SuiteSpec one_off_suite(const std::string& pattern, const OneOffOptions& o);

@@ -120,7 +120,9 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "environment; a bare plugin name takes its defaults); repeat to compare")
       ->required();
   command->add_option("--peer", options.peer,
-                      "Run against a `uniperf ... --listen` on HOST[:PORT] (this side measures)");
+                      "Run against `uniperf serve` (or `uniperf ... --listen`) on HOST[:PORT], "
+                      "[IPV6]:PORT (this side measures; default port " +
+                          std::to_string(kDefaultPort) + ")");
   command->add_option(
       "--coordinator", options.coordinator,
       "Under a launcher without PMIx (mpirun, srun): rank 0's HOST:PORT, where the ranks meet "

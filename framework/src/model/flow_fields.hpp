@@ -365,7 +365,7 @@ inline constexpr FlowField kFlowFields[] = {
         .switch_named("--validate", "true", ""),
     fraction_field("max_loss", &FlowSpec::max_loss,
                    "Unreliable transports: the share of a stream's messages that may be lost "
-                   "(e.g. 0.1% or 0.001) before the record is an error (default 1: only reported)")
+                   "(e.g. 0.1% or 0.001) before the record is an error; 1: loss is only reported")
         .added_after_1_0()
         .flag_named("--max-loss")
         .in_title(", max loss ", "", true),
