@@ -228,5 +228,42 @@ TEST(HostileJson, AHandshakeOfTheWrongShapeIsAHandshakeError) {
   }
 }
 
+/// A bare server (`uniperf serve`) builds its run from the client's offer:
+/// an offer of the wrong shape is refused by name, and a server's refusal
+/// reaches the client as "the server refused the run: WHY".
+TEST(HostileJson, AnOfferOfTheWrongShapeIsRefusedAndARefusalIsSaid) {
+  const std::string head =
+      "{\"magic\":\"uniperf\",\"protocol\":" + std::to_string(session::kProtocolVersion);
+  const auto offer_error = [](const std::string& message) -> std::string {
+    ScriptedPeer peer(message);
+    try {
+      session::receive_offer(peer);
+    } catch (const session::HandshakeError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no HandshakeError for " << message;
+    return "";
+  };
+  EXPECT_THAT(offer_error(head + "}"), HasSubstr("offers no suite"));
+  EXPECT_THAT(offer_error(head + ",\"offer\":[]}"), HasSubstr("offers no suite"));
+  EXPECT_THAT(offer_error(head + ",\"offer\":{\"configs\":[],\"suite\":{\"text\":1}}}"),
+              HasSubstr("no readable suite"));
+  EXPECT_THAT(offer_error(head + ",\"offer\":{\"configs\":[5],\"suite\":{\"label\":\"s\","
+                                 "\"text\":\"t\"}}}"),
+              HasSubstr("no readable config"));
+  ScriptedPeer good(head +
+                    ",\"offer\":{\"configs\":[{\"label\":\"-c\",\"text\":\"tcp\","
+                    "\"inline\":true}],\"suite\":{\"label\":\"s.yaml\",\"text\":\"x\"},"
+                    "\"overrides\":{\"trials\":3}}}");
+  const session::Offer offer = session::receive_offer(good);
+  EXPECT_EQ(offer.suite.label, "s.yaml");
+  ASSERT_EQ(offer.configs.size(), 1u);
+  EXPECT_TRUE(offer.configs[0].given_inline);
+  EXPECT_EQ(offer.overrides.at("trials"), 3);
+
+  EXPECT_THAT(handshake_error(head + ",\"refused\":\"busy: serving h1\"}"),
+              HasSubstr("the server refused the run: busy: serving h1"));
+}
+
 }  // namespace
 }  // namespace uniperf
