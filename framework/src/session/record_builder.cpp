@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <limits>
+#include <string>
 
 #include "engine/clock.hpp"
 #include "engine/lane.hpp"
@@ -155,7 +156,9 @@ std::string pace_shortfall(const model::FlowSpec& flow, const results::Bandwidth
   const double directions = flow.direction == model::Direction::bi ? 2 : 1;
   const double achieved = (limit.bits ? b.gbit_per_s * 1e9 : b.mmsg_per_s * 1e6) / directions;
   if (achieved >= kReached * limit.per_second) return {};
-  const model::Rate got{.per_second = achieved, .bits = limit.bits};
+  // Four significant digits: "493.6Mb/s", not the double's every digit.
+  const model::Rate got{.per_second = std::stod(fmt::format("{:.4g}", achieved)),
+                        .bits = limit.bits};
   return fmt::format("{}rate_limit {} not reached: {} achieved (the transport's own rate)", which,
                      model::rate_text(limit), model::rate_text(got));
 }
