@@ -11,8 +11,12 @@ directory, so it has no suite or config file: each client sends its own.
 4. An offer the server cannot build (a suite this version cannot parse) is
    refused with the parser's message, and the server goes on serving.
 5. --once ends the server after one client with its run's exit code; a
-   signal between clients ends it with 0."""
-import json, os, signal, socket, struct, subprocess, sys, tempfile, time
+   signal between clients ends it with 0.
+6. A firewall needs one port open on the server, and the data port a config
+   names: every socket the server holds while a client runs (the control
+   connection, the heartbeat's, the data's) has one of those as its local
+   port, none an ephemeral one."""
+import json, os, re, signal, socket, struct, subprocess, sys, tempfile, time
 
 uniperf, source_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
 SUITE = ("suite: served\ntests:\n"
@@ -72,6 +76,28 @@ def read_frame(s) -> bytes:
     header = exactly(8)
     assert header[:4] == b"upf\x01", header
     return exactly(struct.unpack("!I", header[4:])[0])
+
+
+def local_ports(pid):
+    """(local port, state) of every TCP socket process `pid` holds, from
+    /proc (no tool needed): state 0A listens, 01 is established."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found = re.match(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
+        if found:
+            inodes.add(found.group(1))
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in open(table).readlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.append((int(fields[1].rsplit(":", 1)[1], 16), fields[3]))
+    return ports
 
 
 def wait_for(log, text, seconds=60, times=1):
@@ -155,6 +181,29 @@ with tempfile.TemporaryDirectory() as work:
     finally:
         if server.poll() is None:
             server.kill()
+
+    # 6. One port for a firewall, and the data port the config names.
+    port, data_port = free_port(), free_port()
+    single, single_log = start_server(work, port, "--once")
+    try:
+        stream = subprocess.Popen(
+            [uniperf, "bw", "--op", "send", "-s", "4K", "-D", "3s", "-c", f"tcp:port={data_port}",
+             "--peer", f"127.0.0.1:{port}", "-o", os.devnull, "--quiet"],
+            cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(single_log, "serving 127.0.0.1")
+        time.sleep(1)  # into the measured stream: heartbeat and data connected
+        held = local_ports(single.pid)
+        _, err = stream.communicate(timeout=120)
+        assert stream.returncode == 0, (stream.returncode, err)
+        established = {p for p, state in held if state == "01"}
+        assert len([1 for _, state in held if state == "01"]) >= 3, held  # control, heartbeat, data
+        assert established <= {port, data_port}, f"ports {held}: only {port} and {data_port}"
+        assert single.wait(timeout=60) == 0, open(single_log.name).read()
+        print(f"ok: while serving, every socket of the server was on port {port} (control and "
+              f"heartbeat) or {data_port} (data): {sorted(held)}")
+    finally:
+        if single.poll() is None:
+            single.kill()
 
     # 5. --once: the first client's run decides the exit code.
     port = free_port()

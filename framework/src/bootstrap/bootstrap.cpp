@@ -181,7 +181,12 @@ constexpr std::size_t kTokenChars = 16;
 
 class TcpBootstrap final : public Bootstrap {
  public:
-  TcpBootstrap(int fd, int rank, bool accepted) : fd_(fd), rank_(rank), accepted_(accepted) {
+  /// `heartbeat_listener`: a listening socket, alive until the heartbeat is
+  /// open, on which the accepting side takes the heartbeat connection (a
+  /// server's control port: one port for a firewall to open); -1: an
+  /// ephemeral port of its own.
+  TcpBootstrap(int fd, int rank, bool accepted, int heartbeat_listener = -1)
+      : fd_(fd), rank_(rank), accepted_(accepted), heartbeat_listener_(heartbeat_listener) {
     configure_socket(fd_);
   }
   ~TcpBootstrap() override {
@@ -314,37 +319,52 @@ class TcpBootstrap final : public Bootstrap {
     throw BootstrapError(sever_reason_);
   }
 
-  /// The accepting side: listens on an ephemeral port of the address the
-  /// peer reached, offers it in band with a token, and takes the first
-  /// connection that sends the token back (anything else that connects is
-  /// dropped).
+  /// The accepting side: offers a port in band with a token, and takes the
+  /// first connection there that sends the token back (anything else that
+  /// connects is dropped). The port is the server's own listening port when
+  /// it gave one (heartbeat_listener_), else an ephemeral one of the address
+  /// the peer reached.
   int accept_heartbeat(std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     sockaddr_storage local{};
     socklen_t length = sizeof local;
-    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &length) != 0)
-      throw BootstrapError(errno_text("heartbeat: the control connection's address"));
-    set_port(local, 0);
-    const int listener = ::socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listener < 0) throw BootstrapError(errno_text("heartbeat: socket"));
-    if (::bind(listener, reinterpret_cast<sockaddr*>(&local), length) != 0 ||
-        ::listen(listener, 4) != 0 ||
-        ::getsockname(listener, reinterpret_cast<sockaddr*>(&local), &length) != 0) {
-      const std::string error = errno_text("cannot listen for the heartbeat connection");
-      ::close(listener);
-      throw BootstrapError(error);
+    const bool shared = heartbeat_listener_ >= 0;
+    int listener = heartbeat_listener_;
+    if (shared) {
+      if (::getsockname(listener, reinterpret_cast<sockaddr*>(&local), &length) != 0)
+        throw BootstrapError(errno_text("heartbeat: the listening address"));
+    } else {
+      if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &length) != 0)
+        throw BootstrapError(errno_text("heartbeat: the control connection's address"));
+      set_port(local, 0);
+      listener = ::socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (listener < 0) throw BootstrapError(errno_text("heartbeat: socket"));
+      if (::bind(listener, reinterpret_cast<sockaddr*>(&local), length) != 0 ||
+          ::listen(listener, 4) != 0 ||
+          ::getsockname(listener, reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+        const std::string error = errno_text("cannot listen for the heartbeat connection");
+        ::close(listener);
+        throw BootstrapError(error);
+      }
     }
+    // Closes a listener of our own; a shared one stays the server's.
+    const auto done_listening = [&] {
+      if (!shared) ::close(listener);
+    };
     const std::uint16_t port = port_of(local);
     const std::string token = random_token();
     try {
       send_text("heartbeat " + std::to_string(port) + " " + token);
     } catch (...) {
-      ::close(listener);
+      done_listening();
       throw;
     }
+    // A connection that does not send a token soon (a stranger on a shared,
+    // public port) is dropped without holding up the peer's.
+    constexpr auto kTokenWait = std::chrono::seconds(2);
     while (true) {
       if (poll_until(listener, POLLIN, deadline) <= 0) {
-        ::close(listener);
+        done_listening();
         throw BootstrapError("the peer did not open the heartbeat connection to port " +
                              std::to_string(port) + " within " +
                              std::to_string(timeout.count() / 1000) +
@@ -353,9 +373,9 @@ class TcpBootstrap final : public Bootstrap {
       const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       char theirs[kTokenChars];
-      if (read_exact(fd, theirs, sizeof theirs, deadline) &&
+      if (read_exact(fd, theirs, sizeof theirs, std::min(deadline, Clock::now() + kTokenWait)) &&
           std::string_view(theirs, sizeof theirs) == token) {
-        ::close(listener);
+        done_listening();
         configure_socket(fd);
         try {
           send_text("heartbeat ok");
@@ -438,6 +458,7 @@ class TcpBootstrap final : public Bootstrap {
   int fd_;
   int rank_;
   bool accepted_;  // this side accepted the control connection (it listens for the heartbeat)
+  int heartbeat_listener_;  // the server's listening socket for the heartbeat, or -1 (not owned)
   int heartbeat_fd_ = -1;
   std::atomic<bool> severed_{false};
   std::mutex sever_mutex_;
@@ -517,8 +538,9 @@ TcpListener::~TcpListener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::milliseconds timeout) {
-  auto peer = try_accept(rank, timeout);
+std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::milliseconds timeout,
+                                               bool heartbeat_here) {
+  auto peer = try_accept(rank, timeout, heartbeat_here);
   if (!peer) {
     throw BootstrapError("no peer connected to port " + std::to_string(port_) + " within " +
                          std::to_string(timeout.count() / 1000) + " s");
@@ -526,7 +548,8 @@ std::unique_ptr<Bootstrap> TcpListener::accept(int rank, std::chrono::millisecon
   return peer;
 }
 
-std::unique_ptr<Bootstrap> TcpListener::try_accept(int rank, std::chrono::milliseconds timeout) {
+std::unique_ptr<Bootstrap> TcpListener::try_accept(int rank, std::chrono::milliseconds timeout,
+                                                   bool heartbeat_here) {
   pollfd pfd{fd_, POLLIN, 0};
   int ready;
   do {
@@ -535,7 +558,7 @@ std::unique_ptr<Bootstrap> TcpListener::try_accept(int rank, std::chrono::millis
   if (ready == 0) return nullptr;
   const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) throw BootstrapError(errno_text("accept failed"));
-  return std::make_unique<TcpBootstrap>(fd, rank, true);
+  return std::make_unique<TcpBootstrap>(fd, rank, true, heartbeat_here ? fd_ : -1);
 }
 
 std::pair<std::string, std::uint16_t> split_host_port(const std::string& address) {

@@ -118,11 +118,16 @@ class TcpListener {
   TcpListener& operator=(const TcpListener&) = delete;
 
   std::uint16_t port() const { return port_; }
-  /// Waits for one peer; throws BootstrapError on timeout.
-  std::unique_ptr<Bootstrap> accept(int rank, std::chrono::milliseconds timeout);
+  /// Waits for one peer; throws BootstrapError on timeout. With
+  /// `heartbeat_here` the peer's heartbeat connection (open_heartbeat) comes
+  /// to this same port, so a server behind a firewall needs one port open;
+  /// the listener must then outlive the handshake.
+  std::unique_ptr<Bootstrap> accept(int rank, std::chrono::milliseconds timeout,
+                                    bool heartbeat_here = false);
   /// As accept(), but null on timeout: a server that also watches a stop
   /// flag waits in slices.
-  std::unique_ptr<Bootstrap> try_accept(int rank, std::chrono::milliseconds timeout);
+  std::unique_ptr<Bootstrap> try_accept(int rank, std::chrono::milliseconds timeout,
+                                        bool heartbeat_here = false);
 
  private:
   int fd_ = -1;

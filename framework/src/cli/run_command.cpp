@@ -361,8 +361,12 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       // server goes on waiting: only a real peer ends the wait.
       const auto give_up = std::chrono::steady_clock::now() + 3600s;
       while (!peer_facts.is_object()) {
-        control = listener.accept(1, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         give_up - std::chrono::steady_clock::now()));
+        // The peer's heartbeat comes to this same port (one port for a
+        // firewall); the listener lives through the handshake.
+        control = listener.accept(1,
+                                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      give_up - std::chrono::steady_clock::now()),
+                                  true);
         try {
           peer_facts = session::handshake(*control, suite, configs, my_facts);
           if (!peer_facts.is_object()) peer_facts = nlohmann::json::object();

@@ -220,7 +220,8 @@ int run_serve_command(const ServeOptions& options) {
   while (!stop_requested()) {
     std::unique_ptr<bootstrap::Bootstrap> control;
     try {
-      control = listener->try_accept(1, 500ms);
+      // The client's heartbeat comes to this same port: one port to open.
+      control = listener->try_accept(1, 500ms, true);
     } catch (const bootstrap::BootstrapError& e) {
       std::cerr << "uniperf: " << e.what() << "\n";  // a connection that reset before accept
       continue;
