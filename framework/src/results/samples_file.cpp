@@ -7,6 +7,11 @@
 #include "results/csv_field.hpp"
 
 namespace uniperf::results {
+namespace {
+
+constexpr std::size_t kWriteChunk = std::size_t{1} << 20;
+
+}  // namespace
 
 std::filesystem::path samples_path_for(const std::string& results_path) {
   // Results going to standard output or a device: no file to sit beside.
@@ -32,8 +37,15 @@ void SamplesFile::add(const Record& record) {
   for (const Record::KeptSamples& kept : record.kept_samples) {
     const std::string key = fmt::format("{},{},{},{}", csv_field(record.config),
                                         csv_field(record.test), record.size, kept.flow + 1);
-    for (std::size_t i = 0; i < kept.us.size(); ++i)
+    for (std::size_t i = 0; i < kept.us.size(); ++i) {
       fmt::format_to(std::back_inserter(text), "{},{},{}\n", key, i, kept.us[i]);
+      // Written a megabyte at a time: millions of samples never become
+      // one string of hundreds of megabytes.
+      if (text.size() >= kWriteChunk) {
+        file_.write(text);
+        text.clear();
+      }
+    }
   }
   file_.write(text);
 }

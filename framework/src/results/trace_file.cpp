@@ -46,6 +46,12 @@ void TraceFile::add(const Record& record) {
                    : row.signaled        ? "signaled"
                                          : "covered",
                    row.responder ? "responder" : "initiator");
+    // Written a megabyte at a time: a million rows never become one
+    // string of a hundred megabytes.
+    if (text.size() >= (std::size_t{1} << 20)) {
+      file_.write(text);
+      text.clear();
+    }
   }
   file_.write(text);
 }
