@@ -3,6 +3,7 @@
 // samples, validation. Both sides run in one process on two threads.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
@@ -44,8 +45,16 @@ struct PairRun {
   explicit PairRun(Capabilities caps = FakeContext::everything())
       : initiator(fabric, caps), responder(fabric, caps) {}
 
-  /// Runs `size`, which must be one of test.sizes (buffers are sized for them).
-  void run(const TestSpec& test, std::uint64_t size) {
+  /// Runs `size`, which must be one of test.sizes (buffers are sized for
+  /// them), on both sides' plans as `adjust` leaves them.
+  void run(
+      const TestSpec& test, std::uint64_t size,
+      const std::function<void(FlowPlan&)>& adjust = [](FlowPlan&) {}) {
+    const auto plan = [&](const FakeContext& side) {
+      FlowPlan p = plan_flow(test, 0, side.capabilities());
+      adjust(p);
+      return p;
+    };
     auto [control0, control1] = bootstrap::make_in_process_pair();
     control0->set_timeout(std::chrono::seconds(10));
     control1->set_timeout(std::chrono::seconds(10));
@@ -53,7 +62,7 @@ struct PairRun {
     std::exception_ptr responder_error;
     std::thread peer([&, c1 = control1.get()] {
       try {
-        TestRunner runner(responder, *c1, plan_flow(test, 0, responder.capabilities()), abort);
+        TestRunner runner(responder, *c1, plan(responder), abort);
         runner.setup();
         served = runner.run(size);
       } catch (...) {
@@ -62,7 +71,7 @@ struct PairRun {
       }
     });
     try {
-      TestRunner runner(initiator, *control0, plan_flow(test, 0, initiator.capabilities()), abort);
+      TestRunner runner(initiator, *control0, plan(initiator), abort);
       runner.setup();
       measured = runner.run(size);
     } catch (...) {
@@ -118,7 +127,7 @@ TEST(EnginePolicy, LatencyWarmupKeepsNoSamples) {
   test.duration.warmup_iterations = 1000;
   pair.run(test, 64);
   EXPECT_EQ(pair.initiator.counters.requests, 1100u);
-  EXPECT_EQ(pair.measured.latency_us.size(), 100u);  // the warm-up's were never stored
+  EXPECT_EQ(pair.measured.latency.count(), 100u);  // the warm-up's were never stored
   EXPECT_EQ(pair.measured.iterations, 100u);
 }
 
@@ -180,11 +189,55 @@ TEST(EnginePolicy, SendLatencyKeepsOneSamplePerIteration) {
   TestSpec test = make_test(Op::send, Pattern::latency, 500);
   test.duration.warmup_iterations = 50;
   pair.run(test, 64);
-  EXPECT_EQ(pair.measured.latency_us.size(), 500u);
+  EXPECT_EQ(pair.measured.latency.count(), 500u);
   EXPECT_TRUE(pair.measured.one_way);
   EXPECT_EQ(pair.initiator.counters.requests, 550u);
   EXPECT_EQ(pair.responder.counters.requests, 550u);  // one echo per ping
-  for (double sample : pair.measured.latency_us) ASSERT_GT(sample, 0.0);
+  for (double sample : pair.measured.latency.kept()) ASSERT_GT(sample, 0.0);
+}
+
+// A latency phase runs in segments whose samples are added between them,
+// and keeps the samples exactly up to a bound, then folded: here with a
+// segment of 1000 iterations and 2500 samples kept exactly.
+TEST(EnginePolicy, LatencyPhasesLongerThanASegmentLoseNoIteration) {
+  const auto small = [](FlowPlan& plan) {
+    plan.latency_segment = 1000;
+    plan.exact_samples = 2500;
+  };
+  for (const Op op : {Op::send, Op::write, Op::read}) {
+    PairRun pair;
+    pair.run(make_test(op, Pattern::latency, 4321), 64, small);
+    const model::LatencyDistribution& latency = pair.measured.latency;
+    EXPECT_EQ(latency.count(), 4321u) << to_string(op);
+    EXPECT_EQ(pair.measured.iterations, 4321u);
+    EXPECT_EQ(pair.initiator.counters.requests, 4321u);
+    EXPECT_TRUE(latency.folded());
+    EXPECT_EQ(latency.kept().size(), 2500u);
+    EXPECT_GT(latency.min(), 0.0);
+    EXPECT_GT(pair.measured.seconds, 0.0);
+    EXPECT_GT(pair.measured.finished, pair.measured.started);
+  }
+
+  // Duration mode: segments until the time is up; the responder echoes
+  // every ping of every segment.
+  PairRun timed;
+  TestSpec test = make_test(Op::send, Pattern::latency, 0);
+  test.duration.seconds = 0.3;
+  timed.run(test, 64, small);
+  EXPECT_GT(timed.measured.latency.count(), 1000u);
+  EXPECT_EQ(timed.measured.latency.count(), timed.initiator.counters.requests);
+  EXPECT_EQ(timed.responder.counters.requests, timed.initiator.counters.requests);
+
+  // With a gap, each kept sample keeps where its iteration began, in order.
+  PairRun gapped;
+  test = make_test(Op::send, Pattern::latency, 3000);
+  test.flows[0].latency_gap = 1e-6;
+  gapped.run(test, 64, small);
+  const auto& begins = gapped.measured.latency_begins_us;
+  ASSERT_EQ(begins.size(), 2500u);
+  EXPECT_EQ(begins.front(), 0.0);
+  EXPECT_TRUE(std::is_sorted(begins.begin(), begins.end()));
+  EXPECT_EQ(gapped.measured.latency.count(), 3000u);
 }
 
 TEST(EnginePolicy, WriteLatencyPollsTheLastByteAndValidates) {
@@ -194,7 +247,7 @@ TEST(EnginePolicy, WriteLatencyPollsTheLastByteAndValidates) {
   test.flows[0].validate = true;
   test.sizes = {100};
   pair.run(test, 100);
-  EXPECT_EQ(pair.measured.latency_us.size(), 300u);
+  EXPECT_EQ(pair.measured.latency.count(), 300u);
   EXPECT_TRUE(pair.measured.one_way);
   EXPECT_EQ(pair.measured.corrupted_bytes, 0u);
   EXPECT_EQ(pair.responder.counters.requests, 310u);
@@ -206,7 +259,7 @@ TEST(EnginePolicy, ReadLatencyIsAFullRoundTripAndTheTargetStaysPassive) {
   test.flows[0].validate = true;
   test.sizes = {256};
   pair.run(test, 256);
-  EXPECT_EQ(pair.measured.latency_us.size(), 200u);
+  EXPECT_EQ(pair.measured.latency.count(), 200u);
   EXPECT_FALSE(pair.measured.one_way);
   EXPECT_EQ(pair.responder.counters.requests, 0u);
   EXPECT_GT(pair.responder.counters.progress_calls, 0u);  // the target drives progress
@@ -314,7 +367,7 @@ TEST(EnginePolicy, EventModeSleepsInsteadOfSpinning) {
   TestSpec test = make_test(Op::send, Pattern::latency, 200);
   test.flows[0].completion = CompletionMode::event;
   pair.run(test, 64);
-  EXPECT_EQ(pair.measured.latency_us.size(), 200u);
+  EXPECT_EQ(pair.measured.latency.count(), 200u);
   EXPECT_GT(pair.initiator.counters.waits + pair.responder.counters.waits, 0u);
 }
 

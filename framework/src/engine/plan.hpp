@@ -41,6 +41,12 @@ struct BufferGeometry {
   std::uint32_t send_depth = 1;
 };
 
+/// FlowPlan::latency_segment: 2^20 iterations, 8 MiB of stamps.
+inline constexpr std::uint64_t kLatencySegment = std::uint64_t{1} << 20;
+/// FlowPlan::exact_samples of a flow that keeps its samples
+/// (FlowSpec::keep_samples): 2^24, 128 MiB.
+inline constexpr std::size_t kKeptSamplesLimit = std::size_t{1} << 24;
+
 struct FlowPlan {
   FlowSpec flow;                      ///< as it really runs here (inline clamped to max_inline)
   std::vector<std::string> emulated;  ///< features the plugin emulates for it
@@ -54,6 +60,15 @@ struct FlowPlan {
   /// held to the plugin's max_recv_depth, so the idle queue asks for
   /// nothing the plugin cannot give.
   std::uint32_t recv_depth = 0;
+  /// Latency iterations stamped per segment: the stamps' memory (8 B
+  /// each, two with a gap). Between two segments the initiator adds the
+  /// samples to the outcome's distribution, outside every sample, so a
+  /// phase's memory does not grow with its length.
+  std::uint64_t latency_segment = kLatencySegment;
+  /// Samples a latency phase keeps exactly before it folds them
+  /// (model::LatencyDistribution): more where the flow keeps its samples
+  /// for the samples file.
+  std::size_t exact_samples = 0;
   /// The plugin's Capabilities::reliable_delivery. Without it a stream of
   /// two-sided messages ends when the receiver has drained what came, and
   /// the record counts what was lost.

@@ -19,9 +19,6 @@
 namespace uniperf::engine {
 namespace {
 
-/// Upper bound on latency samples kept in duration mode (8 bytes each).
-constexpr std::uint64_t kMaxDurationSamples = std::uint64_t{8} << 20;
-
 /// Page-aligned, zeroed memory: every page is touched before anything is
 /// timed.
 std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
@@ -34,35 +31,32 @@ std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
   return {data, std::free};
 }
 
-/// The samples of a ping-pong or round-trip phase from its stamps: without
-/// a gap stamps[i] began iteration i and the first zero after the last one
-/// ends them; with one (`gapped`), stamps[2i] began iteration i and
-/// stamps[2i + 1] ended it.
-void collect_latency(const std::vector<Ticks>& stamps, std::uint64_t cap, Op op,
-                     std::uint64_t wire_bytes, bool gapped, SizeOutcome& out) {
+/// Adds one segment of a ping-pong or round-trip phase to `out` from its
+/// stamps and returns how many iterations it completed: without a gap
+/// stamps[i] began iteration i and the first zero after the last one ends
+/// them; with one (`gapped`), stamps[2i] began iteration i and
+/// stamps[2i + 1] ended it. A sample is one-way (half the round trip) where
+/// out.one_way says so.
+std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, bool gapped,
+                          SizeOutcome& out) {
   const std::uint64_t per_iteration = gapped ? 2 : 1;
   const auto began = [&](std::uint64_t i) { return stamps[per_iteration * i]; };
   const auto ended = [&](std::uint64_t i) { return gapped ? stamps[2 * i + 1] : stamps[i + 1]; };
   std::uint64_t count = 0;
   while (count < cap && ended(count) != 0) ++count;
-  out.iterations = count;
-  out.one_way = op == Op::send || op == Op::write || op == Op::write_imm;
+  if (count == 0) return 0;
+  if (out.iterations == 0) out.started = began(0);
   const double divisor = out.one_way ? 2.0 : 1.0;
-  out.latency_us.resize(count);
   for (std::uint64_t i = 0; i < count; ++i) {
-    out.latency_us[i] = ticks_to_us(ended(i) - began(i)) / divisor;
+    out.latency.add(ticks_to_us(ended(i) - began(i)) / divisor);
+    // Where each kept sample's iteration began, for the samples of a gap.
+    if (gapped && out.latency_begins_us.size() < out.latency.kept().size())
+      out.latency_begins_us.push_back(ticks_to_us(began(i) - out.started));
   }
-  out.latency_begins_us.clear();
-  if (gapped) {
-    out.latency_begins_us.resize(count);
-    for (std::uint64_t i = 0; i < count; ++i)
-      out.latency_begins_us[i] = ticks_to_us(began(i) - began(0));
-  }
-  out.messages = count;
-  out.bytes = count * wire_bytes;
-  out.started = stamps[0];
-  out.finished = count ? ended(count - 1) : stamps[0];
-  out.seconds = ticks_to_us(out.finished - out.started) / 1e6;
+  out.iterations += count;
+  out.finished = ended(count - 1);
+  out.seconds += ticks_to_us(out.finished - began(0)) / 1e6;
+  return count;
 }
 
 }  // namespace
@@ -350,10 +344,11 @@ struct TestRunner::Impl {
   void latency_phase(std::uint64_t iterations, double seconds, bool timed, const StopTime& stop,
                      SizeOutcome& out) {
     // With a gap each iteration keeps two stamps (its start and its end).
+    // A warm-up keeps none (its samples are discarded) and runs whole.
     const bool gapped = flow.latency_gap > 0;
-    const std::uint64_t cap =
-        seconds > 0 ? (gapped ? kMaxDurationSamples / 2 : kMaxDurationSamples) : iterations;
-    stamps.assign(timed ? (gapped ? 2 * cap : cap + 1) : 1, 0);
+    const std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
+    const std::uint64_t segment = timed ? std::min(total, plan.latency_segment) : total;
+    stamps.assign(timed ? (gapped ? 2 * segment : segment + 1) : 1, 0);
     loops.keep_samples(timed);
     loops.set_gap(static_cast<Ticks>(flow.latency_gap * 1e6 * clock_info().ticks_per_us));
     const bool initiator = rank == 0;
@@ -361,16 +356,37 @@ struct TestRunner::Impl {
     // initiator of a read or atomic round trip. Only the initiator pauses.
     const bool active =
         initiator || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
-    if (flow.op == Op::write) {
-      !initiator ? loops.pingpong_write<M, false>(cap, stop)
-      : gapped   ? loops.pingpong_write<M, true, true>(cap, stop)
-                 : loops.pingpong_write<M, true>(cap, stop);
-    } else if (is_two_sided(flow.op)) {
-      !initiator ? loops.pingpong_message<M, false>(cap, stop)
-      : gapped   ? loops.pingpong_message<M, true, true>(cap, stop)
-                 : loops.pingpong_message<M, true>(cap, stop);
-    } else if (initiator) {
-      gapped ? loops.roundtrip<M, true>(cap, stop) : loops.roundtrip<M>(cap, stop);
+    const auto run_loop = [&](std::uint64_t count) {
+      if (flow.op == Op::write) {
+        !initiator ? loops.pingpong_write<M, false>(count, stop)
+        : gapped   ? loops.pingpong_write<M, true, true>(count, stop)
+                   : loops.pingpong_write<M, true>(count, stop);
+      } else if (is_two_sided(flow.op)) {
+        !initiator ? loops.pingpong_message<M, false>(count, stop)
+        : gapped   ? loops.pingpong_message<M, true, true>(count, stop)
+                   : loops.pingpong_message<M, true>(count, stop);
+      } else if (initiator) {
+        gapped ? loops.roundtrip<M, true>(count, stop) : loops.roundtrip<M>(count, stop);
+      }
+    };
+    if (!initiator || !timed) {
+      // The responder echoes for the whole phase (segments are the
+      // initiator's alone); its loop ends at the initiator's end-of-phase
+      // message in duration mode.
+      run_loop(total);
+    } else {
+      out.one_way = flow.op == Op::send || flow.op == Op::write || flow.op == Op::write_imm;
+      out.latency = model::LatencyDistribution(plan.exact_samples);
+      for (std::uint64_t done = 0;;) {
+        const std::uint64_t count = std::min(segment, total - done);
+        run_loop(count);
+        const std::uint64_t ran = add_segment(stamps, count, gapped, out);
+        done += ran;
+        if (ran < count || done >= total || now() >= stop.load()) break;
+        std::fill(stamps.begin(), stamps.end(), 0);
+      }
+      out.messages = out.iterations;
+      out.bytes = out.iterations * wire_bytes();
     }
     if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish
@@ -383,7 +399,6 @@ struct TestRunner::Impl {
     } else if (!peer.done_received()) {
       peer.receive_done();
     }
-    if (initiator && timed) collect_latency(stamps, cap, flow.op, wire_bytes(), gapped, out);
     loops.drain<M>();
   }
 

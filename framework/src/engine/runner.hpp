@@ -17,6 +17,7 @@
 #include "engine/flow_group.hpp"
 #include "engine/plan.hpp"
 #include "engine/trace.hpp"
+#include "model/latency_distribution.hpp"
 
 namespace uniperf::engine {
 struct ProgressMeter;
@@ -26,15 +27,19 @@ namespace uniperf::engine {
 
 /// What this side measured for one size.
 struct SizeOutcome {
-  std::vector<double> latency_us;  ///< per-iteration samples (rank 0 of latency tests)
-  bool one_way = true;             ///< samples are RTT/2 (send, write) or full RTT
-  /// With a latency gap (FlowSpec::latency_gap): when each sample's
+  /// Every iteration's sample (rank 0 of latency tests), exactly up to a
+  /// bound and then folded (model/latency_distribution.hpp).
+  model::LatencyDistribution latency;
+  bool one_way = true;  ///< samples are RTT/2 (send, write) or full RTT
+  /// With a latency gap (FlowSpec::latency_gap): when each kept sample's
   /// iteration began, in microseconds after `started`. Empty when the
   /// iterations ran back to back (each began where the one before ended).
   std::vector<double> latency_begins_us;
   std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
   std::uint64_t messages = 0;
-  double seconds = 0;  ///< first post -> last completion
+  /// First post -> last completion; a latency phase's is the time its
+  /// iterations took (its segments', not the moments between them).
+  double seconds = 0;
   /// The same interval on this side's clock (rank 0; bandwidth and latency
   /// phases), so concurrent flows' intervals can be combined.
   Ticks started = 0, finished = 0;

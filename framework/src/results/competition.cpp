@@ -30,7 +30,7 @@ AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
 
 std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
                                            double started_us, double from_us, double to_us,
-                                           std::span<const double> begins_us) {
+                                           std::span<const double> begins_us, bool all_samples) {
   // The iterations' edges are sums of the samples, so they carry the
   // rounding of those sums; an edge this close to the interval's counts as on it.
   constexpr double kEdgeSlack_us = 1e-3;
@@ -38,15 +38,19 @@ std::optional<LatencyStats> latency_within(std::span<const double> samples_us, b
   const bool spaced = begins_us.size() == samples_us.size() && !begins_us.empty();
   std::vector<double> inside;
   double begins = started_us;
+  bool past_interval = false;
   for (std::size_t i = 0; i < samples_us.size(); ++i) {
     if (spaced) begins = started_us + begins_us[i];
     const double ends = begins + samples_us[i] * per_sample;
     if (begins >= from_us - kEdgeSlack_us && ends <= to_us + kEdgeSlack_us)
       inside.push_back(samples_us[i]);
-    if (ends > to_us + kEdgeSlack_us) break;
+    if (ends > to_us + kEdgeSlack_us) {
+      past_interval = true;
+      break;
+    }
     begins = ends;
   }
-  if (inside.empty()) return std::nullopt;
+  if (inside.empty() || (!all_samples && !past_interval)) return std::nullopt;
   return compute_latency(inside, one_way);
 }
 

@@ -37,10 +37,13 @@ void fill_competition(Record& record, std::span<const FlowSampling> sampling, do
 /// (doubled when `one_way`: the sample is half its round trip) and began
 /// begins_us[i] after `started_us`, or, without begins (the iterations ran
 /// back to back), where the one before ended; all times on one clock. None
-/// when no iteration lies inside.
+/// when no iteration lies inside, or when the samples are only the phase's
+/// first ones (`all_samples` false: a folded distribution's kept prefix)
+/// and they end before to_us.
 std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
                                            double started_us, double from_us, double to_us,
-                                           std::span<const double> begins_us = {});
+                                           std::span<const double> begins_us = {},
+                                           bool all_samples = true);
 
 /// A latency flow measured beside others (`beside`: while every flow ran,
 /// where it has those percentiles) against the same flow alone (`alone`,

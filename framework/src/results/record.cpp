@@ -19,7 +19,10 @@
 //   latency_us       only when measured, all in microseconds except the first two:
 //                    {samples, one_way (false: full round trips), min, p50, p90,
 //                     p99, p99_9, p99_99, max, mean, stdev (population)};
-//                    percentiles are nearest-rank over every sample
+//                    percentiles are nearest-rank over every sample;
+//                    (1.10) percentile_error, the worst relative error of the
+//                    percentiles, only where the samples were folded into a
+//                    histogram (more than 2^20 of them)
 //   bandwidth        only when measured, first post -> last completion:
 //                    {bytes, messages, seconds, MB_per_s (10^6 B/s),
 //                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)};
@@ -107,9 +110,11 @@ json to_json(const BandwidthStats& b) {
 }
 
 json to_json(const LatencyStats& l) {
-  return {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},    {"p50", l.p50},
-          {"p90", l.p90},         {"p99", l.p99},         {"p99_9", l.p999}, {"p99_99", l.p9999},
-          {"max", l.max},         {"mean", l.mean},       {"stdev", l.stdev}};
+  json j = {{"samples", l.samples}, {"one_way", l.one_way}, {"min", l.min},    {"p50", l.p50},
+            {"p90", l.p90},         {"p99", l.p99},         {"p99_9", l.p999}, {"p99_99", l.p9999},
+            {"max", l.max},         {"mean", l.mean},       {"stdev", l.stdev}};
+  if (l.percentile_error > 0) j["percentile_error"] = l.percentile_error;  // 1.10
+  return j;
 }
 
 void put_results(json& j, const std::optional<LatencyStats>& latency,
@@ -255,6 +260,8 @@ class FieldReader {
     if (!object_.is_object())
       fail("", std::string("expected an object, got ") + object_.type_name());
   }
+
+  bool has(const char* key) const { return object_.contains(key); }
 
   const json& field(const char* key) const {
     const auto it = object_.find(key);
@@ -438,6 +445,7 @@ LatencyStats read_latency(const FieldReader& latency) {
   l.max = latency.number("max");
   l.mean = latency.number("mean");
   l.stdev = latency.number("stdev");
+  if (latency.has("percentile_error")) l.percentile_error = latency.number("percentile_error");
   return l;
 }
 

@@ -18,7 +18,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 9;
+inline constexpr int kSchemaMinor = 10;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -30,6 +30,11 @@ struct LatencyStats {
   std::uint64_t samples = 0;
   bool one_way = true;
   double min = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, p9999 = 0, max = 0, mean = 0, stdev = 0;
+  /// (1.10) The worst relative error of the percentiles: 0 when they are
+  /// exact (every sample kept), else the histogram's the samples were
+  /// folded into (model::LatencyDistribution::kRelativeError). min, max,
+  /// mean and stdev are exact either way.
+  double percentile_error = 0;
 };
 
 /// Bandwidth over first post -> last completion on the measuring side.

@@ -54,6 +54,25 @@ LatencyStats compute_latency(std::span<double> samples_us, bool one_way) {
   return stats;
 }
 
+LatencyStats compute_latency(const model::LatencyDistribution& samples, bool one_way) {
+  if (!samples.folded()) {
+    std::vector<double> sorted(samples.kept().begin(), samples.kept().end());
+    return compute_latency(sorted, one_way);
+  }
+  return {.samples = samples.count(),
+          .one_way = one_way,
+          .min = samples.min(),
+          .p50 = samples.folded_nearest_rank(50, 100),
+          .p90 = samples.folded_nearest_rank(90, 100),
+          .p99 = samples.folded_nearest_rank(99, 100),
+          .p999 = samples.folded_nearest_rank(999, 1000),
+          .p9999 = samples.folded_nearest_rank(9999, 10000),
+          .max = samples.max(),
+          .mean = samples.mean(),
+          .stdev = samples.stdev(),
+          .percentile_error = model::LatencyDistribution::kRelativeError};
+}
+
 BandwidthStats compute_bandwidth(std::uint64_t bytes, std::uint64_t messages, double seconds) {
   BandwidthStats stats;
   stats.bytes = bytes;

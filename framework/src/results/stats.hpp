@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 
+#include "model/latency_distribution.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::results {
@@ -21,6 +22,11 @@ namespace uniperf::results {
 ///
 /// No samples: every statistic is 0 and `samples` is 0.
 LatencyStats compute_latency(std::span<double> samples_us, bool one_way);
+
+/// The same over a phase's distribution: exact while it kept every sample
+/// (sorting a copy), else its percentiles from the folded histogram, within
+/// its relative error (percentile_error), and the rest exact.
+LatencyStats compute_latency(const model::LatencyDistribution& samples, bool one_way);
 
 /// MB/s = 10^6 bytes/s, Gb/s = 10^9 bits/s, Mmsg/s = 10^6 messages/s.
 /// A non-positive duration gives rates of 0 (nothing was timed).

@@ -34,14 +34,13 @@ std::string utc_timestamp() {
   return text;
 }
 
-/// Sorts the outcome's samples in place.
-results::FlowResult flow_result(const model::FlowSpec& flow, engine::SizeOutcome& outcome) {
+results::FlowResult flow_result(const model::FlowSpec& flow, const engine::SizeOutcome& outcome) {
   results::FlowResult result;
   result.flow = flow;
   result.iterations_run = outcome.iterations;
   result.corrupted_bytes = outcome.corrupted_bytes;
   if (flow.pattern == model::Pattern::latency) {
-    result.latency = results::compute_latency(outcome.latency_us, outcome.one_way);
+    result.latency = results::compute_latency(outcome.latency, outcome.one_way);
   }
   result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
   if (outcome.counts_loss) result.bandwidth->messages_sent = outcome.messages_sent;
@@ -108,8 +107,8 @@ void fill_trace(results::Record& record, const std::vector<engine::SizeOutcome>&
 }
 
 /// Each latency flow's percentiles over the iterations it ran while every
-/// flow ran (all flows measured on this side's clock); before
-/// flow_result() sorts the samples out of their order in time.
+/// flow ran (all flows measured on this side's clock), from its samples in
+/// the order they ran.
 std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
     const std::vector<engine::SizeOutcome>& outcomes) {
   std::vector<std::optional<results::LatencyStats>> within(outcomes.size());
@@ -125,10 +124,10 @@ std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
   };
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     const auto& outcome = outcomes[k];
-    if (outcome.latency_us.empty()) continue;
-    within[k] = results::latency_within(outcome.latency_us, outcome.one_way, us(outcome.started),
-                                        us(extent->common_from), us(extent->common_to),
-                                        outcome.latency_begins_us);
+    if (outcome.latency.empty()) continue;
+    within[k] = results::latency_within(
+        outcome.latency.kept(), outcome.one_way, us(outcome.started), us(extent->common_from),
+        us(extent->common_to), outcome.latency_begins_us, outcome.latency.complete());
   }
   return within;
 }
@@ -176,12 +175,14 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
   const WallClock wall;
   record.measured = wall.interval(first, last);
   fill_trace(record, outcomes, wall);
-  // Copied in the order the iterations ran, before flow_result() sorts them.
+  // In the order the iterations ran: every one, or the first of a phase
+  // longer than the samples kept (samples_kept then says how many).
   for (std::size_t k = 0; k < outcomes.size() && k < plans.size(); ++k) {
-    if (!plans[k].flow.keep_samples || outcomes[k].latency_us.empty()) continue;
-    record.kept_samples.push_back(
-        {.flow = static_cast<std::uint32_t>(k), .us = outcomes[k].latency_us});
-    record.samples_kept += outcomes[k].latency_us.size();
+    const auto kept = outcomes[k].latency.kept();
+    if (!plans[k].flow.keep_samples || kept.empty()) continue;
+    record.kept_samples.push_back({.flow = static_cast<std::uint32_t>(k),
+                                   .us = std::vector<double>(kept.begin(), kept.end())});
+    record.samples_kept += kept.size();
   }
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "engine/clock.hpp"
+
 namespace uniperf::session {
 
 void pool_window(std::vector<engine::SizeOutcome>& pooled,
@@ -10,13 +12,19 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
     pooled = std::move(window);
     return;
   }
-  // At most this many latency samples (128 MiB) are pooled; every window's
-  // own summary is still kept in the record's trials.
-  constexpr std::size_t kMaxPooledSamples = std::size_t{16} << 20;
   engine::SizeOutcome& sum = pooled.front();
   const engine::SizeOutcome& one = window.front();
-  if (sum.latency_us.size() < kMaxPooledSamples)
-    sum.latency_us.insert(sum.latency_us.end(), one.latency_us.begin(), one.latency_us.end());
+  // Every window's samples, in memory that does not grow with the windows
+  // (the distribution folds), and where they start, for the kept ones.
+  const bool all_kept = sum.latency.complete();
+  sum.latency.merge(one.latency);
+  if (all_kept && !one.latency_begins_us.empty()) {
+    const double offset_us = engine::ticks_to_us(one.started - sum.started);
+    for (const double begins : one.latency_begins_us) {
+      if (sum.latency_begins_us.size() >= sum.latency.kept().size()) break;
+      sum.latency_begins_us.push_back(offset_us + begins);
+    }
+  }
   sum.bytes += one.bytes;
   sum.messages += one.messages;
   sum.seconds += one.seconds;
