@@ -373,6 +373,30 @@ TEST(ProviderLimits, AWindowOrEndpointCountOf2To32Minus1IsRefused) {
 
 class EventMode : public ::testing::TestWithParam<std::string> {};
 
+/// Both sides' CPU over the measured phase (schema 1.10): present, and
+/// within what a process can use over the phase (each side is two
+/// processes' worth at most on this machine: no test asks more). How much
+/// it is depends on the load, so nothing here asks polling to use more
+/// than events.
+void expect_cpu_time(const nlohmann::json& record) {
+  ASSERT_TRUE(record.contains("cpu_time")) << record.dump();
+  const double measured_s = record.at("bandwidth").at("seconds").get<double>();
+  for (const char* side : {"initiator", "responder"}) {
+    const auto& cpu = record.at("cpu_time").at(side);
+    const double used = cpu.at("user_s").get<double>() + cpu.at("system_s").get<double>();
+    const double seconds = cpu.at("seconds").get<double>();
+    // The initiator's meter spans its measured interval; the responder's
+    // starts when it is scheduled after the two sides' barrier.
+    if (std::string(side) == "initiator") {
+      EXPECT_GE(seconds, measured_s);
+    }
+    EXPECT_GT(seconds, 0.0) << side;
+    EXPECT_GE(used, 0.0) << side;
+    EXPECT_LE(used, 2 * seconds * std::thread::hardware_concurrency() + 0.05) << side;
+    EXPECT_NEAR(cpu.at("cpus_used").get<double>(), seconds > 0 ? used / seconds : 0, 1e-9);
+  }
+}
+
 TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {
   const std::string config = GetParam();
   if (!plugin_available(plugin_of(config)))
@@ -389,6 +413,7 @@ TEST_P(EventMode, SleepsOnCompletionEventsAndStillValidates) {
     EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
     EXPECT_EQ(records[0].at("params").at("completion"), "event");
     EXPECT_EQ(records[0].at("corrupted_bytes"), 0);
+    expect_cpu_time(records[0]);
   }
 }
 
@@ -421,6 +446,7 @@ TEST(DurationMode, RunsForTheGivenTimeAndKeepsEverySample) {
   EXPECT_GE(r.at("latency_us").at("samples").get<std::uint64_t>(), 1u);
   EXPECT_EQ(r.at("latency_us").at("samples"), r.at("iterations_run"));
   EXPECT_GT(r.at("latency_us").at("p99").get<double>(), 0.0);
+  expect_cpu_time(r);
 }
 
 // A ping-pong over two endpoints takes turns between them; the tcp plugin

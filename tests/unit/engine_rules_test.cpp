@@ -3,6 +3,8 @@
 // and the encoding of the peer protocol.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "engine/clock.hpp"
@@ -203,6 +205,37 @@ TEST(PeerProtocol, MessagesRoundTrip) {
   EXPECT_EQ(decode_delivered(encode_delivered(999)), 999u);
   // The two counts are distinct messages: one is never taken for the other.
   EXPECT_THROW(decode_delivered(encode_corrupted(1)), ProtocolError);
+
+  const CpuUse cpu{.user_s = 1.5, .system_s = 0.25, .seconds = 2};
+  const CpuUse cpu_back = decode_cpu(encode(cpu));
+  EXPECT_EQ(cpu_back.user_s, 1.5);
+  EXPECT_EQ(cpu_back.system_s, 0.25);
+  EXPECT_EQ(cpu_back.seconds, 2);
+  EXPECT_THROW(decode_cpu(encode_delivered(1)), ProtocolError);
+}
+
+// The kernel's accounting, read around an interval: a thread that spins
+// shows its CPU, one that sleeps shows (almost) none, whatever the load.
+TEST(CpuMeter, CountsTheCpuOfASpinAndNotASleep) {
+  const CpuMeter spin;
+  volatile std::uint64_t sink = 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  CpuUse spun;
+  do {
+    for (int k = 0; k < 100000; ++k) sink = sink + k;
+    spun = spin.elapsed();
+  } while (spun.user_s + spun.system_s < 0.05 && std::chrono::steady_clock::now() < give_up);
+  EXPECT_GE(spun.user_s + spun.system_s, 0.05);
+  // One thread cannot use more CPU than the wall time (the accounting's
+  // granularity aside).
+  EXPECT_LE(spun.user_s + spun.system_s, spun.seconds + 0.02);
+  EXPECT_GT(spun.cpus_used(), 0.0);
+
+  const CpuMeter nap;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const CpuUse slept = nap.elapsed();
+  EXPECT_GE(slept.seconds, 0.2);
+  EXPECT_LT(slept.user_s + slept.system_s, 0.1);
 }
 
 TEST(PeerProtocol, UnexpectedMessagesAreProtocolErrors) {

@@ -290,6 +290,25 @@ TEST(RecordJson, RoundTripsThroughText) {
   }
 }
 
+TEST(RecordJson, BothSidesCpuTimeAndAHistogramsErrorRoundTrip) {
+  Record r = latency_record("tcp", "send_lat", 8, 0.5);
+  EXPECT_FALSE(to_json(r).contains("cpu_time"));
+  EXPECT_FALSE(to_json(r).at("latency_us").contains("percentile_error"));  // exact
+  r.latency->percentile_error = 1.0 / 2048;
+  r.cpu_time = CpuTime{.initiator = {.user_s = 0.75, .system_s = 0.25, .seconds = 2},
+                       .responder = {.user_s = 0.1, .system_s = 0.9, .seconds = 2}};
+  const json j = to_json(r);
+  EXPECT_EQ(j.at("latency_us").at("percentile_error"), 1.0 / 2048);
+  EXPECT_EQ(j.at("cpu_time").at("initiator").at("user_s"), 0.75);
+  EXPECT_EQ(j.at("cpu_time").at("initiator").at("cpus_used"), 0.5);  // (0.75 + 0.25) / 2
+  EXPECT_EQ(j.at("cpu_time").at("responder").at("system_s"), 0.9);
+  const Record back = record_from_json(json::parse(j.dump()));
+  ASSERT_TRUE(back.cpu_time);
+  EXPECT_EQ(back.cpu_time->responder.user_s, 0.1);
+  EXPECT_EQ(back.latency->percentile_error, 1.0 / 2048);
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+}
+
 TEST(RecordJson, AMeasuredIntervalRoundTripsAndMustNotEndBeforeItStarts) {
   Record r = not_run_record("tcp", "send_bw", 65536, Status::ok, "");
   EXPECT_FALSE(to_json(r).contains("measured"));

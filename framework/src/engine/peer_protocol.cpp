@@ -9,7 +9,7 @@
 namespace uniperf::engine {
 namespace {
 
-enum class Kind : std::uint8_t { region = 1, done = 2, corrupted = 3, delivered = 4 };
+enum class Kind : std::uint8_t { region = 1, done = 2, corrupted = 3, delivered = 4, cpu = 5 };
 
 const char* name_of(Kind kind) {
   switch (kind) {
@@ -21,6 +21,8 @@ const char* name_of(Kind kind) {
       return "validation count";
     case Kind::delivered:
       return "count of messages received";
+    case Kind::cpu:
+      return "CPU time of the phase";
   }
   return "message";
 }
@@ -127,6 +129,10 @@ std::vector<std::byte> encode_delivered(std::uint64_t count) {
   return Writer(Kind::delivered).u64(count).take();
 }
 
+std::vector<std::byte> encode(const CpuUse& message) {
+  return Writer(Kind::cpu).f64(message.user_s).f64(message.system_s).f64(message.seconds).take();
+}
+
 RegionAdvert decode_region(std::span<const std::byte> bytes) {
   Reader reader(bytes, Kind::region);
   RegionAdvert message;
@@ -165,6 +171,16 @@ std::uint64_t decode_delivered(std::span<const std::byte> bytes) {
   return decode_count(bytes, Kind::delivered);
 }
 
+CpuUse decode_cpu(std::span<const std::byte> bytes) {
+  Reader reader(bytes, Kind::cpu);
+  CpuUse message;
+  message.user_s = reader.f64();
+  message.system_s = reader.f64();
+  message.seconds = reader.f64();
+  reader.finish();
+  return message;
+}
+
 Bytes PeerLink::exchange(const std::vector<std::byte>& mine) {
   return control_.exchange(std::span(mine), control_.timeout());
 }
@@ -194,6 +210,10 @@ std::uint64_t PeerLink::exchange_corrupted(std::uint64_t mine) {
 
 std::uint64_t PeerLink::exchange_delivered(std::uint64_t mine) {
   return decode_delivered(exchange(encode_delivered(mine)));
+}
+
+CpuUse PeerLink::exchange_cpu(const CpuUse& mine) {
+  return decode_cpu(exchange(encode(mine)));
 }
 
 }  // namespace uniperf::engine

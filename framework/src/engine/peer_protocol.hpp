@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "engine/cpu_meter.hpp"
 
 namespace uniperf::engine {
 
@@ -61,6 +62,9 @@ class PeerLink {
   /// this side received, returns how many of ours the peer received (what
   /// an unreliable transport delivered; docs/architecture.md, "Loss").
   std::uint64_t exchange_delivered(std::uint64_t mine);
+  /// The end of every measured phase: sends the CPU this side used over
+  /// it, returns the peer's.
+  CpuUse exchange_cpu(const CpuUse& mine);
 
   /// Both sides reach this point before either goes on.
   void barrier() { control_.barrier(control_.timeout()); }
@@ -78,9 +82,11 @@ std::vector<std::byte> encode(const RegionAdvert& message);
 std::vector<std::byte> encode(const PhaseDone& message);
 std::vector<std::byte> encode_corrupted(std::uint64_t count);
 std::vector<std::byte> encode_delivered(std::uint64_t count);
+std::vector<std::byte> encode(const CpuUse& message);
 RegionAdvert decode_region(std::span<const std::byte> bytes);
 PhaseDone decode_done(std::span<const std::byte> bytes);
 std::uint64_t decode_corrupted(std::span<const std::byte> bytes);
 std::uint64_t decode_delivered(std::span<const std::byte> bytes);
+CpuUse decode_cpu(std::span<const std::byte> bytes);
 
 }  // namespace uniperf::engine

@@ -264,6 +264,7 @@ struct TestRunner::Impl {
     // completions (not between phases, nor on the target of one-sided ops,
     // which sees none).
     if (waits_for_completions()) meter.begin_waiting();
+    const CpuMeter cpu;
     try {
       in_mode(mode, [&]<LoopMode M>() {
         if (flow.pattern == Pattern::latency)
@@ -280,6 +281,14 @@ struct TestRunner::Impl {
       throw;
     }
     meter.end_waiting();
+    if (timed) {
+      const CpuUse mine = cpu.elapsed();
+      const CpuUse theirs = peer.exchange_cpu(mine);
+      if (rank == 0) {
+        out.initiator_cpu = mine;
+        out.responder_cpu = theirs;
+      }
+    }
     peer.barrier();
     if (mode.traced) collect_trace(out);
   }

@@ -13,6 +13,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "engine/clock.hpp"
+#include "engine/cpu_meter.hpp"
 #include "engine/errors.hpp"
 #include "engine/flow_group.hpp"
 #include "engine/plan.hpp"
@@ -50,6 +51,9 @@ struct SizeOutcome {
   /// posted; the difference was lost.
   bool counts_loss = false;
   std::uint64_t messages_sent = 0;
+  /// The CPU each side's process used over the measured phase (rank 0
+  /// holds both: the responder sends its own at the phase's end).
+  CpuUse initiator_cpu, responder_cpu;
   /// The measured phase's per-request trace, this side's requests (a flow
   /// with `trace` set; FlowTrace::every is 0 otherwise).
   FlowTrace trace;

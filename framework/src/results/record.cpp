@@ -39,6 +39,9 @@
 //   trace            (1.5) only when a flow set `trace`: {rows, dropped}, the
 //                    per-request rows written to the run's trace file
 //                    (docs/traces.md) and the requests that found no room
+//   cpu_time         (1.10) {initiator, responder}: each side's process CPU
+//                    over the measured phase, {user_s, system_s, seconds (wall),
+//                    cpus_used ((user + system) / seconds)}
 //   clock            {source ("tsc" | "steady_clock"), ghz (tick rate; 0 when unused)}
 //   host             host name
 //   timestamp        UTC, ISO 8601
@@ -220,6 +223,16 @@ json to_json(const Record& r) {
     j["trace"] = {{"rows", r.trace_count->rows}, {"dropped", r.trace_count->dropped}};
   if (r.fairness_jain) j["fairness_jain"] = *r.fairness_jain;
   if (r.samples_kept > 0) j["samples_kept"] = r.samples_kept;
+  if (r.cpu_time) {
+    const auto side = [](const model::CpuUse& c) {
+      return json{{"user_s", c.user_s},
+                  {"system_s", c.system_s},
+                  {"seconds", c.seconds},
+                  {"cpus_used", c.cpus_used()}};  // derived, so not read back
+    };
+    j["cpu_time"] = {{"initiator", side(r.cpu_time->initiator)},
+                     {"responder", side(r.cpu_time->responder)}};
+  }
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -598,6 +611,16 @@ Record record_from_json(const json& j) {
   }
   if (j.contains("fairness_jain")) r.fairness_jain = top.number("fairness_jain");         // 1.5
   if (j.contains("samples_kept")) r.samples_kept = top.unsigned_integer("samples_kept");  // 1.9
+  if (j.contains("cpu_time")) {                                                           // 1.10
+    const FieldReader cpu = top.object("cpu_time");
+    const auto side = [&](const char* name) {
+      const FieldReader one = cpu.object(name);
+      return model::CpuUse{.user_s = one.number("user_s"),
+                           .system_s = one.number("system_s"),
+                           .seconds = one.number("seconds")};
+    };
+    r.cpu_time = CpuTime{.initiator = side("initiator"), .responder = side("responder")};
+  }
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

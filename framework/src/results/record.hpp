@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cpu_use.hpp"
 #include "model/test_spec.hpp"
 
 namespace uniperf::results {
@@ -178,6 +179,11 @@ struct Placement {
   bool retest = false;
 };
 
+/// (1.10) Both sides' CPU over a record's measured phase.
+struct CpuTime {
+  model::CpuUse initiator, responder;
+};
+
 struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
@@ -253,6 +259,10 @@ struct Record {
   };
   std::vector<KeptSamples> kept_samples;
   std::uint64_t samples_kept = 0;  ///< (1.9) every kept sample, over the flows
+  /// (1.10) The CPU each side's process used over the measured phase
+  /// (every trial's, summed; a test of several flows: the first flow's
+  /// phase, which the others share), from the kernel's accounting.
+  std::optional<CpuTime> cpu_time;
 };
 
 /// Frees `record`'s kept latency samples (in the samples file now), as

@@ -184,6 +184,12 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
                                    .us = std::vector<double>(kept.begin(), kept.end())});
     record.samples_kept += kept.size();
   }
+  // The initiator holds both sides' CPU (the first flow's phase: the
+  // others share it, and each side's figure is its whole process's).
+  if (!outcomes.empty() && outcomes.front().initiator_cpu.seconds > 0) {
+    record.cpu_time = results::CpuTime{.initiator = outcomes.front().initiator_cpu,
+                                       .responder = outcomes.front().responder_cpu};
+  }
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;

@@ -29,6 +29,8 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   sum.messages += one.messages;
   sum.seconds += one.seconds;
   sum.iterations += one.iterations;
+  sum.initiator_cpu += one.initiator_cpu;
+  sum.responder_cpu += one.responder_cpu;
   sum.corrupted_bytes += one.corrupted_bytes;
   sum.counts_loss |= one.counts_loss;
   sum.messages_sent += one.messages_sent;
