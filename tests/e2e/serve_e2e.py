@@ -61,6 +61,12 @@ def client(*args, timeout=300):
                           cwd=source_dir)
 
 
+def protocol_version():
+    """The control protocol this build speaks (session::kProtocolVersion)."""
+    header = open(os.path.join(source_dir, "framework/src/session/session.hpp")).read()
+    return int(re.search(r"kProtocolVersion = (\d+);", header).group(1))
+
+
 def frame(payload: bytes) -> bytes:
     return b"upf\x01" + struct.pack("!I", len(payload)) + payload
 
@@ -159,7 +165,7 @@ with tempfile.TemporaryDirectory() as work:
 
         # 4. An offer the server cannot parse: refused with the parser's words.
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-            offer = {"magic": "uniperf", "protocol": 7, "version": "test",
+            offer = {"magic": "uniperf", "protocol": protocol_version(), "version": "test",
                      "suite": {"name": "broken", "hash": "0", "trials": [1]},
                      "configs": [], "provenance": None,
                      "offer": {"suite": {"label": "broken.yaml", "text": "suite: broken\ntests: 5\n"},

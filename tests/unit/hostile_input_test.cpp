@@ -223,7 +223,7 @@ TEST(HostileJson, AHandshakeOfTheWrongShapeIsAHandshakeError) {
            "1", "[]", "\"uniperf\"", "{\"magic\":1}", "{\"magic\":\"uniperf\",\"protocol\":\"3\"}",
            "{\"magic\":\"uniperf\",\"protocol\":" + protocol + ",\"suite\":[]}",
            "{\"magic\":\"uniperf\",\"protocol\":" + protocol + ",\"suite\":{\"name\":1}}",
-           "{\"magic\":\"uniperf\",\"protocol\":7,\"version\":[]}"}) {
+           "{\"magic\":\"uniperf\",\"protocol\":" + protocol + ",\"version\":[]}"}) {
     EXPECT_THAT(handshake_error(reply), HasSubstr("peer")) << reply;
   }
 }
