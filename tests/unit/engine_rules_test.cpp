@@ -2,6 +2,7 @@
 // the lanes apply, the plan built from a test and a plugin's capabilities,
 // and the encoding of the peer protocol.
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <chrono>
 #include <thread>
@@ -66,6 +67,30 @@ TEST(EngineRules, DeadlinesNeverWrap) {
   const Ticks one_second = deadline_after(start, 1.0);
   EXPECT_GT(one_second, start);
   EXPECT_NEAR(ticks_to_us(one_second - start), 1e6, 1.0);
+}
+
+// The calibrated clock against the kernel's over a known sleep: the same
+// interval measured twice, so the sleep's own length (longer on a loaded
+// machine) does not matter, only the rate.
+TEST(EngineClock, TheCalibratedRateAgreesWithTheKernelsClockOverASleep) {
+  const auto raw_us = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+  };
+  const ClockInfo& clock = clock_info();
+  EXPECT_GT(clock.ticks_per_us, 0.0);
+  EXPECT_GT(clock.read_ns, 0.0);
+  EXPECT_LT(clock.read_ns, 10'000.0);  // a reading is not a sleep
+  const double raw_start = raw_us();
+  const Ticks start = now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const Ticks end = now();
+  const double raw_end = raw_us();
+  const double kernel_us = raw_end - raw_start;
+  // The two pairs of reads bracket each other within a few microseconds,
+  // unless preempted between them: 0.5% of 300 ms is 1.5 ms of slack.
+  EXPECT_NEAR(ticks_to_us(end - start), kernel_us, 0.005 * kernel_us);
 }
 
 TEST(EnginePlan, BuffersHoldTheLargestSizeInAPowerOfTwoOfSlots) {

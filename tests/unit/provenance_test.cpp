@@ -52,6 +52,28 @@ TEST(Preflight, UnpinnedAndSharedCpusAreWarned) {
   EXPECT_TRUE(mentions(preflight(quiet_machine(4), peer, {}), "--peer-cpu"));
 }
 
+TEST(Preflight, AnUnsoundClockIsWarned) {
+  json local = quiet_machine(1);
+  local["clock"] = {{"source", "tsc"}, {"invariant", true}, {"calibration_error_ppm", 40}};
+  EXPECT_TRUE(preflight(local, nullptr, {}).empty());
+  local["clock"]["invariant"] = false;
+  const auto variant = preflight(local, nullptr, {});
+  ASSERT_EQ(variant.size(), 1u);
+  EXPECT_TRUE(mentions(variant, "initiator: the TSC is not invariant"));
+  local["clock"] = {{"source", "tsc"}, {"invariant", true}, {"calibration_error_ppm", 2500}};
+  // A server's clock times its side of a bidirectional stream. (A local
+  // pair's responder shares the machine's facts with the initiator.)
+  json peer = quiet_machine(2);
+  peer["host"] = "b";
+  peer["clock"] = local["clock"];
+  const auto strayed = preflight(quiet_machine(1), peer, {});
+  ASSERT_EQ(strayed.size(), 1u);
+  EXPECT_TRUE(mentions(strayed, "responder (b): the clock's calibration strayed 2500 ppm"));
+  // steady_clock is the kernel's own: nothing to say of invariance.
+  local["clock"] = {{"source", "steady_clock"}, {"invariant", false}};
+  EXPECT_TRUE(preflight(local, nullptr, {}).empty());
+}
+
 TEST(Preflight, BusyMachineAndMissingHugePages) {
   json local = quiet_machine(1);
   local["loadavg_1m"] = 6.5;

@@ -29,10 +29,16 @@ inline Ticks now() noexcept {
 }
 
 struct ClockInfo {
-  std::string source;                ///< "tsc" or "steady_clock"
-  double ticks_per_us = 1e3;         ///< calibrated rate
-  bool invariant = true;             ///< constant_tsc and nonstop_tsc seen in /proc/cpuinfo
-  double calibration_error_ppm = 0;  ///< disagreement between two calibration windows
+  std::string source;         ///< "tsc" or "steady_clock"
+  double ticks_per_us = 1e3;  ///< calibrated rate
+  bool invariant = true;      ///< constant_tsc and nonstop_tsc seen in /proc/cpuinfo
+  /// The rate of one 20 ms window checked over the next against
+  /// CLOCK_MONOTONIC_RAW: how far a reading converted at the calibrated
+  /// rate strays from the kernel's clock, in parts per million.
+  double calibration_error_ppm = 0;
+  /// What one reading costs, in nanoseconds (the least of several runs of
+  /// back-to-back reads): a latency sample carries one.
+  double read_ns = 0;
 };
 
 /// Measured once per process (about 40 ms the first time), then cached.

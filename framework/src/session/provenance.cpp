@@ -21,6 +21,10 @@
 namespace uniperf::session {
 namespace {
 
+/// Past this the clock's calibration is worth a warning: 0.1%, the size of
+/// the effects a careful comparison looks for.
+constexpr double kClockErrorPpm = 1000;
+
 using json = nlohmann::json;
 
 /// The first line of a small /proc or /sys file, trimmed; "" when absent.
@@ -119,7 +123,8 @@ json provenance() {
   facts["clock"] = {{"source", clock.source},
                     {"ghz", clock.ticks_per_us / 1e3},
                     {"invariant", clock.invariant},
-                    {"calibration_error_ppm", clock.calibration_error_ppm}};
+                    {"calibration_error_ppm", clock.calibration_error_ppm},
+                    {"read_ns", clock.read_ns}};
   double load = -1;
   std::istringstream(first_line("/proc/loadavg")) >> load;
   facts["loadavg_1m"] = load;
@@ -226,6 +231,21 @@ std::vector<std::string> preflight(const json& local, const json& peer,
           "{}: the machine is busy (1-minute load average {:.2f} on {} CPUs): other work "
           "competes for CPUs and memory bandwidth",
           side, load, online));
+    }
+    // The engine's clock: every sample is a difference of two readings.
+    const json clock = facts.value("clock", json::object());
+    if (clock.value("source", "") == "tsc" && !clock.value("invariant", true)) {
+      warnings.push_back(fmt::format(
+          "{}: the TSC is not invariant (no constant_tsc and nonstop_tsc in /proc/cpuinfo): its "
+          "rate may follow the CPU's frequency or stop in idle states, so times read from it "
+          "are unsound",
+          side));
+    }
+    if (const double ppm = clock.value("calibration_error_ppm", 0.0); ppm > kClockErrorPpm) {
+      warnings.push_back(fmt::format(
+          "{}: the clock's calibration strayed {:.0f} ppm from CLOCK_MONOTONIC_RAW over 20 ms "
+          "(preempted while calibrating, or an unsteady TSC): times may be off by as much",
+          side, ppm));
     }
     if (needs.hugepages && facts.value("hugepages_total", -1L) == 0) {
       warnings.push_back(
