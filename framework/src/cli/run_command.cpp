@@ -112,6 +112,18 @@ std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host,
 
 }  // namespace
 
+CLI::Option* add_heartbeat_option(CLI::App* command, double& seconds, const std::string& help) {
+  return command->add_option("--heartbeat", seconds, help)
+      ->default_val(5)
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const double s = std::strtod(text.c_str(), nullptr);
+            if (s == 0 || (s >= 2 && s <= 3600)) return "";
+            return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
+          },
+          "SECONDS"));
+}
+
 void add_connection_options(CLI::App* command, ConnectionOptions& options) {
   command
       ->add_option("-c,--config", options.configs,
@@ -150,18 +162,9 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "Milliseconds per bin of a traced flow's bandwidth over time (docs/traces.md)")
       ->default_val(10)
       ->check(CLI::Range(0.001, 3600e3));
-  command
-      ->add_option("--heartbeat", options.heartbeat_s,
-                   "Seconds without a heartbeat from the peer (sent every second on a connection "
-                   "of its own) before it counts as lost, exit 3; 0: not watched")
-      ->default_val(5)
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            const double s = std::strtod(text.c_str(), nullptr);
-            if (s == 0 || (s >= 2 && s <= 3600)) return "";
-            return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
-          },
-          "SECONDS"));
+  add_heartbeat_option(command, options.heartbeat_s,
+                       "Seconds without a heartbeat from the peer (sent every second on a "
+                       "connection of its own) before it counts as lost, exit 3; 0: not watched");
   command
       ->add_option("--connect-timeout", options.connect_timeout_s,
                    "Seconds --peer keeps trying to reach a server that is not up yet (refused, "

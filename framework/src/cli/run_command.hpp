@@ -49,6 +49,11 @@ struct ConnectionOptions {
 /// Adds -c, --peer, --listen, -o, the run overrides and the report files.
 void add_connection_options(CLI::App* command, ConnectionOptions& options);
 
+/// --heartbeat SECONDS (default 5), `help` said of whose beats it watches:
+/// 0 (not watched) or 2 to 3600, as a beat goes out every second. Both a
+/// run and a bare server take it.
+CLI::Option* add_heartbeat_option(CLI::App* command, double& seconds, const std::string& help);
+
 /// --fail-on-skip over the suite; --trials, --run-infinitely and
 /// --report-interval over every test.
 void apply_run_overrides(model::SuiteSpec& suite, const ConnectionOptions& options);

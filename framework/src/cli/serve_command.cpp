@@ -177,18 +177,9 @@ void add_serve_command(CLI::App& app, ServeOptions& options) {
                               "[HOST:]PORT to listen on (default: every address, port " +
                                   std::to_string(kDefaultPort) + ")");
   options.command->add_flag("--once", options.once, "Exit after the first client's run");
-  options.command
-      ->add_option("--heartbeat", options.heartbeat_s,
-                   "Seconds without a heartbeat from a client before it counts as lost; 0: not "
-                   "watched")
-      ->default_val(5)
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            const double s = std::strtod(text.c_str(), nullptr);
-            if (s == 0 || (s >= 2 && s <= 3600)) return "";
-            return "0 (not watched) or 2 to 3600 seconds (a beat goes out every second)";
-          },
-          "SECONDS"));
+  add_heartbeat_option(
+      options.command, options.heartbeat_s,
+      "Seconds without a heartbeat from a client before it counts as lost; 0: not watched");
   options.command->add_option("--cpu", options.cpu, "Pin the server to CPU N (recorded)");
   options.command->footer(R"(
 Examples:
