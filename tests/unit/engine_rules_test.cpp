@@ -13,6 +13,7 @@
 #include "engine/peer_protocol.hpp"
 #include "engine/plan.hpp"
 #include "fake_transport.hpp"
+#include "model/latency_distribution.hpp"
 
 namespace uniperf::engine {
 namespace {
@@ -91,6 +92,23 @@ TEST(EngineClock, TheCalibratedRateAgreesWithTheKernelsClockOverASleep) {
   // The two pairs of reads bracket each other within a few microseconds,
   // unless preempted between them: 0.5% of 300 ms is 1.5 ms of slack.
   EXPECT_NEAR(ticks_to_us(end - start), kernel_us, 0.005 * kernel_us);
+}
+
+// A latency phase keeps 2^20 samples exactly, then folds them; a flow that
+// keeps its samples for the file, or runs beside others (its percentiles
+// while all ran need them in order), keeps 2^24.
+TEST(EnginePlan, FlowsThatNeedTheirSamplesInOrderKeepMoreOfThemExactly) {
+  TestSpec test;
+  test.name = "t";
+  test.sizes = {8};
+  test.flows = {FlowSpec{}};
+  const Capabilities caps = testing::FakeContext::everything();
+  EXPECT_EQ(plan_flow(test, 0, caps).exact_samples, model::LatencyDistribution::kDefaultExactLimit);
+  EXPECT_EQ(plan_flow(test, 0, caps).latency_segment, kLatencySegment);
+  test.flows[0].keep_samples = true;
+  EXPECT_EQ(plan_flow(test, 0, caps).exact_samples, kKeptSamplesLimit);
+  test.flows = {FlowSpec{}, FlowSpec{}};
+  EXPECT_EQ(plan_flow(test, 1, caps).exact_samples, kKeptSamplesLimit);
 }
 
 TEST(EnginePlan, BuffersHoldTheLargestSizeInAPowerOfTwoOfSlots) {

@@ -142,8 +142,11 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
   plan.recv_depth = plan.flow.rx_depth;
   plan.reliable_delivery = caps.reliable_delivery;
-  plan.exact_samples =
-      plan.flow.keep_samples ? kKeptSamplesLimit : model::LatencyDistribution::kDefaultExactLimit;
+  // A flow of a test of several keeps more too: its percentiles while every
+  // flow ran come from the samples in the order they ran.
+  plan.exact_samples = plan.flow.keep_samples || test.flows.size() > 1
+                           ? kKeptSamplesLimit
+                           : model::LatencyDistribution::kDefaultExactLimit;
   if (!posts_receives(plan.flow) && caps.max_recv_depth != 0) {
     plan.recv_depth = std::min(plan.recv_depth, caps.max_recv_depth);
   }

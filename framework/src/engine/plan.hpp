@@ -44,7 +44,7 @@ struct BufferGeometry {
 /// FlowPlan::latency_segment: 2^20 iterations, 8 MiB of stamps.
 inline constexpr std::uint64_t kLatencySegment = std::uint64_t{1} << 20;
 /// FlowPlan::exact_samples of a flow that keeps its samples
-/// (FlowSpec::keep_samples): 2^24, 128 MiB.
+/// (FlowSpec::keep_samples) or runs beside others: 2^24, 128 MiB.
 inline constexpr std::size_t kKeptSamplesLimit = std::size_t{1} << 24;
 
 struct FlowPlan {
@@ -66,8 +66,9 @@ struct FlowPlan {
   /// phase's memory does not grow with its length.
   std::uint64_t latency_segment = kLatencySegment;
   /// Samples a latency phase keeps exactly before it folds them
-  /// (model::LatencyDistribution): more where the flow keeps its samples
-  /// for the samples file.
+  /// (model::LatencyDistribution): more (kKeptSamplesLimit) where the flow
+  /// keeps its samples for the samples file, or is one of a test's several
+  /// (its percentiles while every flow ran need its samples in order).
   std::size_t exact_samples = 0;
   /// The plugin's Capabilities::reliable_delivery. Without it a stream of
   /// two-sided messages ends when the receiver has drained what came, and
