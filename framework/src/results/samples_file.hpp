@@ -1,16 +1,15 @@
 // The run's latency samples file (docs/results.md, "Kept samples"): CSV, one
 // row per iteration of every latency flow that set `keep_samples`, in the
-// order the iterations ran, written through AtomicFile as records arrive (so
-// a run keeps no samples in memory beyond the record being written, and a
-// run that dies leaves no partial file). Lines starting with '#' say what the
-// file is; pandas reads it with pd.read_csv(path, comment="#").
+// order the iterations ran, beside the results (results/csv_sidecar.hpp).
+// Lines starting with '#' say what the file is; pandas reads it with
+// pd.read_csv(path, comment="#").
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
 
-#include "results/atomic_file.hpp"
+#include "results/csv_sidecar.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::results {
@@ -42,8 +41,7 @@ class SamplesFile {
   const std::filesystem::path& target() const { return file_.target(); }
 
  private:
-  AtomicFile file_;
-  bool committed_ = false;
+  CsvSidecar file_;
 };
 
 }  // namespace uniperf::results

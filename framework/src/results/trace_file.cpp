@@ -2,32 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "model/test_spec.hpp"
 #include "results/csv_field.hpp"
 
 namespace uniperf::results {
 
 std::filesystem::path trace_path_for(const std::string& results_path) {
-  // Results going to standard output or a device: no file to sit beside.
-  if (results_path.empty() || written_in_place(results_path)) return "trace.csv";
-  std::filesystem::path path = results_path;
-  if (path.extension() == ".jsonl") path.replace_extension();
-  path += ".trace.csv";
-  return path;
+  return sidecar_path_for(results_path, ".trace.csv");
 }
 
 TraceFile::TraceFile(std::filesystem::path target, const std::string& suite)
-    : file_(std::move(target)) {
-  file_.write(
-      fmt::format("# uniperf per-request trace, format 2 (docs/traces.md); suite {}\n"
-                  "# times: nanoseconds since the Unix epoch, the initiator's clock (the "
-                  "responder's rows moved onto it by the measured offset)\n{}\n",
-                  suite, kTraceColumns));
-}
+    : file_(std::move(target),
+            fmt::format("# uniperf per-request trace, format 2 (docs/traces.md); suite {}\n"
+                        "# times: nanoseconds since the Unix epoch, the initiator's clock (the "
+                        "responder's rows moved onto it by the measured offset)\n{}\n",
+                        suite, kTraceColumns)) {}
 
 void TraceFile::add(const Record& record) {
   if (record.trace.empty()) return;
-  std::string text;
+  std::string& text = file_.rows();
   if (!provenance_written_) {
     text += "# provenance: " + record.provenance.dump() + "\n";
     provenance_written_ = true;
@@ -46,19 +41,12 @@ void TraceFile::add(const Record& record) {
                    : row.signaled        ? "signaled"
                                          : "covered",
                    row.responder ? "responder" : "initiator");
-    // Written a megabyte at a time: a million rows never become one
-    // string of a hundred megabytes.
-    if (text.size() >= (std::size_t{1} << 20)) {
-      file_.write(text);
-      text.clear();
-    }
+    file_.end_row();
   }
-  file_.write(text);
+  file_.flush();
 }
 
 void TraceFile::commit() {
-  if (committed_) return;
-  committed_ = true;
   file_.commit();
 }
 

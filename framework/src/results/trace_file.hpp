@@ -1,15 +1,14 @@
 // The run's per-request trace file (docs/traces.md): CSV, one row per traced
-// work request of every record that has some, written through AtomicFile as
-// records arrive (so a run keeps no trace rows in memory, and a run that
-// dies leaves no partial file). Lines starting with '#' say what the file
-// is and where it came from; pandas reads it with
-// pd.read_csv(path, comment="#").
+// work request of every record that has some, beside the results
+// (results/csv_sidecar.hpp). Lines starting with '#' say what the file is
+// and where it came from; pandas reads it with pd.read_csv(path,
+// comment="#").
 #pragma once
 
 #include <filesystem>
 #include <string>
 
-#include "results/atomic_file.hpp"
+#include "results/csv_sidecar.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::results {
@@ -39,9 +38,8 @@ class TraceFile {
   const std::filesystem::path& target() const { return file_.target(); }
 
  private:
-  AtomicFile file_;
+  CsvSidecar file_;
   bool provenance_written_ = false;
-  bool committed_ = false;
 };
 
 }  // namespace uniperf::results
