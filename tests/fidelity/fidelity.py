@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""One fidelity table: uniperf against every native tool this machine can run.
+
+    tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
+                               [--output fidelity.jsonl]
+
+Each comparison runs the same workload through uniperf and through the
+stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
+(initiator or client on CPU 0, responder or server on CPU 1), alternated
+(uniperf first in even rounds, the tool first in odd ones) and repeated.
+It prints one table: each side's median, the median of the rounds' ratios
+(uniperf / tool, each round's two runs back to back) and a 95% confidence
+interval of it (bootstrap over the rounds, seeded).
+A ratio above 1 means uniperf measured more (for latency, slower).
+
+What each compares, and why the figures are the same quantity:
+  ucx_perftest  its p50 latency (one-way for tag_lat, put_lat) against
+                uniperf's p50; its "overall" bandwidth (2^20 B/s, converted)
+                and message rate against uniperf's, one buffer each side
+  fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
+                latency) against uniperf's mean
+  sockperf      ping-pong, --nonblocked --mps=max against a --nonblocked
+                server: its p50 one-way against the busy-polled tcp
+                plugin's; throughput: its message rate times the size
+                against uniperf's stream of the same size
+  qperf         tcp_lat (blocking sockets: a mean one-way) against the tcp
+                plugin sleeping on events (--events), mean; tcp_bw (10^9
+                B/s) against uniperf's stream
+The lab's comparisons (verbs against perftest, udapl against dapltest) need
+the Soft-RoCE guest: tests/fidelity/verbs_vs_perftest.sh and
+udapl_vs_verbs.sh inside tests/lab/softroce.
+
+--output also writes the medians as uniperf records (JSON Lines): per
+comparison (the test, named after it) one record of config "uniperf" and one
+whose config is the tool's name, so `uniperf report FILE --html` draws them
+side by side, with each tool's ratio to uniperf. Only the compared figure
+is set; the other percentiles are null.
+"""
+import argparse
+import copy
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TWO_CORES = (os.cpu_count() or 1) >= 2
+
+
+def pinned(cpu, argv):
+    return (["taskset", "-c", str(cpu)] if TWO_CORES else []) + argv
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A native tool's server on CPU 1, stopped when the client is done."""
+
+    def __init__(self, argv, env=None):
+        self.process = subprocess.Popen(pinned(1, argv), stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, env=env)
+        time.sleep(0.4)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def client(argv, env=None, timeout=120):
+    done = subprocess.run(pinned(0, argv), capture_output=True, text=True, env=env,
+                          timeout=timeout)
+    return done.stdout + done.stderr
+
+
+# --- the tools -------------------------------------------------------------
+
+def ucx_perftest(tls, test, size, iterations, metric):
+    env = dict(os.environ, UCX_TLS=tls)
+    port = free_port()
+    with Server(["ucx_perftest", "-p", str(port)], env):
+        out = client(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
+                      "-n", str(iterations), "-f"], env)
+    # -f: one final line: iterations, p50, avg, overall latency (us),
+    # avg, overall bandwidth (2^20 B/s), avg, overall message rate (1/s)
+    columns = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+[\d.]", line)]
+    last = columns[-1]
+    return {"latency": float(last[1]), "bandwidth": float(last[5]) * 1.048576,
+            "rate": float(last[7]) / 1e6}[metric]
+
+
+def fi_pingpong(provider, endpoint, size, iterations, _metric):
+    port = free_port()
+    common = ["-p", provider, "-e", endpoint, "-I", str(iterations), "-S", str(size)]
+    with Server(["fi_pingpong"] + common + ["-B", str(port)]):
+        out = client(["fi_pingpong"] + common + ["-P", str(port), "127.0.0.1"])
+    rows = [line.split() for line in out.splitlines() if re.match(r"^\d+[kmg]?\s", line)]
+    return float(rows[-1][6])  # usec/xfer
+
+
+def sockperf(mode, size, seconds, _metric):
+    port = free_port()
+    server = ["sockperf", "server", "-i", "127.0.0.1", "-p", str(port), "--tcp"]
+    test = ["sockperf", mode, "-i", "127.0.0.1", "-p", str(port), "--tcp", "-m", str(size),
+            "-t", str(seconds)]
+    if mode == "ping-pong":
+        server.append("--nonblocked")
+        test += ["--nonblocked", "--mps=max"]
+    with Server(server):
+        out = client(test)
+    if mode == "ping-pong":
+        return float(re.search(r"percentile 50\.000 =\s*([\d.]+)", out).group(1))
+    rate = float(re.search(r"Message Rate is ([\d.]+) \[msg/sec\]", out).group(1))
+    return rate * size / 1e6  # MB/s, 10^6 B/s
+
+
+def qperf(test, size, seconds, _metric):
+    port = free_port()
+    with Server(["qperf", "-lp", str(port)]):
+        out = client(["qperf", "127.0.0.1", "-lp", str(port), "-m", str(size), "-t", str(seconds),
+                      test])
+    value, unit = re.search(r"(?:latency|bw)\s*=\s*([\d.]+)\s*(\S+)", out).groups()
+    scale = {"ns": 1e-3, "us": 1, "ms": 1e3, "sec": 1e6,
+             "KB/sec": 1e-3, "MB/sec": 1, "GB/sec": 1e3}[unit]
+    return float(value) * scale
+
+
+# --- uniperf ---------------------------------------------------------------
+
+class Uniperf:
+    def __init__(self, build, work):
+        self.binary = os.path.join(build, "bin", "uniperf")
+        self.work = work
+        self.last = {}  # comparison name -> its latest record
+
+    def run(self, name, argv, figure):
+        out = os.path.join(self.work, "u.jsonl")
+        pins = ["--cpu", "0", "--peer-cpu", "1"] if TWO_CORES else []
+        done = subprocess.run([self.binary] + argv + pins + ["-o", out, "--quiet"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"uniperf {' '.join(argv)}: exit {done.returncode}: "
+                               f"{done.stderr.strip()[-300:]}")
+        record = json.loads(open(out).readline())
+        if record["status"] != "ok":
+            raise RuntimeError(f"uniperf {' '.join(argv)}: {record['status']}: {record['reason']}")
+        self.last[name] = record
+        return figure(record)
+
+
+def p50(r):
+    return r["latency_us"]["p50"]
+
+
+def mean(r):
+    return r["latency_us"]["mean"]
+
+
+def mb_per_s(r):
+    return r["bandwidth"]["MB_per_s"]
+
+
+def mmsg_per_s(r):
+    return r["bandwidth"]["Mmsg_per_s"]
+
+
+UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "Mmsg/s"}
+
+
+def comparisons():
+    """(name, tool, metric, uniperf argv, uniperf figure, native call, needs)"""
+    rows = []
+    ucx = [("ucx-shm", "posix,self", 100000, 20000, 2000, 200000),
+           ("ucx-tcp", "tcp,self", 20000, 5000, 500, 100000)]
+    for config, tls, lat_n, bw_n, big_n, rate_n in ucx:
+        c = ["-c", f"configs/{config}.yaml"]
+        one = ["--buffers", "single", "-t", "32", "-w", "1000"]
+        rows += [
+            (f"{config} send lat 8", "ucx_perftest", "latency",
+             ["lat", "--op", "send", "-s", "8", "-n", str(lat_n), "-w", "1000"] + c, p50,
+             lambda m, t=tls, n=lat_n: ucx_perftest(t, "tag_lat", 8, n, m), ("ucx_perftest", "ucx")),
+            (f"{config} put lat 8", "ucx_perftest", "latency",
+             ["lat", "--op", "write", "-s", "8", "-n", str(lat_n), "-w", "1000"] + c, p50,
+             lambda m, t=tls, n=lat_n: ucx_perftest(t, "ucp_put_lat", 8, n, m),
+             ("ucx_perftest", "ucx")),
+            (f"{config} send rate 8", "ucx_perftest", "rate",
+             ["bw", "--op", "send", "-s", "8", "-n", str(rate_n)] + one + c, mmsg_per_s,
+             lambda m, t=tls, n=rate_n: ucx_perftest(t, "tag_bw", 8, n, m), ("ucx_perftest", "ucx")),
+            (f"{config} send bw 64K", "ucx_perftest", "bandwidth",
+             ["bw", "--op", "send", "-s", "64K", "-n", str(bw_n)] + one + c, mb_per_s,
+             lambda m, t=tls, n=bw_n: ucx_perftest(t, "tag_bw", 65536, n, m),
+             ("ucx_perftest", "ucx")),
+            (f"{config} send bw 1M", "ucx_perftest", "bandwidth",
+             ["bw", "--op", "send", "-s", "1M", "-n", str(big_n)] + one + c, mb_per_s,
+             lambda m, t=tls, n=big_n: ucx_perftest(t, "tag_bw", 1 << 20, n, m),
+             ("ucx_perftest", "ucx")),
+            (f"{config} put bw 1M", "ucx_perftest", "bandwidth",
+             ["bw", "--op", "write", "-s", "1M", "-n", str(big_n)] + one + c, mb_per_s,
+             lambda m, t=tls, n=big_n: ucx_perftest(t, "ucp_put_bw", 1 << 20, n, m),
+             ("ucx_perftest", "ucx")),
+        ]
+    for config, provider, endpoint, n in [("ofi-tcp", "tcp", "msg", 20000),
+                                          ("ofi-shm", "shm", "rdm", 50000)]:
+        rows.append((f"{config} send lat 8", "fi_pingpong", "latency",
+                     ["lat", "--op", "send", "-s", "8", "-n", str(n), "-w", "100", "-I", "65536",
+                      "-c", f"configs/{config}.yaml"], mean,
+                     lambda m, p=provider, e=endpoint, n=n: fi_pingpong(p, e, 8, n, m),
+                     ("fi_pingpong", "ofi")))
+    tcp = ["-c", "configs/tcp.yaml"]
+    rows += [
+        ("tcp lat 64 polling", "sockperf", "latency",
+         ["lat", "--op", "send", "-s", "64", "-D", "2s"] + tcp, p50,
+         lambda m: sockperf("ping-pong", 64, 2, m), ("sockperf", "tcp")),
+        ("tcp bw 16K", "sockperf", "bandwidth",
+         ["bw", "--op", "send", "-s", "16K", "-D", "2s", "-t", "32"] + tcp, mb_per_s,
+         lambda m: sockperf("throughput", 16384, 2, m), ("sockperf", "tcp")),
+        ("tcp lat 64 events", "qperf", "latency",
+         ["lat", "--op", "send", "-s", "64", "-D", "2s", "--events"] + tcp, mean,
+         lambda m: qperf("tcp_lat", 64, 2, m), ("qperf", "tcp")),
+        ("tcp bw 64K", "qperf", "bandwidth",
+         ["bw", "--op", "send", "-s", "64K", "-D", "2s", "-t", "32"] + tcp, mb_per_s,
+         lambda m: qperf("tcp_bw", 65536, 2, m), ("qperf", "tcp")),
+    ]
+    return rows
+
+
+def ratio_interval(paired, resamples=2000):
+    """95% bootstrap interval of the median of the rounds' ratios.
+
+    Each round's two runs ran back to back, so their ratio cancels what the
+    machine's speed did between rounds (this QEMU guest's drifts by several
+    times within minutes); the rounds' ratios are resampled, seeded."""
+    rng = random.Random(20261125)
+    medians = sorted(statistics.median(rng.choices(paired, k=len(paired)))
+                     for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
+def as_record(template, config, tool_label, metric, figure, rounds, command):
+    """A uniperf record holding one median: the figure compared, nothing else."""
+    r = copy.deepcopy(template)
+    r["config"] = config
+    r["test"] = tool_label
+    r["warnings"] = [f"fidelity: the median of {rounds} runs of {command}; "
+                     "only the compared figure is set"]
+    if metric == "latency":
+        lat = r["latency_us"]
+        for key in ("min", "p50", "p90", "p99", "p99_9", "p99_99", "max", "mean", "stdev"):
+            lat[key] = None
+        lat.pop("percentile_error", None)
+        lat["p50"] = lat["mean"] = figure
+    else:
+        bw = r["bandwidth"]
+        size = r["size"]
+        mb = figure if metric == "bandwidth" else figure * size
+        bw["MB_per_s"] = mb
+        bw["Gb_per_s"] = mb * 8 / 1e3
+        bw["Mmsg_per_s"] = mb / size if metric == "bandwidth" else figure
+        bw["MiB_per_s"] = mb * 1e6 / (1 << 20)
+    r.pop("trials", None)
+    r.pop("samples_kept", None)
+    return r
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="", help="run the comparisons whose name has this")
+    parser.add_argument("--output", help="the medians as uniperf records (JSON Lines)")
+    args = parser.parse_args()
+    plugins = os.path.join(args.build, "lib", "uniperf")
+    work = tempfile.mkdtemp(prefix="uniperf-fidelity-")
+    ours_runner = Uniperf(args.build, work)
+
+    chosen, missing = [], []
+    for row in comparisons():
+        name, tool, _, _, _, _, (binary, plugin) = row
+        if args.only and args.only not in f"{name} {tool}":
+            continue
+        if not shutil.which(binary):
+            missing.append(f"{name} vs {tool}: {binary} not installed")
+        elif not os.path.exists(os.path.join(plugins, f"libuniperf-{plugin}.so")):
+            missing.append(f"{name} vs {tool}: the {plugin} plugin is not built")
+        else:
+            chosen.append(row)
+
+    figures = {row[0]: [] for row in chosen}  # per round: [uniperf's, the tool's]
+    for round_ in range(args.rounds):
+        for name, tool, metric, argv, figure, native, _ in chosen:
+            pair = [None, None]
+            steps = [(0, lambda: ours_runner.run(name, argv, figure)), (1, lambda: native(metric))]
+            for side, step in steps if round_ % 2 == 0 else reversed(steps):
+                try:
+                    pair[side] = step()
+                except Exception as error:  # one failed run does not end the table
+                    print(f"fidelity: {name} vs {tool}, round {round_ + 1}: {error}",
+                          file=sys.stderr)
+            figures[name].append(pair)
+        print(f"fidelity: round {round_ + 1} of {args.rounds} done", file=sys.stderr)
+
+    header = f"{'comparison':<24} {'tool':<13} {'unit':<7} {'uniperf':>10} {'tool':>10} " \
+             f"{'ratio':>7}  {'95% CI':<15} rounds"
+    print(header)
+    records = []
+    for name, tool, metric, argv, _, _, _ in chosen:
+        ours = [u for u, _ in figures[name] if u is not None]
+        theirs = [n for _, n in figures[name] if n is not None]
+        paired = [u / n for u, n in figures[name] if u is not None and n]
+        if not paired:
+            print(f"{name:<24} {tool:<13} (no round with both runs)")
+            continue
+        u, n = statistics.median(ours), statistics.median(theirs)
+        low, high = ratio_interval(paired)
+        print(f"{name:<24} {tool:<13} {UNITS[metric]:<7} {u:>10.3f} {n:>10.3f} "
+              f"{statistics.median(paired):>7.3f}  [{low:.3f}, {high:.3f}]  {len(paired)}")
+        template = ours_runner.last.get(name)
+        if template:
+            label = name.replace(" ", "_")
+            records.append(as_record(template, "uniperf", label, metric, u, len(ours),
+                                     "uniperf " + " ".join(argv)))
+            records.append(as_record(template, tool, label, metric, n, len(theirs), tool))
+    for line in missing:
+        print(f"not run: {line}")
+    if args.output:
+        with open(args.output + ".tmp", "w") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+        os.replace(args.output + ".tmp", args.output)
+        print(f"fidelity: records written to {args.output}", file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
