@@ -218,6 +218,17 @@ TEST(EnginePolicy, LatencyPhasesLongerThanASegmentLoseNoIteration) {
     EXPECT_GT(pair.measured.finished, pair.measured.started);
   }
 
+  // Over three endpoints, which take turns: a segment is whole turns (999
+  // here), so the next begins where the responder expects it.
+  for (const Op op : {Op::send, Op::write}) {
+    PairRun turns;
+    TestSpec test = make_test(op, Pattern::latency, 4321);
+    test.flows[0].endpoints = 3;
+    turns.run(test, 64, small);
+    EXPECT_EQ(turns.measured.latency.count(), 4321u) << to_string(op);
+    EXPECT_EQ(turns.responder.counters.requests, 4321u) << to_string(op);
+  }
+
   // Duration mode: segments until the time is up; the responder echoes
   // every ping of every segment.
   PairRun timed;

@@ -356,7 +356,11 @@ struct TestRunner::Impl {
     // A warm-up keeps none (its samples are discarded) and runs whole.
     const bool gapped = flow.latency_gap > 0;
     const std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
-    const std::uint64_t segment = timed ? std::min(total, plan.latency_segment) : total;
+    // A segment is whole turns of the endpoints: each loop call starts its
+    // round-robin at the first, where the responder's one loop goes on.
+    const std::uint64_t turns = lanes.size();
+    const std::uint64_t segment =
+        timed ? std::min(total, std::max(turns, plan.latency_segment / turns * turns)) : total;
     stamps.assign(timed ? (gapped ? 2 * segment : segment + 1) : 1, 0);
     loops.keep_samples(timed);
     loops.set_gap(static_cast<Ticks>(flow.latency_gap * 1e6 * clock_info().ticks_per_us));
