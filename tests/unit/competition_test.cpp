@@ -185,6 +185,20 @@ TEST(Competition, LatencyWhileAllRanCountsOnlyTheIterationsInsideTheCommonInterv
   // Back to back, the same samples over [5, 45] are the last four (8 to 30).
   EXPECT_EQ(latency_within(round_trips, false, 0, 5, 45)->samples, 4u);
 
+  // In segments (the loop paused before the fourth iteration, which began
+  // at 40): 0-4, 4-8, 8-18, then 40-44, 44-46, 46-52. Over [5, 45] the
+  // third and the fourth lie wholly inside.
+  const std::vector<std::pair<std::uint64_t, double>> resumes{{3, 40.0}};
+  const auto resumed = latency_within(round_trips, false, 0, 5, 45, {}, true, resumes);
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->samples, 2u);
+  EXPECT_DOUBLE_EQ(resumed->min, 4);
+  EXPECT_DOUBLE_EQ(resumed->max, 10);
+  // Only the phase's first samples (a folded one's kept ones), ending
+  // before the interval does: no answer rather than a part of one.
+  EXPECT_FALSE(latency_within(round_trips, false, 0, 5, 100, {}, /*all_samples=*/false));
+  EXPECT_TRUE(latency_within(round_trips, false, 0, 5, 24, {}, /*all_samples=*/false));
+
   Record r;
   r.flows = {flow_over(0, 30, model::Pattern::latency), flow_over(5, 24)};
   r.flows[0].common_latency = *inside;

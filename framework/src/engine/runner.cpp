@@ -45,7 +45,11 @@ std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, b
   std::uint64_t count = 0;
   while (count < cap && ended(count) != 0) ++count;
   if (count == 0) return 0;
-  if (out.iterations == 0) out.started = began(0);
+  if (out.iterations == 0) {
+    out.started = began(0);
+  } else if (!gapped && out.latency.complete() && out.latency.count() < out.latency.exact_limit()) {
+    out.latency_resumes_us.emplace_back(out.latency.count(), ticks_to_us(began(0) - out.started));
+  }
   const double divisor = out.one_way ? 2.0 : 1.0;
   for (std::uint64_t i = 0; i < count; ++i) {
     out.latency.add(ticks_to_us(ended(i) - began(i)) / divisor);

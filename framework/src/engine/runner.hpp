@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <utility>
 #include <uniperf/plugin.hpp>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct SizeOutcome {
   /// iteration began, in microseconds after `started`. Empty when the
   /// iterations ran back to back (each began where the one before ended).
   std::vector<double> latency_begins_us;
+  /// Without a gap, where each segment after the first resumed (between two
+  /// segments the initiator adds their samples, engine/runner.cpp):
+  /// {index of its first sample, microseconds after `started`}, for the
+  /// kept samples. Within a segment the iterations ran back to back.
+  std::vector<std::pair<std::uint64_t, double>> latency_resumes_us;
   std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
   std::uint64_t messages = 0;
   /// First post -> last completion; a latency phase's is the time its

@@ -28,9 +28,10 @@ AloneBaseline compare_with_alone(const LatencyStats& beside, std::string test,
           .slowdown_p99 = ratio(beside.p99, alone.p99)};
 }
 
-std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
-                                           double started_us, double from_us, double to_us,
-                                           std::span<const double> begins_us, bool all_samples) {
+std::optional<LatencyStats> latency_within(
+    std::span<const double> samples_us, bool one_way, double started_us, double from_us,
+    double to_us, std::span<const double> begins_us, bool all_samples,
+    std::span<const std::pair<std::uint64_t, double>> resumes_us) {
   // The iterations' edges are sums of the samples, so they carry the
   // rounding of those sums; an edge this close to the interval's counts as on it.
   constexpr double kEdgeSlack_us = 1e-3;
@@ -39,8 +40,13 @@ std::optional<LatencyStats> latency_within(std::span<const double> samples_us, b
   std::vector<double> inside;
   double begins = started_us;
   bool past_interval = false;
+  std::size_t next_resume = 0;
   for (std::size_t i = 0; i < samples_us.size(); ++i) {
-    if (spaced) begins = started_us + begins_us[i];
+    if (spaced) {
+      begins = started_us + begins_us[i];
+    } else if (next_resume < resumes_us.size() && resumes_us[next_resume].first == i) {
+      begins = started_us + resumes_us[next_resume++].second;
+    }
     const double ends = begins + samples_us[i] * per_sample;
     if (begins >= from_us - kEdgeSlack_us && ends <= to_us + kEdgeSlack_us)
       inside.push_back(samples_us[i]);

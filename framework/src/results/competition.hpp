@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "results/record.hpp"
 
@@ -36,14 +37,16 @@ void fill_competition(Record& record, std::span<const FlowSampling> sampling, do
 /// [from_us, to_us] (the common interval). Iteration i took samples_us[i]
 /// (doubled when `one_way`: the sample is half its round trip) and began
 /// begins_us[i] after `started_us`, or, without begins (the iterations ran
-/// back to back), where the one before ended; all times on one clock. None
+/// back to back), where the one before ended, except that the iteration of
+/// sample k of a pair {k, t} in `resumes_us` began t after `started_us`
+/// (the loop paused before it); all times on one clock. None
 /// when no iteration lies inside, or when the samples are only the phase's
 /// first ones (`all_samples` false: a folded distribution's kept prefix)
 /// and they end before to_us.
-std::optional<LatencyStats> latency_within(std::span<const double> samples_us, bool one_way,
-                                           double started_us, double from_us, double to_us,
-                                           std::span<const double> begins_us = {},
-                                           bool all_samples = true);
+std::optional<LatencyStats> latency_within(
+    std::span<const double> samples_us, bool one_way, double started_us, double from_us,
+    double to_us, std::span<const double> begins_us = {}, bool all_samples = true,
+    std::span<const std::pair<std::uint64_t, double>> resumes_us = {});
 
 /// A latency flow measured beside others (`beside`: while every flow ran,
 /// where it has those percentiles) against the same flow alone (`alone`,

@@ -125,9 +125,10 @@ std::vector<std::optional<results::LatencyStats>> latency_while_all_ran(
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     const auto& outcome = outcomes[k];
     if (outcome.latency.empty()) continue;
-    within[k] = results::latency_within(
-        outcome.latency.kept(), outcome.one_way, us(outcome.started), us(extent->common_from),
-        us(extent->common_to), outcome.latency_begins_us, outcome.latency.complete());
+    within[k] = results::latency_within(outcome.latency.kept(), outcome.one_way,
+                                        us(outcome.started), us(extent->common_from),
+                                        us(extent->common_to), outcome.latency_begins_us,
+                                        outcome.latency.complete(), outcome.latency_resumes_us);
   }
   return within;
 }

@@ -17,7 +17,17 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   // Every window's samples, in memory that does not grow with the windows
   // (the distribution folds), and where they start, for the kept ones.
   const bool all_kept = sum.latency.complete();
+  const std::uint64_t first = sum.latency.count();
   sum.latency.merge(one.latency);
+  if (all_kept && first < sum.latency.kept().size() && one.latency_begins_us.empty()) {
+    // A window resumes where it began, and so does each of its segments.
+    const double offset_us = engine::ticks_to_us(one.started - sum.started);
+    sum.latency_resumes_us.emplace_back(first, offset_us);
+    for (const auto& [sample, at_us] : one.latency_resumes_us) {
+      if (first + sample >= sum.latency.kept().size()) break;
+      sum.latency_resumes_us.emplace_back(first + sample, offset_us + at_us);
+    }
+  }
   if (all_kept && !one.latency_begins_us.empty()) {
     const double offset_us = engine::ticks_to_us(one.started - sum.started);
     for (const double begins : one.latency_begins_us) {
