@@ -92,6 +92,12 @@ TEST(EngineClock, TheCalibratedRateAgreesWithTheKernelsClockOverASleep) {
   // The two pairs of reads bracket each other within a few microseconds,
   // unless preempted between them: 0.5% of 300 ms is 1.5 ms of slack.
   EXPECT_NEAR(ticks_to_us(end - start), kernel_us, 0.005 * kernel_us);
+
+  // Past a second of the process's life, the rate over all of it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const double lifetime = lifetime_ticks_per_us();
+  EXPECT_NE(lifetime, clock.ticks_per_us);  // measured, not the calibration's
+  EXPECT_NEAR(static_cast<double>(end - start) / lifetime, kernel_us, 0.005 * kernel_us);
 }
 
 // A latency phase keeps 2^20 samples exactly, then folds them; a flow that

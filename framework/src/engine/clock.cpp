@@ -68,6 +68,8 @@ ClockInfo calibrate() {
   info.ticks_per_us = 1e3;  // nanoseconds
 #endif
   info.read_ns = read_cost_ns(info.ticks_per_us);
+  info.anchor_raw_us = monotonic_raw_us();
+  info.anchor_ticks = now();
   return info;
 }
 
@@ -76,6 +78,15 @@ ClockInfo calibrate() {
 const ClockInfo& clock_info() {
   static const ClockInfo info = calibrate();
   return info;
+}
+
+double lifetime_ticks_per_us() {
+  const ClockInfo& info = clock_info();
+  const double raw_us = monotonic_raw_us();
+  const Ticks ticks = now();
+  // A microsecond of read jitter over a second is one ppm.
+  if (raw_us - info.anchor_raw_us < 1e6 || ticks <= info.anchor_ticks) return info.ticks_per_us;
+  return static_cast<double>(ticks - info.anchor_ticks) / (raw_us - info.anchor_raw_us);
 }
 
 }  // namespace uniperf::engine

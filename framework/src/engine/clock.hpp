@@ -39,10 +39,21 @@ struct ClockInfo {
   /// What one reading costs, in nanoseconds (the least of several runs of
   /// back-to-back reads): a latency sample carries one.
   double read_ns = 0;
+  /// A reading and CLOCK_MONOTONIC_RAW's time at the calibration's end:
+  /// the start of lifetime_ticks_per_us()'s interval.
+  Ticks anchor_ticks = 0;
+  double anchor_raw_us = 0;
 };
 
 /// Measured once per process (about 40 ms the first time), then cached.
 const ClockInfo& clock_info();
+
+/// The tick rate over this process's life so far, against
+/// CLOCK_MONOTONIC_RAW (the calibrated rate until a second has passed):
+/// for placing readings on the wall clock long after they were taken,
+/// where a 20 ms calibration's error of a few hundred ppm on a loaded
+/// machine would move a reading a second back by as many microseconds.
+double lifetime_ticks_per_us();
 
 inline double ticks_to_us(Ticks ticks) {
   return static_cast<double>(ticks) / clock_info().ticks_per_us;

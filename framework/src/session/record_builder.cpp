@@ -53,7 +53,8 @@ results::FlowResult flow_result(const model::FlowSpec& flow, const engine::SizeO
 class WallClock {
  public:
   WallClock()
-      : ticks_now_(engine::now()),
+      : ticks_per_us_(engine::lifetime_ticks_per_us()),
+        ticks_now_(engine::now()),
         wall_now_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count()) {}
@@ -67,11 +68,13 @@ class WallClock {
 
   /// Nanoseconds since the Unix epoch.
   std::int64_t ns(engine::Ticks t) const {
-    const double ago_us = t < ticks_now_ ? engine::ticks_to_us(ticks_now_ - t) : 0.0;
+    const double ago_us =
+        t < ticks_now_ ? static_cast<double>(ticks_now_ - t) / ticks_per_us_ : 0.0;
     return wall_now_ns_ - static_cast<std::int64_t>(ago_us * 1e3);
   }
 
  private:
+  double ticks_per_us_;  ///< over the process's life: readings a second back land within a us
   engine::Ticks ticks_now_;
   std::int64_t wall_now_ns_;
 };
