@@ -140,6 +140,24 @@ int connect_to(const Settings& settings, const std::string& host, int port,
     return -1;
   }
   const std::string target = host + ":" + port_text;
+  // The source address (bind_address), resolved for each family tried.
+  const auto bind_source = [&](int fd, int family) {
+    if (settings.bind_address.empty()) return true;
+    addrinfo source_hints{};
+    source_hints.ai_family = family;
+    source_hints.ai_socktype = SOCK_STREAM;
+    source_hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    AddressList source;
+    if (resolve(settings.bind_address, "0", source_hints, source) != 0) {
+      why = "bind_address " + settings.bind_address + " is not of the family of " + target;
+      return false;
+    }
+    if (::bind(fd, source.get()->ai_addr, source.get()->ai_addrlen) != 0) {
+      why = "cannot bind to bind_address " + settings.bind_address + ": " + support::errno_text();
+      return false;
+    }
+    return true;
+  };
   why = "no address for " + target;
   for (const addrinfo* where = found.get(); where != nullptr; where = where->ai_next) {
     support::Descriptor fd(
@@ -148,6 +166,7 @@ int connect_to(const Settings& settings, const std::string& host, int port,
       why = "socket failed: " + support::errno_text();
       continue;
     }
+    if (!bind_source(fd.get(), where->ai_family)) continue;
     apply_buffer_sizes(fd.get(), settings);
     if (::connect(fd.get(), where->ai_addr, where->ai_addrlen) != 0 && errno != EINPROGRESS) {
       why = "cannot connect to " + target + ": " + support::errno_text();

@@ -19,6 +19,7 @@ struct Settings {
   std::string listen_address;
   int listen_port = 0;
   std::string peer_address;
+  std::string bind_address;  // "": the kernel chooses the initiator's source address
   bool nodelay = true;
   int sndbuf = 0;  // 0: the kernel's default
   int rcvbuf = 0;

@@ -14,15 +14,14 @@
 namespace uniperf::tcp {
 namespace {
 
-void check_numeric_address(const std::string& address) {
+void check_numeric_address(const std::string& address, const char* option) {
   addrinfo hints{};
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
   AddressList found;
   if (address.empty() || resolve(address, nullptr, hints, found) != 0) {
-    throw OptionError(
-        "tcp: option 'address' must be a numeric IPv4 or IPv6 address of this "
-        "host, got '" +
-        address + "'");
+    throw OptionError(std::string("tcp: option '") + option +
+                      "' must be a numeric IPv4 or IPv6 address of this host, got '" + address +
+                      "'");
   }
 }
 
@@ -56,6 +55,9 @@ class TcpPlugin final : public Plugin {
         {"peer_address", OptionType::string, "",
          "address the initiator connects to; unset = the responder's address on the control "
          "connection (set it to run data over another network)"},
+        {"bind_address", OptionType::string, "",
+         "numeric IP address of this host the initiator's data connections leave from; unset = "
+         "the kernel's choice (the control connection's: uniperf run --bind)"},
         {"nodelay", OptionType::boolean, "true", "TCP_NODELAY: send small messages at once"},
         // The kernel doubles a buffer size it is given, in an int.
         {"sndbuf",
@@ -90,7 +92,10 @@ class TcpPlugin final : public Plugin {
     // Ranges were checked by the loader against options().
     settings.listen_port = static_cast<int>(options.integer("port"));
     settings.peer_address = options.string("peer_address");
-    check_numeric_address(settings.listen_address);
+    check_numeric_address(settings.listen_address, "address");
+    settings.bind_address = options.string("bind_address");
+    if (!settings.bind_address.empty())
+      check_numeric_address(settings.bind_address, "bind_address");
     settings.nodelay = options.boolean("nodelay");
     settings.sndbuf = options.has("sndbuf") ? static_cast<int>(options.size("sndbuf")) : 0;
     settings.rcvbuf = options.has("rcvbuf") ? static_cast<int>(options.size("rcvbuf")) : 0;

@@ -87,6 +87,12 @@ def read_frame(s) -> bytes:
 def local_ports(pid):
     """(local port, state) of every TCP socket process `pid` holds, from
     /proc (no tool needed): state 0A listens, 01 is established."""
+    return [(port, state) for _, port, state in local_sockets(pid)]
+
+
+def local_sockets(pid):
+    """(local IPv4 address or None, local port, state) of every TCP socket
+    process `pid` holds, from /proc."""
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -102,7 +108,10 @@ def local_ports(pid):
         for line in open(table).readlines()[1:]:
             fields = line.split()
             if fields[9] in inodes:
-                ports.append((int(fields[1].rsplit(":", 1)[1], 16), fields[3]))
+                address, port = fields[1].rsplit(":", 1)
+                ipv4 = (socket.inet_ntoa(bytes.fromhex(address)[::-1]) if len(address) == 8
+                        else None)
+                ports.append((ipv4, int(port, 16), fields[3]))
     return ports
 
 
@@ -210,6 +219,38 @@ with tempfile.TemporaryDirectory() as work:
     finally:
         if single.poll() is None:
             single.kill()
+
+    # 7. --bind: the client's control and heartbeat connections leave from
+    # 127.0.0.2, and tcp's bind_address takes its data connection there too;
+    # an address this host does not have is said at once, on either.
+    port = free_port()
+    bound, bound_log = start_server(work, port, "--once")
+    try:
+        stream = subprocess.Popen(
+            [uniperf, "bw", "--op", "send", "-s", "4K", "-D", "3s", "-c",
+             "tcp:bind_address=127.0.0.2", "--peer", f"127.0.0.1:{port}", "--bind", "127.0.0.2",
+             "-o", os.devnull, "--quiet"],
+            cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(bound_log, "serving 127.0.0.2")
+        time.sleep(1)  # into the measured stream: heartbeat and data connected
+        held = [(address, state) for address, _, state in local_sockets(stream.pid)]
+        _, err = stream.communicate(timeout=120)
+        assert stream.returncode == 0, (stream.returncode, err)
+        established = [address for address, state in held if state == "01"]
+        assert len(established) >= 3, held  # control, heartbeat, data
+        assert set(established) == {"127.0.0.2"}, held
+        assert bound.wait(timeout=60) == 0, open(bound_log.name).read()
+    finally:
+        if bound.poll() is None:
+            bound.kill()
+    start = time.monotonic()
+    nowhere = client("lat", "-s", "8", "-n", "100", "-c", "tcp", "--peer", f"127.0.0.1:{port}",
+                     "--bind", "192.0.2.1", "--quiet")
+    assert nowhere.returncode == 3, (nowhere.returncode, nowhere.stderr)
+    assert "cannot bind to 192.0.2.1" in nowhere.stderr, nowhere.stderr
+    assert time.monotonic() - start < 10, "a --bind address this host lacks was retried"
+    print(f"ok: --bind 127.0.0.2 and tcp's bind_address: every connection of the client left "
+          f"from 127.0.0.2 ({len(established)} established); --bind 192.0.2.1 refused at once")
 
     # 5. --once: the first client's run decides the exit code.
     port = free_port()

@@ -415,6 +415,15 @@ class TcpBootstrap final : public Bootstrap {
       throw BootstrapError("cannot open the heartbeat connection to port " + std::to_string(port) +
                            ": " + what);
     };
+    // From the control connection's own address (a client's --bind), so
+    // both leave the same way.
+    sockaddr_storage local{};
+    socklen_t local_length = sizeof local;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &local_length) != 0)
+      fail(std::strerror(errno));
+    set_port(local, 0);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&local), local_length) != 0)
+      fail(std::strerror(errno));
     if (::connect(fd, reinterpret_cast<sockaddr*>(&peer), length) != 0) {
       if (errno != EINPROGRESS) fail(std::strerror(errno));
       if (poll_until(fd, POLLOUT, deadline) <= 0) fail("timed out");
@@ -465,9 +474,10 @@ class TcpBootstrap final : public Bootstrap {
   std::string sever_reason_;
 };
 
-addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive) {
+addrinfo* resolve(const std::string& host, std::uint16_t port, bool passive,
+                  int family = AF_UNSPEC) {
   addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
+  hints.ai_family = family;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   addrinfo* result = nullptr;
@@ -574,14 +584,44 @@ std::pair<std::string, std::uint16_t> split_host_port(const std::string& address
 }
 
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
-                                       std::chrono::milliseconds timeout) {
+                                       std::chrono::milliseconds timeout,
+                                       const std::string& bind_address) {
   const auto deadline = Clock::now() + timeout;
+  // The address to leave from, numeric: its family is the peer's to use.
+  sockaddr_storage source{};
+  socklen_t source_length = 0;
+  if (!bind_address.empty()) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (getaddrinfo(bind_address.c_str(), "0", &hints, &found) != 0)
+      throw CannotBind("cannot bind to '" + bind_address + "': not a numeric IP address");
+    std::memcpy(&source, found->ai_addr, found->ai_addrlen);
+    source_length = found->ai_addrlen;
+    freeaddrinfo(found);
+  }
   std::string last_error;
   while (true) {
-    addrinfo* addresses = resolve(host, port, false);
+    addrinfo* addresses;
+    try {
+      addresses = resolve(host, port, false, source_length ? source.ss_family : AF_UNSPEC);
+    } catch (const UnknownHost& e) {
+      if (source_length == 0) throw;
+      throw CannotBind(std::string(e.what()) + " as an " +
+                       (source.ss_family == AF_INET6 ? "IPv6" : "IPv4") +
+                       " address, the family of --bind " + bind_address);
+    }
     for (addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
+      if (source_length != 0 &&
+          ::bind(fd, reinterpret_cast<const sockaddr*>(&source), source_length) != 0) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        freeaddrinfo(addresses);
+        throw CannotBind("cannot bind to " + bind_address + ": " + why);
+      }
       if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
         freeaddrinfo(addresses);
         return std::make_unique<TcpBootstrap>(fd, rank, false);

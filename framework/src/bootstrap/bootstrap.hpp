@@ -31,6 +31,13 @@ struct UnknownHost : BootstrapError {
   using BootstrapError::BootstrapError;
 };
 
+/// A local address to connect from that this host cannot use (not one of
+/// its addresses, or of the other family than the peer's): trying again
+/// will not help either.
+struct CannotBind : BootstrapError {
+  using BootstrapError::BootstrapError;
+};
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -140,9 +147,13 @@ std::pair<std::string, std::uint16_t> split_host_port(const std::string& address
 
 /// Connects to host:port, retrying until the deadline (the peer may still
 /// be starting). Throws UnknownHost at once for a name that does not
-/// resolve, BootstrapError once the deadline passed.
+/// resolve, BootstrapError once the deadline passed. With `bind_address`
+/// (a numeric address of this host) the connection, and the heartbeat
+/// connection beside it, leave from that address; CannotBind at once when
+/// they cannot.
 std::unique_ptr<Bootstrap> tcp_connect(const std::string& host, std::uint16_t port, int rank,
-                                       std::chrono::milliseconds timeout);
+                                       std::chrono::milliseconds timeout,
+                                       const std::string& bind_address = {});
 
 /// The PeerChannel a plugin sees during Context::connect().
 class BootstrapPeerChannel final : public PeerChannel {

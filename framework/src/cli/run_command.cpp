@@ -90,10 +90,13 @@ session::SuitePosition parse_resume(const std::string& text) {
 /// until `timeout_s`, for a server that is still starting. Throws
 /// BootstrapError naming the server and the wait.
 std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host, std::uint16_t port,
-                                                        double timeout_s) {
+                                                        double timeout_s,
+                                                        const std::string& bind_address) {
   try {
-    return bootstrap::tcp_connect(host, port, 0, 0ms);
+    return bootstrap::tcp_connect(host, port, 0, 0ms, bind_address);
   } catch (const bootstrap::UnknownHost&) {
+    throw;
+  } catch (const bootstrap::CannotBind&) {
     throw;
   } catch (const bootstrap::BootstrapError& e) {
     if (timeout_s <= 0) throw;
@@ -102,7 +105,7 @@ std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host,
   }
   const auto timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
   try {
-    return bootstrap::tcp_connect(host, port, 0, timeout);
+    return bootstrap::tcp_connect(host, port, 0, timeout, bind_address);
   } catch (const bootstrap::BootstrapError& e) {
     throw bootstrap::BootstrapError(fmt::format(
         "{} (after {:g} s: is `uniperf serve` or `uniperf ... --listen` running there?)", e.what(),
@@ -131,10 +134,17 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
                    "verbs:device=mlx5_0,port=1,gid_index=3; env.NAME=VALUE sets the "
                    "environment; a bare plugin name takes its defaults); repeat to compare")
       ->required();
-  command->add_option("--peer", options.peer,
-                      "Run against `uniperf serve` (or `uniperf ... --listen`) on HOST[:PORT], "
-                      "[IPV6]:PORT (this side measures; default port " +
-                          std::to_string(kDefaultPort) + ")");
+  CLI::Option* peer =
+      command->add_option("--peer", options.peer,
+                          "Run against `uniperf serve` (or `uniperf ... --listen`) on HOST[:PORT], "
+                          "[IPV6]:PORT (this side measures; default port " +
+                              std::to_string(kDefaultPort) + ")");
+  command
+      ->add_option("--bind", options.bind,
+                   "With --peer: the numeric address of this host that the control connection "
+                   "and its heartbeat leave from (a config's data connections: its own option, "
+                   "tcp's bind_address)")
+      ->needs(peer);
   command->add_option(
       "--coordinator", options.coordinator,
       "Under a launcher without PMIx (mpirun, srun): rank 0's HOST:PORT, where the ranks meet "
@@ -354,7 +364,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
       if (launched->size == 2) control = std::move(launched->links[launched->rank == 0 ? 1 : 0]);
     } else if (!options.peer.empty()) {
       const auto [host, port] = peer_address;
-      control = connect_to_server(host, port, options.connect_timeout_s);
+      control = connect_to_server(host, port, options.connect_timeout_s, options.bind);
     } else if (options.listening()) {
       const auto [host, port] = listen_address;
       bootstrap::TcpListener listener(host, port);

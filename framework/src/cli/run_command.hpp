@@ -27,6 +27,7 @@ struct ConnectionOptions {
   int size_timeout_s = 120;
   double heartbeat_s = 5;         // --heartbeat S: a peer silent this long is lost (0: not watched)
   double connect_timeout_s = 10;  // --connect-timeout S: how long --peer tries to reach its server
+  std::string bind;               // --bind ADDR: the address --peer's connections leave from
   int stall_timeout_s = 10;       // --stall-timeout S: no completion this long ends a test (0: off)
   double timeline_bin_ms = 10;    // --timeline-bin MS: a traced flow's bandwidth-over-time bins
   std::optional<int> cpu;         // --cpu N: pin this process
