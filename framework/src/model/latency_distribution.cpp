@@ -77,10 +77,6 @@ void LatencyDistribution::merge(const LatencyDistribution& other) {
   count_ += other.count_;
 }
 
-void LatencyDistribution::clear() {
-  *this = LatencyDistribution(exact_limit_);
-}
-
 double LatencyDistribution::stdev() const {
   return count_ == 0 ? 0 : std::sqrt(squared_deviations_ / static_cast<double>(count_));
 }

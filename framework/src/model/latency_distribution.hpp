@@ -37,7 +37,6 @@ class LatencyDistribution {
   void add(double us);
   /// Every sample of `other`, as if each had been added here after ours.
   void merge(const LatencyDistribution& other);
-  void clear();
 
   std::uint64_t count() const { return count_; }
   bool empty() const { return count_ == 0; }
