@@ -235,7 +235,9 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("latency_gap"), 0.0);
   EXPECT_EQ(p.at("rate_limit"), "0");
   EXPECT_EQ(p.at("keep_samples"), false);
-  EXPECT_EQ(p.size(), 32u);
+  EXPECT_EQ(p.at("rail_policy"), "bind");
+  EXPECT_EQ(p.at("stripe_threshold"), 8192);
+  EXPECT_EQ(p.size(), 34u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -309,6 +311,23 @@ TEST(RecordJson, BothSidesCpuTimeAndAHistogramsErrorRoundTrip) {
   EXPECT_EQ(to_json(back).dump(), j.dump());
 }
 
+TEST(RecordJson, EachRailsShareAndTheirImbalanceRoundTrip) {
+  Record r = latency_record("tcp", "send_lat", 8, 0.5);
+  EXPECT_FALSE(to_json(r).contains("rails"));  // one rail: nothing to say
+  r.rails = {{.bytes = 3000, .requests = 3, .mb_per_s = 1.5, .mreq_per_s = 0.0015},
+             {.bytes = 1000, .requests = 1, .mb_per_s = 0.5, .mreq_per_s = 0.0005}};
+  const json j = to_json(r);
+  EXPECT_EQ(j.at("rails").at("imbalance"), 1.0);  // (3000 - 1000) / 2000
+  EXPECT_EQ(j.at("rails").at("per_rail").size(), 2u);
+  EXPECT_EQ(j.at("rails").at("per_rail")[1].at("requests"), 1);
+  const Record back = record_from_json(json::parse(j.dump()));
+  ASSERT_EQ(back.rails.size(), 2u);
+  EXPECT_EQ(back.rails[0].mb_per_s, 1.5);
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+  r.rails[1].bytes = 0;  // one rail carried everything
+  EXPECT_EQ(r.rail_imbalance(), 2.0);
+}
+
 TEST(RecordJson, AMeasuredIntervalRoundTripsAndMustNotEndBeforeItStarts) {
   Record r = not_run_record("tcp", "send_bw", 65536, Status::ok, "");
   EXPECT_FALSE(to_json(r).contains("measured"));
@@ -349,7 +368,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 10);
+  EXPECT_EQ(j.at("schema_minor"), 11);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

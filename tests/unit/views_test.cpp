@@ -144,7 +144,10 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 4u) << text;
   const auto& columns = csv_columns();
-  ASSERT_EQ(columns.size(), 69u);
+  ASSERT_EQ(columns.size(), 71u);
+  // Columns are only ever appended: 1.11's rail knobs come last.
+  EXPECT_EQ(columns[69], "rail_policy");
+  EXPECT_EQ(columns[70], "stripe_threshold");
   for (const auto& row : rows) ASSERT_EQ(row.size(), columns.size()) << text;
   for (std::size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(rows[0][i], columns[i]);
 
@@ -172,6 +175,8 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   EXPECT_EQ(cell(2, "MiB_per_s"), "125") << "131.072 MB/s is 125 MiB/s";
   EXPECT_EQ(cell(1, "MiB_per_s"), "");
   EXPECT_EQ(cell(2, "window"), "64");
+  EXPECT_EQ(cell(2, "rail_policy"), "bind");
+  EXPECT_EQ(cell(2, "stripe_threshold"), "8192");
   EXPECT_EQ(cell(2, "signal_every"), "32");
   EXPECT_EQ(cell(2, "latency_p50_us"), "");
 

@@ -58,10 +58,10 @@ void add_one_off_options(CLI::App* command, OneOffOptions& o, const std::string&
     if (!field.cli.sets.empty()) {
       command->add_flag(names, o.flow[i].on,
                         std::string(field.cli.help.empty() ? field.help : field.cli.help));
-    } else if (field.kind == model::FieldKind::count) {
+    } else if (field.kind == model::FieldKind::count && !field.in_bytes) {
       command->add_option(names, o.flow[i].number, with_default(field.help, value))
           ->check(kWholeNumber);
-    } else if (field.kind == model::FieldKind::fraction ||
+    } else if (field.kind == model::FieldKind::count || field.kind == model::FieldKind::fraction ||
                field.kind == model::FieldKind::seconds || field.kind == model::FieldKind::rate) {
       command->add_option(names, o.flow[i].text, with_default(field.help, value));
     } else {

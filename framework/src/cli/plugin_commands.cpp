@@ -265,6 +265,9 @@ int plugin_info(const std::string& name, const std::string& config_path) {
                              o.default_value.empty() ? "(unset)" : o.default_value, o.help,
                              suite::describe_option_values(o));
   }
+  std::cout << "\nrails: a config may list `rails:`, two or more, each setting options above "
+               "over the config's own (a device, port, domain or address per rail; "
+               "docs/rails.md)\n";
   model::ConfigSpec config;
   config.plugin = name;
   config.file = "<defaults>";
@@ -297,7 +300,7 @@ int validate_files(const std::vector<std::string>& files) {
       if (root.IsMap() && root["plugin"]) {
         const auto config = suite::load_config(file);
         if (Plugin* plugin = plugins.find(config.plugin)) {
-          suite::validate_options(config, plugin->options());
+          suite::validate_rails(config, plugin->options());
           std::cout << fmt::format("ok      {} (config for plugin {})\n", file, config.plugin);
         } else {
           std::cout << fmt::format("ok      {} (config; options not checked: {})\n", file,

@@ -68,7 +68,7 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
     // Options are checked now, before anything runs, when the plugin is here;
     // a missing plugin is reported per test as unavailable.
     if (Plugin* plugin = plugins.find(configs.back().plugin)) {
-      suite::validate_options(configs.back(), plugin->options());
+      suite::validate_rails(configs.back(), plugin->options());
     }
   }
   return configs;

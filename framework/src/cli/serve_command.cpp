@@ -40,7 +40,7 @@ OfferedRun build_offered_run(const session::Offer& offer, loader::PluginRegistry
     // As the client checked them: a plugin missing here is reported per
     // test as unavailable, an option this plugin refuses ends the offer.
     if (Plugin* plugin = plugins.find(run.configs.back().plugin))
-      suite::validate_options(run.configs.back(), plugin->options());
+      suite::validate_rails(run.configs.back(), plugin->options());
   }
   take_offered_overrides(offer.overrides, run.client);
   apply_run_overrides(run.suite, run.client);

@@ -13,7 +13,7 @@ namespace uniperf::engine {
 // holds on any transport, in order or not. RC queue pairs execute atomics in
 // posting order; UCP does not promise it, and over rc_verbs reorders them
 // when both sides stream at once.
-void Lanes::prepare(std::uint64_t length) {
+void Lanes::prepare() {
   const Op op = flow.op;
   local_base_ = op == Op::read || is_atomic(op) ? geometry.rx_base : geometry.tx_base;
   remote_base_ = op == Op::read ? geometry.tx_base : geometry.rx_base;
@@ -26,6 +26,7 @@ void Lanes::prepare(std::uint64_t length) {
   // Inline carries outgoing payload only: never reads or atomics.
   const bool carries_payload = op == Op::send || op == Op::write || op == Op::write_imm;
   for (Lane& lane : lanes_) {
+    const std::uint64_t length = lane.length;
     for (WorkRequest& wr : lane.chain) {
       wr = WorkRequest{};
       wr.op = op;

@@ -177,7 +177,11 @@ struct Lane {
   std::uint64_t target = 0;     // id after the last request of the phase
   std::uint32_t to_signal = 1;  // posts until the next signaled one
   std::uint8_t marker = 0;      // write latency: the last iteration marker
-  LaneTrace trace;              // traced phases only (LoopMode::traced)
+  // A stream's lane on which only the peer sends (a direction per rail):
+  // the streaming side still drains its receives while it posts elsewhere.
+  bool receives_only = false;
+  std::uint64_t length = 0;  // bytes per request at this size (a stripe's piece)
+  LaneTrace trace;           // traced phases only (LoopMode::traced)
 
   std::uint64_t phase_posted() const { return posted - phase_start; }
   /// Data requests of this phase (window acks excluded).
@@ -196,7 +200,7 @@ class Lanes {
         rx_stride(plan.flow.buffers == BufferMode::single ? 0 : 1),
         counts_loss(plan.counts_loss()),
         abort_(abort),
-        lanes_(plan.flow.endpoints) {}
+        lanes_(plan.lane_count()) {}
 
   static constexpr std::uint32_t kMaxCompletions = 256;
 
@@ -354,9 +358,10 @@ class Lanes {
     ++lane.acks_sent;
   }
 
-  /// Builds every lane's request chain for messages of `length` bytes and
-  /// points the requests for this flow's op (once per size, before timing).
-  void prepare(std::uint64_t length);
+  /// Builds every lane's request chain for requests of its `length` bytes
+  /// (Lane::length, set before) and points the requests for this flow's op
+  /// (once per size, before timing).
+  void prepare();
 
   /// Slots a stream's requests cycle over: 0 when every request uses slot 0
   /// (latency, single buffers).

@@ -159,6 +159,8 @@ class Loops {
         if (lane.completed < lane.target) {
           all_done = false;
           lanes_.pump<M>(lane);
+        } else if (lane.receives_only) {
+          lanes_.pump<M>(lane);  // the peer's direction: its receives, re-posted
         }
       }
       if (all_done) break;

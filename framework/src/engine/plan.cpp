@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 #include "model/latency_distribution.hpp"
 
@@ -128,15 +129,97 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
   return g;
 }
 
-FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps) {
+std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::uint32_t rails) {
+  const std::uint32_t endpoints = flow.endpoints;
+  std::vector<LanePlan> lanes;
+  const auto home = static_cast<std::uint32_t>(index % rails);
+  const bool spread =
+      rails > 1 && flow.rail_policy != model::RailPolicy::bind &&
+      !(flow.pattern == Pattern::latency && flow.rail_policy == model::RailPolicy::stripe);
+  if (spread) {
+    // Each endpoint once per rail, the rails of one endpoint side by side:
+    // a striped message's pieces, or a round-robin's turns.
+    for (std::uint32_t e = 0; e < endpoints; ++e)
+      for (std::uint32_t r = 0; r < rails; ++r) lanes.push_back({r, r, true, true});
+  } else if (rails > 1 && flow.direction == Direction::bi) {
+    // bind, both directions: the initiator's on the flow's rail, the
+    // responder's on the next, each direction on endpoints of its own.
+    const std::uint32_t other = (home + 1) % rails;
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, false});
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({other, 0, false, true});
+  } else {
+    // bind, or a latency flow that stripes (a ping-pong is not striped:
+    // its sizes above the threshold are SKIPPED): every endpoint on one rail.
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, true});
+  }
+  return lanes;
+}
+
+std::uint64_t FlowPlan::lane_length(std::size_t k, std::uint64_t size) const {
+  if (!striped_at(size)) return size;
+  const std::uint64_t slot = lanes[k].slot;
+  return size / rails + (slot < size % rails ? 1 : 0);
+}
+
+std::uint64_t FlowPlan::lane_messages(std::size_t k, std::uint64_t size,
+                                      std::uint64_t total) const {
+  if (rails == 1 || flow.pattern == Pattern::latency) return total;
+  const LanePlan& lane = lanes[k];
+  switch (flow.rail_policy) {
+    case model::RailPolicy::bind:
+      return total;
+    case model::RailPolicy::stripe:
+      // At or below the threshold a message goes whole over the first rail.
+      return striped_at(size) || lane.slot == 0 ? total : 0;
+    case model::RailPolicy::round_robin:
+      return total == std::numeric_limits<std::uint64_t>::max()
+                 ? total
+                 : total / rails + (lane.slot < total % rails ? 1 : 0);
+  }
+  return total;
+}
+
+std::uint64_t FlowPlan::messages_of(const std::vector<std::uint64_t>& posted,
+                                    std::uint64_t size) const {
+  std::uint64_t messages = 0;
+  if (!striped_at(size)) {
+    for (const std::uint64_t n : posted) messages += n;
+    return messages;
+  }
+  // Lanes come in groups of one per rail (lane_plans): a message is done
+  // when its piece on every rail is.
+  for (std::size_t first = 0; first + rails <= posted.size(); first += rails)
+    messages += *std::min_element(posted.begin() + static_cast<std::ptrdiff_t>(first),
+                                  posted.begin() + static_cast<std::ptrdiff_t>(first + rails));
+  return messages;
+}
+
+FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps,
+                   std::uint32_t rails) {
   FlowPlan plan;
   plan.flow = effective_flow(test.flows.at(index), caps);
   plan.emulated = emulated_features(plan.flow, caps);
   // A flow with its own size runs it at every size of the test.
   plan.sizes = test.sizes;
   if (plan.flow.size != 0) std::fill(plan.sizes.begin(), plan.sizes.end(), plan.flow.size);
-  for (const std::uint64_t size : plan.sizes)
-    plan.skip.push_back(skip_reason(plan.flow, caps, size));
+  plan.rails = std::max<std::uint32_t>(1, rails);
+  plan.lanes = lane_plans(plan.flow, index, plan.rails);
+  for (const std::uint64_t size : plan.sizes) {
+    std::string why = skip_reason(plan.flow, caps, size);
+    if (why.empty() && plan.rails > 1 && plan.flow.pattern == Pattern::latency &&
+        plan.flow.rail_policy == model::RailPolicy::stripe && size > plan.flow.stripe_threshold) {
+      why = "rail_policy stripe splits streams only: a ping-pong above stripe_threshold (" +
+            std::to_string(plan.flow.stripe_threshold) + " B) is not striped";
+    }
+    if (why.empty() && plan.rails > 1 && plan.flow.direction == Direction::bi &&
+        plan.flow.rail_policy == model::RailPolicy::bind &&
+        plan.flow.window_mode == WindowMode::window_ack) {
+      why =
+          "rail_policy bind sends each direction on a rail of its own: with the streaming "
+          "window only (window_mode: streaming)";
+    }
+    plan.skip.push_back(std::move(why));
+  }
   plan.run = model::run_length_of(test, test.flows.at(index));
   plan.max_size = plan.sizes.empty() ? 0 : *std::max_element(plan.sizes.begin(), plan.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
@@ -153,9 +236,11 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   return plan;
 }
 
-std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps) {
+std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps,
+                                 std::uint32_t rails) {
   std::vector<FlowPlan> plans;
-  for (std::size_t k = 0; k < test.flows.size(); ++k) plans.push_back(plan_flow(test, k, caps));
+  for (std::size_t k = 0; k < test.flows.size(); ++k)
+    plans.push_back(plan_flow(test, k, caps, rails));
   return plans;
 }
 

@@ -47,6 +47,17 @@ inline constexpr std::uint64_t kLatencySegment = std::uint64_t{1} << 20;
 /// (FlowSpec::keep_samples) or runs beside others: 2^24, 128 MiB.
 inline constexpr std::size_t kKeptSamplesLimit = std::size_t{1} << 24;
 
+/// One lane of a flow over a config's rails: which rail its endpoint is on,
+/// its place in a stripe (or round-robin) group, and who sends on it.
+struct LanePlan {
+  std::uint32_t rail = 0;
+  /// The lane's piece of a striped message, or its turn of a round-robin:
+  /// 0 .. the rails - 1 (0 for every lane of bind).
+  std::uint32_t slot = 0;
+  bool initiator_sends = true;  ///< a stream's initiator posts on it
+  bool responder_sends = true;  ///< a bi-directional stream's responder posts on it
+};
+
 struct FlowPlan {
   FlowSpec flow;                      ///< as it really runs here (inline clamped to max_inline)
   std::vector<std::string> emulated;  ///< features the plugin emulates for it
@@ -74,6 +85,26 @@ struct FlowPlan {
   /// two-sided messages ends when the receiver has drained what came, and
   /// the record counts what was lost.
   bool reliable_delivery = true;
+  /// The config's rails (1 without `rails:`; docs/rails.md) and the flow's
+  /// lanes over them, one per endpoint: lane_count() endpoints in all.
+  std::uint32_t rails = 1;
+  std::vector<LanePlan> lanes;
+
+  std::size_t lane_count() const { return lanes.size(); }
+  /// Whether a message of `size` is split over the rails.
+  bool striped_at(std::uint64_t size) const {
+    return rails > 1 && flow.rail_policy == model::RailPolicy::stripe &&
+           size > flow.stripe_threshold;
+  }
+  /// Bytes each request of lane `k` carries at a message `size`: its even
+  /// piece of a striped message, else the whole message.
+  std::uint64_t lane_length(std::size_t k, std::uint64_t size) const;
+  /// How many of a phase's `total` messages per endpoint lane `k` carries
+  /// at `size` (kUnbounded stays unbounded; 0 for a lane that idles).
+  std::uint64_t lane_messages(std::size_t k, std::uint64_t size, std::uint64_t total) const;
+  /// Whole messages in `posted` requests per lane at `size`: a striped
+  /// message is done when every piece of it is.
+  std::uint64_t messages_of(const std::vector<std::uint64_t>& posted, std::uint64_t size) const;
 
   /// Whether the flow's messages can be lost without an error: two-sided
   /// (the receiver counts arrivals) over an unreliable transport.
@@ -82,10 +113,16 @@ struct FlowPlan {
   bool runs_at(std::size_t size_index) const { return skip[size_index].empty(); }
 };
 
-/// Plans flow `index` of `test` on a plugin with `caps`.
-FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps);
+/// Plans flow `index` of `test` on a plugin with `caps`, over `rails`
+/// rails (a config's `rails:`; 1 without).
+FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps,
+                   std::uint32_t rails = 1);
 /// Every flow of `test`, in order.
-std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps);
+std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps,
+                                 std::uint32_t rails = 1);
+/// The lanes of flow `index` (of `flows`) over `rails` rails by its
+/// rail_policy (docs/rails.md).
+std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::uint32_t rails);
 
 /// Why a test of these flows cannot run at size `size_index` ("" when it
 /// can): the first flow that cannot, numbered when there are several.

@@ -66,7 +66,7 @@ std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, b
 }  // namespace
 
 struct TestRunner::Impl {
-  Context& context;
+  const std::vector<Context*> rails;  ///< one Context per rail of the config
   bootstrap::Bootstrap& control;
   const FlowPlan plan;
   const FlowSpec& flow = plan.flow;
@@ -85,9 +85,9 @@ struct TestRunner::Impl {
   Loops loops;
   std::uint64_t size = 0;
 
-  Impl(Context& ctx, bootstrap::Bootstrap& boot, FlowPlan p, const std::atomic<bool>& abort,
-       FlowGroup* flows, std::size_t flow_index_in_group)
-      : context(ctx),
+  Impl(std::vector<Context*> rail_contexts, bootstrap::Bootstrap& boot, FlowPlan p,
+       const std::atomic<bool>& abort, FlowGroup* flows, std::size_t flow_index_in_group)
+      : rails(std::move(rail_contexts)),
         control(boot),
         plan(std::move(p)),
         rank(boot.rank()),
@@ -116,6 +116,8 @@ struct TestRunner::Impl {
     bootstrap::BootstrapPeerChannel channel(control, &aborted);
     for (std::uint32_t index = 0; index < lanes.size(); ++index) {
       Lane& lane = lanes[index];
+      // Both sides connect the lanes in the same order, each on its rail.
+      Context& context = *rails.at(plan.lanes[index].rail);
       lane.memory = context.allocate_memory(g.lane_bytes);
       if (!lane.memory) {
         lane.own_memory = allocate(g.lane_bytes);
@@ -160,8 +162,10 @@ struct TestRunner::Impl {
       std::fill(lane.rx_length.begin(), lane.rx_length.end(), 0);
       std::memset(lane.base + plan.buffers.rx_base, 0, plan.buffers.slots * plan.buffers.slot_size);
     }
-    fill_pattern(lanes, size);
-    lanes.prepare(is_atomic(flow.op) ? 8 : size);
+    for (std::size_t k = 0; k < lanes.size(); ++k)
+      lanes[k].length = is_atomic(flow.op) ? 8 : plan.lane_length(k, size);
+    fill_pattern(lanes);
+    lanes.prepare();
 
     SizeOutcome out;
     const Duration& d = plan.run;
@@ -183,7 +187,7 @@ struct TestRunner::Impl {
     }
 
     if (flow.validate) {
-      const std::uint64_t bad = corrupted_bytes(lanes, peer, rank == 0, size);
+      const std::uint64_t bad = corrupted_bytes(lanes, peer, rank == 0);
       out.corrupted_bytes = bad + peer.exchange_corrupted(bad);
     }
     return out;
@@ -225,6 +229,8 @@ struct TestRunner::Impl {
     std::uint64_t total = seconds > 0 || load ? kUnbounded : iterations;
     if (flow.window_mode == WindowMode::window_ack)
       total = policy::whole_windows(total, flow.window);
+    const bool latency = flow.pattern == Pattern::latency;
+    const bool bidirectional = flow.direction == Direction::bi;
     for (std::size_t k = 0; k < lanes.size(); ++k) {
       Lane& lane = lanes[k];
       lane.phase_start = lane.posted;
@@ -232,10 +238,17 @@ struct TestRunner::Impl {
       lane.to_signal = flow.signal_every;
       lane.marker = 0;
       // Latency spreads its iterations round-robin over the endpoints;
-      // bandwidth runs `total` on each.
-      const std::uint64_t mine =
-          flow.pattern == Pattern::latency ? policy::latency_share(total, lanes.size(), k) : total;
+      // bandwidth runs `total` on each, less over rails that share the
+      // messages (FlowPlan::lane_messages), none on a lane this side does
+      // not send on (bind: a direction per rail).
+      const LanePlan& placed = plan.lanes[k];
+      const bool mine_to_send = rank == 0 ? placed.initiator_sends : placed.responder_sends;
+      const bool theirs_to_send = rank == 0 ? placed.responder_sends : placed.initiator_sends;
+      const std::uint64_t mine = latency         ? policy::latency_share(total, lanes.size(), k)
+                                 : !mine_to_send ? 0
+                                                 : plan.lane_messages(k, size, total);
       lane.target = mine == kUnbounded ? kUnbounded : lane.posted + mine;
+      lane.receives_only = !latency && bidirectional && !mine_to_send && theirs_to_send;
       if (flow.op == Op::write && flow.pattern == Pattern::latency) {
         // The iteration markers restart at every phase.
         std::memset(lanes.rx(lane, 0) + size - 1, 0, 1);
@@ -404,6 +417,11 @@ struct TestRunner::Impl {
       }
       out.messages = out.iterations;
       out.bytes = out.iterations * wire_bytes();
+      // The iterations went round-robin over the lanes.
+      std::vector<std::uint64_t> per_lane(lanes.size());
+      for (std::size_t k = 0; k < lanes.size(); ++k)
+        per_lane[k] = policy::latency_share(out.iterations, lanes.size(), k);
+      tally_rails(per_lane, out);
     }
     if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish
@@ -428,7 +446,14 @@ struct TestRunner::Impl {
     const double messages_per_s =
         rate.bits ? rate.per_second / (8.0 * static_cast<double>(wire_bytes())) : rate.per_second;
     const double ticks_per_s = clock_info().ticks_per_us * 1e6;
-    return messages_per_s / ticks_per_s / static_cast<double>(lanes.all().size()) /
+    // Over the lanes that post in this phase (a rail may idle: a stripe's
+    // message at or below its threshold goes over the first rail alone).
+    std::size_t posting = 0;
+    for (const Lane& lane : lanes.all()) posting += lane.target != lane.phase_start;
+    // A striped message is a post on every rail.
+    const double posts_per_message = plan.striped_at(size) ? plan.rails : 1;
+    return messages_per_s * posts_per_message / ticks_per_s /
+           static_cast<double>(std::max<std::size_t>(1, posting)) /
            static_cast<double>(flow.post_list);
   }
 
@@ -457,17 +482,18 @@ struct TestRunner::Impl {
       }
       if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;
-      std::uint64_t ops = 0;
-      for (const Lane& lane : lanes.all()) ops += lane.data_posted();
-      const PhaseDone done = phase_done(secs, ops * wire_bytes());
+      std::uint64_t bytes = 0;
+      for (const Lane& lane : lanes.all()) bytes += lane.data_posted() * lane.length;
+      const PhaseDone done = phase_done(secs, bytes);
       peer.send_done(done);
       if (timed) {
         out.started = started;
         out.finished = finished;
         out.seconds = secs;
-        out.messages = ops;
+        out.messages = plan.messages_of(done.posted, size);
         out.bytes = done.bytes;
-        out.iterations = ops;
+        out.iterations = out.messages;
+        tally_rails(done.posted, out);
       }
     }
     if (serves) server.serve<M>();
@@ -481,8 +507,9 @@ struct TestRunner::Impl {
         // Both directions: bytes add up, over the longer of the two intervals.
         const PhaseDone& theirs = peer.peer_done();
         out.bytes += theirs.bytes;
-        out.messages += theirs.bytes / wire_bytes();
+        out.messages += plan.messages_of(theirs.posted, size);
         out.seconds = std::max(out.seconds, theirs.seconds);
+        tally_rails(theirs.posted, out);
       }
       if (plan.counts_loss()) {
         // Bandwidth over what arrived; what was sent is kept beside it. A
@@ -509,11 +536,29 @@ struct TestRunner::Impl {
   }
 
   std::uint64_t wire_bytes() const { return is_atomic(flow.op) ? 8 : size; }
+
+  /// Adds `posted` requests per lane (this side's, or the peer's of a
+  /// bi-directional stream, whose lanes are laid out alike) to the rails
+  /// they went over: bytes, and requests (a striped message's pieces).
+  void tally_rails(const std::vector<std::uint64_t>& posted, SizeOutcome& out) const {
+    if (plan.rails == 1) return;
+    out.rails.resize(plan.rails);
+    for (std::size_t k = 0; k < lanes.size() && k < posted.size(); ++k) {
+      RailTally& rail = out.rails[plan.lanes[k].rail];
+      rail.requests += posted[k];
+      rail.bytes += posted[k] * (is_atomic(flow.op) ? 8 : plan.lane_length(k, size));
+    }
+  }
 };
+
+TestRunner::TestRunner(std::vector<Context*> rails, bootstrap::Bootstrap& control, FlowPlan plan,
+                       const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
+    : impl_(std::make_unique<Impl>(std::move(rails), control, std::move(plan), abort, group,
+                                   index)) {}
 
 TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
                        const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
-    : impl_(std::make_unique<Impl>(context, control, std::move(plan), abort, group, index)) {}
+    : TestRunner(std::vector<Context*>{&context}, control, std::move(plan), abort, group, index) {}
 
 // A Lane's members are declared memory before endpoint before remote: they
 // are destroyed in the reverse order, as the plugin interface requires.

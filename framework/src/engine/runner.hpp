@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <memory>
-#include <utility>
 #include <uniperf/plugin.hpp>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
@@ -27,6 +27,12 @@ struct ProgressMeter;
 
 namespace uniperf::engine {
 
+/// What went over one rail of a config's rails in a measured stream.
+struct RailTally {
+  std::uint64_t bytes = 0;
+  std::uint64_t requests = 0;  ///< work requests: a striped message's pieces count apart
+};
+
 /// What this side measured for one size.
 struct SizeOutcome {
   /// Every iteration's sample (rank 0 of latency tests), exactly up to a
@@ -43,6 +49,9 @@ struct SizeOutcome {
   /// kept samples. Within a segment the iterations ran back to back.
   std::vector<std::pair<std::uint64_t, double>> latency_resumes_us;
   std::uint64_t bytes = 0;  ///< payload bytes moved by the measured ops (both directions for bi)
+  /// Per rail, over a config with several (rank 0; both directions for bi):
+  /// what went over each. Empty over one rail.
+  std::vector<RailTally> rails;
   std::uint64_t messages = 0;
   /// First post -> last completion; a latency phase's is the time its
   /// iterations took (its segments', not the moments between them).
@@ -72,6 +81,10 @@ class TestRunner {
   /// Aborted. A flow of a test with several is flow `index` of `group`,
   /// which starts and stops their measured phases; a lone flow has none.
   TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
+             const std::atomic<bool>& abort, FlowGroup* group = nullptr, std::size_t index = 0);
+  /// Over a config's rails: one Context per rail, each lane's endpoint on
+  /// the rail its plan names (FlowPlan::lanes).
+  TestRunner(std::vector<Context*> rails, bootstrap::Bootstrap& control, FlowPlan plan,
              const std::atomic<bool>& abort, FlowGroup* group = nullptr, std::size_t index = 0);
   ~TestRunner();
   TestRunner(const TestRunner&) = delete;

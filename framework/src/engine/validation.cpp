@@ -28,8 +28,9 @@ std::uint64_t atomic_word_errors(Lanes& lanes, Lane& lane, std::uint64_t n) {
 
 }  // namespace
 
-void fill_pattern(Lanes& lanes, std::uint64_t size) {
+void fill_pattern(Lanes& lanes) {
   for (Lane& lane : lanes.all()) {
+    const std::uint64_t size = lane.length;
     for (std::uint32_t s = 0; s < lanes.geometry.slots; ++s) {
       std::byte* out = lanes.tx(lane, s);
       for (std::size_t b = 0; b < size; ++b) out[b] = std::byte{pattern_byte(size, b)};
@@ -37,16 +38,17 @@ void fill_pattern(Lanes& lanes, std::uint64_t size) {
   }
 }
 
-std::uint64_t corrupted_bytes(Lanes& lanes, const PeerLink& peer, bool initiator,
-                              std::uint64_t size) {
+std::uint64_t corrupted_bytes(Lanes& lanes, const PeerLink& peer, bool initiator) {
   const FlowSpec& flow = lanes.flow;
   const bool active = initiator || flow.direction == Direction::bi;
   const bool target = !initiator || flow.direction == Direction::bi;
   const bool write_latency = flow.op == Op::write && flow.pattern == Pattern::latency;
-  // Write latency keeps its iteration marker in the last byte.
-  const std::size_t checked = write_latency ? size - 1 : size;
   std::uint64_t bad = 0;
   for (Lane& lane : lanes.all()) {
+    // A lane's requests carry its length (a stripe's piece, else the size);
+    // write latency keeps its iteration marker in the last byte.
+    const std::uint64_t size = lane.length;
+    const std::size_t checked = write_latency ? size - 1 : size;
     const std::uint64_t peer_posted = peer.peer_posted(lanes.index_of(lane));
     if (is_atomic(flow.op)) {
       bad += target ? atomic_word_errors(lanes, lane, peer_posted) : 0;

@@ -77,6 +77,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<BufferMode> = kBufferModeCount;
 template <>
 inline constexpr std::size_t kChoiceCount<Role> = kRoleCount;
+template <>
+inline constexpr std::size_t kChoiceCount<RailPolicy> = kRailPolicyCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -431,6 +433,23 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_after_1_8()
         .switch_named("--keep-samples,--report-histogram", "true",
                       "Keep every latency sample in RESULTS.samples.csv (perftest's -H)"),
+    choice_field<&FlowSpec::rail_policy>(
+        "rail_policy",
+        "over a config's rails (docs/rails.md): bind (flow k on rail k mod R; bi: a direction "
+        "per rail) | stripe (messages above stripe_threshold split evenly over every rail) | "
+        "round_robin (whole messages alternate)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--rail-policy")
+        .in_title(", rails ", "", true),
+    count_field("stripe_threshold", &FlowSpec::stripe_threshold,
+                "rail_policy stripe: messages above this many bytes are split over the rails; "
+                "at or below, whole on rail 0")
+        .counts_bytes()
+        .at_most(1u << 30)
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--stripe-threshold"),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

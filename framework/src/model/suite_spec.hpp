@@ -30,6 +30,16 @@ struct SuiteSpec {
   bool fail_on_skip = false;
 };
 
+/// One rail of a config (`rails:`): options set over the config's own, so
+/// each rail opens the plugin on its own device, port or interface.
+struct RailSpec {
+  std::map<std::string, std::string> options;
+  std::map<std::string, std::uint32_t> option_lines;  ///< key -> line, for messages
+};
+
+/// The most rails a config may list.
+inline constexpr std::size_t kMaxRails = 16;
+
 /// A provider profile: which plugin, with which options.
 struct ConfigSpec {
   std::string name;  ///< from the file's `name:` or its stem
@@ -43,6 +53,24 @@ struct ConfigSpec {
   /// given inline): what a client sends a bare server (`uniperf serve`).
   std::string source;
   bool given_inline = false;  ///< `-c PLUGIN:KEY=VALUE,...` rather than a file
+  /// `rails:`: the rails a flow may use (docs/rails.md); empty: one rail,
+  /// the config's own options.
+  std::vector<RailSpec> rails;
+
+  std::size_t rail_count() const { return rails.empty() ? 1 : rails.size(); }
+  /// The config as rail `r` opens the plugin: its options with the rail's
+  /// set over them (lines too, so a bad value is named where it is).
+  ConfigSpec rail(std::size_t r) const {
+    ConfigSpec one = *this;
+    one.rails.clear();
+    if (r < rails.size()) {
+      for (const auto& [key, value] : rails[r].options) {
+        one.options[key] = value;
+        one.option_lines[key] = rails[r].option_lines.at(key);
+      }
+    }
+    return one;
+  }
 };
 
 }  // namespace uniperf::model

@@ -61,6 +61,18 @@ std::string_view to_string(Role role) {
   return "unknown";
 }
 
+std::string_view to_string(RailPolicy policy) {
+  switch (policy) {
+    case RailPolicy::bind:
+      return "bind";
+    case RailPolicy::stripe:
+      return "stripe";
+    case RailPolicy::round_robin:
+      return "round_robin";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(StopRule rule) {
   switch (rule) {
     case StopRule::all_done:

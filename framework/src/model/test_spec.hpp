@@ -43,6 +43,20 @@ inline constexpr std::size_t kBufferModeCount = 2;
 enum class Role : std::uint8_t { measured, load };
 inline constexpr std::size_t kRoleCount = 2;
 
+/// How a flow uses the rails of a config that lists several (`rails:` in
+/// the config; docs/rails.md). A config without rails has one, and every
+/// policy then runs as a flow always did.
+///   bind: the flow's endpoints all on one rail, flow k of a test on rail
+///     k mod R (several flows spread over the rails); a bi-directional
+///     flow sends each direction on a rail of its own (the initiator's
+///     on the flow's rail, the responder's on the next).
+///   stripe: each message above `stripe_threshold` split into R equal
+///     pieces posted at once, one per rail, each rail with its own window;
+///     at or below it, the message goes whole over rail 0. Streams only.
+///   round_robin: whole messages alternate across the rails.
+enum class RailPolicy : std::uint8_t { bind, stripe, round_robin };
+inline constexpr std::size_t kRailPolicyCount = 3;
+
 /// When a test of several flows ends its measured phase (the flows always
 /// start it together). all_done: each measured flow runs its own length and
 /// load flows stop when the last is done. first_done: every flow stops when
@@ -157,6 +171,10 @@ struct FlowSpec {
   /// run's samples file (perftest's -H prints them): a histogram, a CDF and
   /// the latency over time can then be drawn from them.
   bool keep_samples = false;
+  /// How the flow uses a config's rails (RailPolicy), and the size above
+  /// which `stripe` splits a message (the PCI Express study's 8 KiB).
+  RailPolicy rail_policy = RailPolicy::bind;
+  std::uint32_t stripe_threshold = 8192;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -204,6 +222,7 @@ std::string_view to_string(CompletionMode);
 std::string_view to_string(BufferMode);
 std::string_view to_string(RankPairs);
 std::string_view to_string(Role);
+std::string_view to_string(RailPolicy);
 std::string_view to_string(StopRule);
 
 }  // namespace uniperf::model

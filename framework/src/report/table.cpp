@@ -202,6 +202,19 @@ void print_flow_line(std::ostream& out, std::size_t index, const FlowResult& f,
   }
 }
 
+/// Over several rails: what each carried, and how evenly.
+void print_rails_line(std::ostream& out, const Record& r, BandwidthUnit unit) {
+  if (r.status != Status::ok || r.rails.empty()) return;
+  std::string rails;
+  for (std::size_t k = 0; k < r.rails.size(); ++k) {
+    rails += fmt::format("{}rail {} {:.2f} {} ({} requests)", k == 0 ? "" : ", ", k,
+                         in_unit(r.rails[k].mb_per_s, unit), unit_label(unit), r.rails[k].requests);
+  }
+  out << fmt::format("{:>10} {:>10}   {} {}: {}; imbalance {:.1f}%\n", "", "",
+                     model::to_string(r.flow.rail_policy), "over its rails", rails,
+                     100 * r.rail_imbalance());
+}
+
 void print_record_line(std::ostream& out, const Record& r, BandwidthUnit unit) {
   if (r.status == Status::ok && !r.flows.empty() && r.bandwidth) {
     const auto& b = *r.bandwidth;
@@ -245,6 +258,7 @@ void print_record_line(std::ostream& out, const Record& r, BandwidthUnit unit) {
   } else {
     out << fmt::format("{:>10} {:>10} (no measurement recorded)\n", r.size, r.iterations_run);
   }
+  print_rails_line(out, r, unit);
 }
 
 namespace {

@@ -39,6 +39,9 @@
 //   trace            (1.5) only when a flow set `trace`: {rows, dropped}, the
 //                    per-request rows written to the run's trace file
 //                    (docs/traces.md) and the requests that found no room
+//   rails            (1.11) over a config with several rails: {imbalance
+//                    ((most - least) / mean of the rails' bytes), per_rail:
+//                    [{bytes, requests, MB_per_s, Mreq_per_s}] in rail order}
 //   cpu_time         (1.10) {initiator, responder}: each side's process CPU
 //                    over the measured phase, {user_s, system_s, seconds (wall),
 //                    cpus_used ((user + system) / seconds)}
@@ -223,6 +226,16 @@ json to_json(const Record& r) {
     j["trace"] = {{"rows", r.trace_count->rows}, {"dropped", r.trace_count->dropped}};
   if (r.fairness_jain) j["fairness_jain"] = *r.fairness_jain;
   if (r.samples_kept > 0) j["samples_kept"] = r.samples_kept;
+  if (!r.rails.empty()) {
+    json per_rail = json::array();
+    for (const RailResult& rail : r.rails) {
+      per_rail.push_back({{"bytes", rail.bytes},
+                          {"requests", rail.requests},
+                          {"MB_per_s", rail.mb_per_s},
+                          {"Mreq_per_s", rail.mreq_per_s}});
+    }
+    j["rails"] = {{"imbalance", r.rail_imbalance()}, {"per_rail", std::move(per_rail)}};
+  }
   if (r.cpu_time) {
     const auto side = [](const model::CpuUse& c) {
       return json{{"user_s", c.user_s},
@@ -611,7 +624,19 @@ Record record_from_json(const json& j) {
   }
   if (j.contains("fairness_jain")) r.fairness_jain = top.number("fairness_jain");         // 1.5
   if (j.contains("samples_kept")) r.samples_kept = top.unsigned_integer("samples_kept");  // 1.9
-  if (j.contains("cpu_time")) {                                                           // 1.10
+  if (j.contains("rails")) {  // 1.11; the imbalance is derived, so not read back
+    const FieldReader rails = top.object("rails");
+    const json& per_rail = rails.field("per_rail");
+    if (!per_rail.is_array()) rails.fail("per_rail", "expected an array");
+    for (std::size_t i = 0; i < per_rail.size(); ++i) {
+      const FieldReader one(per_rail[i], "rails.per_rail[" + std::to_string(i) + "]");
+      r.rails.push_back({.bytes = one.unsigned_integer("bytes"),
+                         .requests = one.unsigned_integer("requests"),
+                         .mb_per_s = one.number("MB_per_s"),
+                         .mreq_per_s = one.number("Mreq_per_s")});
+    }
+  }
+  if (j.contains("cpu_time")) {  // 1.10
     const FieldReader cpu = top.object("cpu_time");
     const auto side = [&](const char* name) {
       const FieldReader one = cpu.object(name);
@@ -641,6 +666,19 @@ Record record_from_json(const json& j) {
     }
   }
   return r;
+}
+
+double Record::rail_imbalance() const {
+  if (rails.size() < 2) return 0;
+  std::uint64_t most = 0, least = std::numeric_limits<std::uint64_t>::max(), sum = 0;
+  for (const RailResult& rail : rails) {
+    most = std::max(most, rail.bytes);
+    least = std::min(least, rail.bytes);
+    sum += rail.bytes;
+  }
+  if (sum == 0) return 0;
+  const double mean = static_cast<double>(sum) / static_cast<double>(rails.size());
+  return static_cast<double>(most - least) / mean;
 }
 
 }  // namespace uniperf::results

@@ -19,7 +19,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 10;
+inline constexpr int kSchemaMinor = 11;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -184,6 +184,15 @@ struct CpuTime {
   model::CpuUse initiator, responder;
 };
 
+/// (1.11) What went over one rail of a config with several (docs/rails.md),
+/// over the record's bandwidth interval.
+struct RailResult {
+  std::uint64_t bytes = 0;
+  std::uint64_t requests = 0;  ///< work requests: a striped message's pieces count apart
+  double mb_per_s = 0;
+  double mreq_per_s = 0;
+};
+
 struct Record {
   int schema_version = kSchemaVersion;
   Status status = Status::ok;
@@ -258,6 +267,11 @@ struct Record {
     std::vector<double> us;
   };
   std::vector<KeptSamples> kept_samples;
+  /// (1.11) Over a config with several rails: each rail's share, in rail
+  /// order, and their imbalance, (most - least) / mean of the rails' bytes
+  /// (0: even; 2 with two rails: one carried everything). Empty over one.
+  std::vector<RailResult> rails;
+  double rail_imbalance() const;
   std::uint64_t samples_kept = 0;  ///< (1.9) every kept sample, over the flows
   /// (1.10) The CPU each side's process used over the measured phase
   /// (every trial's, summed; a test of several flows: the first flow's

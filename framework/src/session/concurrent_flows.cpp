@@ -8,7 +8,8 @@
 namespace uniperf::session {
 
 void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
-                             Context& context, Plugin& plugin, const Options& options) {
+                             const std::vector<Context*>& rails, Plugin& plugin,
+                             const std::vector<Options>& rail_options) {
   const std::size_t count = plans.size();
   if (count > 1) {
     channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
@@ -16,19 +17,21 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::
     for (const auto& plan : plans) roles.push_back(plan.flow.role);
     group_ = std::make_unique<engine::FlowGroup>(std::move(roles), until);
   }
-  const bool share_context = context.capabilities().thread_safe_endpoints;
+  const bool share_context = rails.front()->capabilities().thread_safe_endpoints;
   for (std::size_t k = 0; k < count; ++k) {
-    Context* flow_context = &context;
+    std::vector<Context*> flow_rails = rails;
     if (k > 0 && !share_context) {
-      try {
-        extra_contexts_.push_back(plugin.open(options));
-      } catch (const Unsupported& e) {
-        throw Unsupported(std::string("concurrent flows need one Context each: ") + e.what());
+      for (std::size_t r = 0; r < flow_rails.size(); ++r) {
+        try {
+          extra_contexts_.push_back(plugin.open(rail_options.at(r)));
+        } catch (const Unsupported& e) {
+          throw Unsupported(std::string("concurrent flows need one Context each: ") + e.what());
+        }
+        flow_rails[r] = extra_contexts_.back().get();
       }
-      flow_context = extra_contexts_.back().get();
     }
     bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;
-    runners_.push_back(std::make_unique<engine::TestRunner>(*flow_context, channel, plans[k],
+    runners_.push_back(std::make_unique<engine::TestRunner>(flow_rails, channel, plans[k],
                                                             watchdog_.abort(), group_.get(), k));
     runners_.back()->setup();
   }

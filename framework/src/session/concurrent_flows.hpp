@@ -27,13 +27,15 @@ class ConcurrentFlows {
   ConcurrentFlows& operator=(const ConcurrentFlows&) = delete;
 
   /// Sets every flow up, one after the other in the same order on both
-  /// sides (only their measured phases run at once). `context` serves the
-  /// first flow, and every flow when the plugin's endpoints are
-  /// thread-safe; otherwise `plugin` opens one more Context per flow, which
-  /// may throw Unsupported (on both sides alike). Several flows start their
-  /// measured phases together and stop by `until` (engine::FlowGroup).
-  void set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until, Context& context,
-              Plugin& plugin, const Options& options);
+  /// sides (only their measured phases run at once). `rails` (a Context per
+  /// rail of the config, opened with `rail_options`) serve the first flow,
+  /// and every flow when the plugin's endpoints are thread-safe; otherwise
+  /// `plugin` opens one more Context per flow and rail, which may throw
+  /// Unsupported (on both sides alike). Several flows start their measured
+  /// phases together and stop by `until` (engine::FlowGroup).
+  void set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
+              const std::vector<Context*>& rails, Plugin& plugin,
+              const std::vector<Options>& rail_options);
 
   /// One size of every flow, each on its own thread (the first on this
   /// one). The first failure stops the others (the watchdog trips them) and

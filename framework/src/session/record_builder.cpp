@@ -166,6 +166,28 @@ std::string pace_shortfall(const model::FlowSpec& flow, const results::Bandwidth
                      model::rate_text(limit), model::rate_text(got));
 }
 
+/// Every flow's share of each rail, summed, over the record's interval
+/// (first post -> last completion of all its flows).
+void fill_rails(results::Record& record, const std::vector<engine::SizeOutcome>& outcomes) {
+  std::vector<engine::RailTally> sum;
+  double seconds = 0;
+  for (const auto& outcome : outcomes) {
+    if (sum.size() < outcome.rails.size()) sum.resize(outcome.rails.size());
+    for (std::size_t r = 0; r < outcome.rails.size(); ++r) {
+      sum[r].bytes += outcome.rails[r].bytes;
+      sum[r].requests += outcome.rails[r].requests;
+    }
+    seconds = std::max(seconds, outcome.seconds);
+  }
+  for (const engine::RailTally& rail : sum) {
+    record.rails.push_back(
+        {.bytes = rail.bytes,
+         .requests = rail.requests,
+         .mb_per_s = seconds > 0 ? static_cast<double>(rail.bytes) / seconds / 1e6 : 0,
+         .mreq_per_s = seconds > 0 ? static_cast<double>(rail.requests) / seconds / 1e6 : 0});
+  }
+}
+
 }  // namespace
 
 void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& plans,
@@ -194,6 +216,7 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     record.cpu_time = results::CpuTime{.initiator = outcomes.front().initiator_cpu,
                                        .responder = outcomes.front().responder_cpu};
   }
+  fill_rails(record, outcomes);
   if (outcomes.size() == 1) {
     results::FlowResult only = flow_result(plans.front().flow, outcomes.front());
     record.iterations_run = only.iterations_run;

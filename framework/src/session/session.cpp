@@ -163,7 +163,7 @@ class SuiteRun {
     begin_epoch();
     ScopedEnvironment environment(config.environment);
     plugin_ = plugins_.find(config.plugin);
-    context_.reset();
+    close_contexts();
     caps_ = Capabilities{};
     device_.clear();
     device_numa_node_.reset();
@@ -177,10 +177,15 @@ class SuiteRun {
                   ")"};
     } else {
       try {
-        options_ = suite::validate_options(config, plugin_->options());
-        context_ = plugin_->open(options_);
+        rail_options_ = suite::validate_rails(config, plugin_->options());
+        context_ = plugin_->open(rail_options_.front());
         caps_ = context_->capabilities();
         device_ = context_->device();
+        // Every further rail: the same plugin on its own device or address.
+        for (std::size_t r = 1; r < rail_options_.size(); ++r) {
+          rail_contexts_.push_back(plugin_->open(rail_options_[r]));
+          device_ += " | " + rail_contexts_.back()->device();
+        }
         device_numa_node_ = device_numa_node(device_);
       } catch (const Unavailable& e) {
         mine = {false, results::Status::skipped, std::string("unavailable: ") + e.what()};
@@ -192,7 +197,7 @@ class SuiteRun {
     const Agreement agreed = guarded([&] { return agree(channel_, mine); });
     if (replacing()) {
       lost_before_here();
-      context_.reset();
+      close_contexts();
       return;
     }
     if (stopped_ || interrupted() || !agreed.ok) {
@@ -203,7 +208,7 @@ class SuiteRun {
         else
           record_all(config, test, agreed.status, agreed.reason);
       }
-      context_.reset();
+      close_contexts();
       return;
     }
     for (std::size_t t = first_test; t < suite_.tests.size(); ++t) {
@@ -215,7 +220,7 @@ class SuiteRun {
         run_test(config, suite_.tests[t]);
       }
     }
-    context_.reset();
+    close_contexts();
   }
 
   void run_test(const model::ConfigSpec& config, const model::TestSpec& test) {
@@ -233,7 +238,8 @@ class SuiteRun {
     watchdog_.abort_on(test.duration.forever ? nullptr : settings_.stop_requested);
     // Every flow planned once, from what both sides know alike (the test
     // and the plugin's capabilities); the runners and the records use it.
-    const std::vector<engine::FlowPlan> plans = engine::plan_flows(test, caps_);
+    const std::vector<engine::FlowPlan> plans =
+        engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count()));
     std::vector<std::string> reasons;
     for (std::size_t i = 0; i < test.sizes.size(); ++i)
       reasons.push_back(engine::skip_reason(plans, i));
@@ -256,7 +262,9 @@ class SuiteRun {
     if (any) {
       try {
         watchdog_.arm(settings_.size_timeout);
-        flows.set_up(plans, test.until, *context_, *plugin_, options_);
+        std::vector<Context*> rails{context_.get()};
+        for (const auto& rail : rail_contexts_) rails.push_back(rail.get());
+        flows.set_up(plans, test.until, rails, *plugin_, rail_options_);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A plugin that cannot set a flow up (a connect-time limit, or a
@@ -489,8 +497,10 @@ class SuiteRun {
 
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
                   results::Status status, const std::string& reason) {
-    sink_.record_all(record_builder_, engine::plan_flows(test, caps_), config, test, status,
-                     reason);
+    sink_.record_all(
+        record_builder_,
+        engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count())), config,
+        test, status, reason);
   }
 
   bootstrap::Bootstrap& control_;
@@ -508,8 +518,14 @@ class SuiteRun {
   AloneBaselines baselines_{suite_};
 
   Plugin* plugin_ = nullptr;
-  Options options_;
-  std::unique_ptr<Context> context_;
+  std::vector<Options> rail_options_;  ///< the config's, one per rail
+  std::unique_ptr<Context> context_;   ///< the first rail's (the config's own without rails)
+  std::vector<std::unique_ptr<Context>> rail_contexts_;  ///< the further rails'
+
+  void close_contexts() {
+    rail_contexts_.clear();
+    context_.reset();
+  }
   Capabilities caps_;
   std::string device_;
   std::optional<int> device_numa_node_;

@@ -36,6 +36,11 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
     }
   }
   sum.bytes += one.bytes;
+  if (sum.rails.size() < one.rails.size()) sum.rails.resize(one.rails.size());
+  for (std::size_t r = 0; r < one.rails.size(); ++r) {
+    sum.rails[r].bytes += one.rails[r].bytes;
+    sum.rails[r].requests += one.rails[r].requests;
+  }
   sum.messages += one.messages;
   sum.seconds += one.seconds;
   sum.iterations += one.iterations;

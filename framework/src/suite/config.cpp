@@ -38,7 +38,7 @@ model::ConfigSpec parse_config(const std::string& text, const std::string& file)
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "plugin", "a config file is a mapping with plugin:");
   }
-  check_keys(root, {"name", "plugin", "description", "options", "env"}, file, "a config");
+  check_keys(root, {"name", "plugin", "description", "options", "env", "rails"}, file, "a config");
   model::ConfigSpec config;
   config.file = file;
   config.content_hash = sha256_hex(text);
@@ -70,6 +70,35 @@ model::ConfigSpec parse_config(const std::string& text, const std::string& file)
       } else {
         config.environment[key] = value;
       }
+    }
+  }
+
+  // rails: a list of option maps, each over the config's options.
+  if (const YAML::Node rails = root["rails"]; rails && !rails.IsNull()) {
+    if (!rails.IsSequence() || rails.size() < 2) {
+      throw SpecError(file, line_of(rails), "rails",
+                      "a list of two or more rails, each its options over the config's "
+                      "(- {device: rxe0} - {device: rxe1})");
+    }
+    if (rails.size() > model::kMaxRails) {
+      throw SpecError(file, line_of(rails), "rails",
+                      "more than " + std::to_string(model::kMaxRails) + " rails");
+    }
+    for (std::size_t r = 0; r < rails.size(); ++r) {
+      const YAML::Node rail = rails[r];
+      const std::string where = "rails[" + std::to_string(r) + "]";
+      require_map(rail, file, where);
+      model::RailSpec spec;
+      for (auto it = rail.begin(); it != rail.end(); ++it) {
+        const std::string key = key_text(it->first, file);
+        if (spec.options.count(key) != 0)
+          throw SpecError(file, line_of(it->first), where + "." + key, "given twice");
+        spec.options[key] = expand_config_dir(scalar(it->second, file, where + "." + key), file);
+        spec.option_lines[key] = static_cast<std::uint32_t>(line_of(it->first));
+      }
+      if (spec.options.empty())
+        throw SpecError(file, line_of(rail), where, "a rail sets at least one option");
+      config.rails.push_back(std::move(spec));
     }
   }
   return config;
@@ -144,6 +173,14 @@ bool is_inline_config(const std::string& argument, const std::vector<std::string
 
 model::ConfigSpec load_config(const std::string& path) {
   return parse_config(read_whole_file(path), path);
+}
+
+std::vector<Options> validate_rails(const model::ConfigSpec& config,
+                                    const std::vector<OptionSpec>& specs) {
+  std::vector<Options> rails;
+  for (std::size_t r = 0; r < config.rail_count(); ++r)
+    rails.push_back(validate_options(config.rail(r), specs));
+  return rails;
 }
 
 Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs) {

@@ -7,6 +7,9 @@
 //     transports: posix,self     # declared OptionSpecs
 //   env:                         # environment set before the plugin opens
 //     UCX_RNDV_THRESH: 8K
+//   rails:                       # optional: two or more rails, each its options
+//     - {devices: eth0}          # over the config's (docs/rails.md)
+//     - {devices: eth1}
 //
 // In options and env values, ${config_dir} stands for the absolute directory
 // of the config file (dat_conf: ${config_dir}/udapl-rxe.dat.conf).
@@ -43,5 +46,9 @@ bool is_inline_config(const std::string& argument, const std::vector<std::string
 /// the defaults. An unknown key or a value that does not parse as its
 /// OptionType throws SpecError naming file, line and "options.KEY".
 Options validate_options(const model::ConfigSpec& config, const std::vector<OptionSpec>& specs);
+/// validate_options() of every rail (ConfigSpec::rail): one Options per
+/// rail, one for a config without rails.
+std::vector<Options> validate_rails(const model::ConfigSpec& config,
+                                    const std::vector<OptionSpec>& specs);
 
 }  // namespace uniperf::suite

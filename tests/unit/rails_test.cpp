@@ -1,0 +1,278 @@
+// Rails (docs/rails.md): a config's `rails:`, the lanes a flow's policy lays
+// over them, the arithmetic of striping and round-robin, and whole runs of
+// the engine over two fake rails (a Context per rail on each side) with
+// exact counts per rail.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/lane.hpp"
+#include "engine/plan.hpp"
+#include "engine/runner.hpp"
+#include "fake_transport.hpp"
+#include "suite/config.hpp"
+#include "suite/diagnostics.hpp"
+
+namespace uniperf::engine {
+namespace {
+
+using model::RailPolicy;
+using testing::FakeContext;
+using testing::FakeFabric;
+
+FlowSpec stream(RailPolicy policy, std::uint32_t endpoints = 1) {
+  FlowSpec flow;
+  flow.op = Op::write;
+  flow.pattern = Pattern::bandwidth;
+  flow.window = 8;
+  flow.signal_every = 4;
+  flow.cq_moderation = 2;
+  flow.rx_depth = 64;
+  flow.endpoints = endpoints;
+  flow.rail_policy = policy;
+  flow.stripe_threshold = 8192;
+  return flow;
+}
+
+std::vector<std::uint32_t> rails_of(const std::vector<LanePlan>& lanes) {
+  std::vector<std::uint32_t> rails;
+  for (const LanePlan& lane : lanes) rails.push_back(lane.rail);
+  return rails;
+}
+
+TEST(RailPlans, BindPutsAFlowOnOneRailAndTheNextFlowOnTheNext) {
+  const FlowSpec flow = stream(RailPolicy::bind, 2);
+  EXPECT_EQ(rails_of(lane_plans(flow, 0, 2)), (std::vector<std::uint32_t>{0, 0}));
+  EXPECT_EQ(rails_of(lane_plans(flow, 1, 2)), (std::vector<std::uint32_t>{1, 1}));
+  EXPECT_EQ(rails_of(lane_plans(flow, 2, 2)), (std::vector<std::uint32_t>{0, 0}));
+  // One rail: the endpoints as they always were.
+  EXPECT_EQ(rails_of(lane_plans(flow, 1, 1)), (std::vector<std::uint32_t>{0, 0}));
+}
+
+TEST(RailPlans, BindSendsEachDirectionOfABidirectionalFlowOnARailOfItsOwn) {
+  FlowSpec flow = stream(RailPolicy::bind, 2);
+  flow.direction = Direction::bi;
+  const auto lanes = lane_plans(flow, 0, 2);
+  ASSERT_EQ(lanes.size(), 4u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(lanes[k].rail, 0u);
+    EXPECT_TRUE(lanes[k].initiator_sends);
+    EXPECT_FALSE(lanes[k].responder_sends);
+    EXPECT_EQ(lanes[k + 2].rail, 1u);
+    EXPECT_FALSE(lanes[k + 2].initiator_sends);
+    EXPECT_TRUE(lanes[k + 2].responder_sends);
+  }
+  // Over one rail both directions share the endpoints, as before rails.
+  const auto one = lane_plans(flow, 0, 1);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_TRUE(one[0].initiator_sends && one[0].responder_sends);
+}
+
+TEST(RailPlans, StripeAndRoundRobinGiveEveryEndpointALaneOnEveryRail) {
+  for (const RailPolicy policy : {RailPolicy::stripe, RailPolicy::round_robin}) {
+    const auto lanes = lane_plans(stream(policy, 2), 0, 3);
+    EXPECT_EQ(rails_of(lanes), (std::vector<std::uint32_t>{0, 1, 2, 0, 1, 2}));
+  }
+  // A ping-pong is not striped: its lanes are bind's.
+  FlowSpec latency = stream(RailPolicy::stripe);
+  latency.pattern = Pattern::latency;
+  latency.window = 1;
+  EXPECT_EQ(rails_of(lane_plans(latency, 0, 2)), (std::vector<std::uint32_t>{0}));
+}
+
+TestSpec test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
+  TestSpec test;
+  test.name = std::string(1, 't');
+  test.sizes = std::move(sizes);
+  test.duration.iterations = 100;
+  test.flows = {flow};
+  return test;
+}
+
+TEST(RailPlans, AStripedMessageIsEvenPiecesTheFirstOnesAByteLonger) {
+  const FlowPlan plan = plan_flow(test_of(stream(RailPolicy::stripe), {4096, 1000001}), 0,
+                                  FakeContext::everything(), 3);
+  EXPECT_FALSE(plan.striped_at(8192));  // at the threshold: whole
+  EXPECT_TRUE(plan.striped_at(8193));
+  EXPECT_EQ(plan.lane_length(0, 1000001), 333334u);
+  EXPECT_EQ(plan.lane_length(1, 1000001), 333334u);
+  EXPECT_EQ(plan.lane_length(2, 1000001), 333333u);
+  EXPECT_EQ(plan.lane_length(2, 4096), 4096u);
+  // Below the threshold the first rail carries every message, whole.
+  EXPECT_EQ(plan.lane_messages(0, 4096, 100), 100u);
+  EXPECT_EQ(plan.lane_messages(1, 4096, 100), 0u);
+  EXPECT_EQ(plan.lane_messages(1, 1000001, 100), 100u);
+  // A message is done when its every piece is: the fewest of each group.
+  EXPECT_EQ(plan.messages_of({10, 9, 9, 5, 7, 6}, 1000001), 9u + 5u);
+  EXPECT_EQ(plan.messages_of({10, 0, 0}, 4096), 10u);
+}
+
+TEST(RailPlans, RoundRobinSharesAnEndpointsMessagesOutOverTheRails) {
+  const FlowPlan plan =
+      plan_flow(test_of(stream(RailPolicy::round_robin), {64}), 0, FakeContext::everything(), 2);
+  EXPECT_EQ(plan.lane_messages(0, 64, 1001), 501u);
+  EXPECT_EQ(plan.lane_messages(1, 64, 1001), 500u);
+  EXPECT_EQ(plan.lane_messages(1, 64, kUnbounded), kUnbounded);
+  EXPECT_EQ(plan.messages_of({501, 500}, 64), 1001u);
+}
+
+TEST(RailPlans, AStripedPingPongAboveTheThresholdIsSkippedSayingWhy) {
+  FlowSpec latency = stream(RailPolicy::stripe);
+  latency.pattern = Pattern::latency;
+  latency.window = 1;
+  latency.signal_every = 1;
+  latency.cq_moderation = 1;
+  const FlowPlan plan = plan_flow(test_of(latency, {64, 65536}), 0, FakeContext::everything(), 2);
+  EXPECT_EQ(plan.skip[0], "");
+  EXPECT_NE(plan.skip[1].find("splits streams only"), std::string::npos) << plan.skip[1];
+}
+
+/// Both sides of one flow over two fake rails: a Context per rail on each
+/// side, one fabric (each side's n-th connect meets the other's n-th).
+struct TwoRails {
+  FakeFabric fabric;
+  FakeContext initiator0{fabric, FakeContext::everything()};
+  FakeContext initiator1{fabric, FakeContext::everything()};
+  FakeContext responder0{fabric, FakeContext::everything()};
+  FakeContext responder1{fabric, FakeContext::everything()};
+  SizeOutcome measured;
+
+  void run(const TestSpec& test, std::uint64_t size) {
+    const FlowPlan plan = plan_flow(test, 0, FakeContext::everything(), 2);
+    auto [control0, control1] = bootstrap::make_in_process_pair();
+    control0->set_timeout(std::chrono::seconds(10));
+    control1->set_timeout(std::chrono::seconds(10));
+    std::atomic<bool> abort{false};
+    std::exception_ptr responder_error;
+    std::thread peer([&, c1 = control1.get()] {
+      try {
+        TestRunner runner({&responder0, &responder1}, *c1, plan, abort);
+        runner.setup();
+        runner.run(size);
+      } catch (...) {
+        responder_error = std::current_exception();
+        abort = true;
+      }
+    });
+    try {
+      TestRunner runner({&initiator0, &initiator1}, *control0, plan, abort);
+      runner.setup();
+      measured = runner.run(size);
+    } catch (...) {
+      abort = true;
+      control0.reset();
+      peer.join();
+      throw;
+    }
+    peer.join();
+    if (responder_error) std::rethrow_exception(responder_error);
+  }
+};
+
+TEST(RailRuns, AStripedStreamPutsHalfOfEveryMessageOnEachRailAndValidates) {
+  FlowSpec flow = stream(RailPolicy::stripe);
+  flow.op = Op::send;
+  flow.validate = true;
+  TwoRails rails;
+  rails.run(test_of(flow, {65537}), 65537);
+  EXPECT_EQ(rails.initiator0.counters.requests, 100u);
+  EXPECT_EQ(rails.initiator1.counters.requests, 100u);
+  EXPECT_EQ(rails.measured.messages, 100u);
+  EXPECT_EQ(rails.measured.bytes, 100u * 65537);
+  ASSERT_EQ(rails.measured.rails.size(), 2u);
+  EXPECT_EQ(rails.measured.rails[0].bytes, 100u * 32769);
+  EXPECT_EQ(rails.measured.rails[1].bytes, 100u * 32768);
+  EXPECT_EQ(rails.measured.rails[1].requests, 100u);
+  EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
+}
+
+TEST(RailRuns, BelowTheThresholdAStripedStreamUsesTheFirstRailAlone) {
+  TwoRails rails;
+  rails.run(test_of(stream(RailPolicy::stripe), {4096}), 4096);
+  EXPECT_EQ(rails.initiator0.counters.requests, 100u);
+  EXPECT_EQ(rails.initiator1.counters.requests, 0u);
+  EXPECT_EQ(rails.measured.bytes, 100u * 4096);
+  EXPECT_EQ(rails.measured.rails[1].bytes, 0u);
+}
+
+TEST(RailRuns, RoundRobinAlternatesWholeMessages) {
+  TwoRails rails;
+  rails.run(test_of(stream(RailPolicy::round_robin), {64}), 64);
+  EXPECT_EQ(rails.initiator0.counters.requests, 50u);
+  EXPECT_EQ(rails.initiator1.counters.requests, 50u);
+  EXPECT_EQ(rails.measured.messages, 100u);
+  EXPECT_EQ(rails.measured.rails[0].bytes, 50u * 64);
+}
+
+TEST(RailRuns, ABoundBidirectionalFlowSendsEachDirectionOnItsOwnRail) {
+  FlowSpec flow = stream(RailPolicy::bind);
+  flow.op = Op::send;
+  flow.direction = Direction::bi;
+  flow.validate = true;
+  TwoRails rails;
+  rails.run(test_of(flow, {1024}), 1024);
+  EXPECT_EQ(rails.initiator0.counters.requests, 100u);  // its direction
+  EXPECT_EQ(rails.initiator1.counters.requests, 0u);
+  EXPECT_EQ(rails.responder0.counters.requests, 0u);
+  EXPECT_EQ(rails.responder1.counters.requests, 100u);  // the other
+  EXPECT_EQ(rails.measured.messages, 200u);
+  EXPECT_EQ(rails.measured.bytes, 200u * 1024);
+  EXPECT_EQ(rails.measured.rails[0].bytes, 100u * 1024);
+  EXPECT_EQ(rails.measured.rails[1].bytes, 100u * 1024);
+  EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace uniperf::engine
+
+namespace uniperf::suite {
+namespace {
+
+TEST(RailConfigs, EachRailIsItsOptionsOverTheConfigs) {
+  const model::ConfigSpec config = parse_config(
+      "plugin: verbs\noptions: {port: 1, gid_index: 1}\nrails:\n"
+      "  - {device: mlx5_0}\n  - {device: mlx5_1, port: 2}\n",
+      "two.yaml");
+  ASSERT_EQ(config.rail_count(), 2u);
+  const model::ConfigSpec second = config.rail(1);
+  EXPECT_EQ(second.options.at("device"), "mlx5_1");
+  EXPECT_EQ(second.options.at("port"), "2");
+  EXPECT_EQ(second.options.at("gid_index"), "1");
+  EXPECT_EQ(second.option_lines.at("port"), 5u);
+  EXPECT_TRUE(second.rails.empty());
+  EXPECT_EQ(config.rail(0).options.at("port"), "1");
+  EXPECT_EQ(parse_config("plugin: tcp\n", "one.yaml").rail_count(), 1u);
+}
+
+TEST(RailConfigs, BadRailsAreRefusedNamingFileLineAndKey) {
+  const auto refused = [](const std::string& text) -> std::string {
+    try {
+      parse_config(text, "bad.yaml");
+    } catch (const SpecError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  const std::string one = refused("plugin: tcp\nrails:\n  - {nodelay: true}\n");
+  EXPECT_NE(one.find("bad.yaml:"), std::string::npos) << one;
+  EXPECT_NE(one.find("rails: a list of two or more"), std::string::npos) << one;
+  EXPECT_NE(refused("plugin: tcp\nrails: [a, b]\n").find("bad.yaml:2: rails[0]"), std::string::npos)
+      << refused("plugin: tcp\nrails: [a, b]\n");
+  EXPECT_NE(refused("plugin: tcp\nrails:\n  - {}\n  - {nodelay: true}\n").find("rails[0]"),
+            std::string::npos);
+  // A rail's options are the plugin's: checked as the config's are.
+  const model::ConfigSpec typo =
+      parse_config("plugin: tcp\nrails:\n  - {nodelay: true}\n  - {nodlay: true}\n", "typo.yaml");
+  const std::vector<OptionSpec> specs = {{"nodelay", OptionType::boolean, "true", "Nagle"}};
+  try {
+    validate_rails(typo, specs);
+    ADD_FAILURE() << "a rail's unknown option was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("typo.yaml:4: options.nodlay"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace uniperf::suite
