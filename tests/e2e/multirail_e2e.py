@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Two rails, each of a known capacity: two hosts (network namespaces) joined
+by two veth pairs (tests/launchers/netns-hosts --rails 2), each link shaped to
+the same rate with a token bucket, and a tcp config whose two rails connect
+over one link each. The server runs in host 1 (`--listen`), the client in
+host 0 (`--peer`).
+
+The one timing check physics makes stable here is a ratio to the shaped
+rate: a kernel-TCP stream gets 0.80 to 1.02 of its link (netns_hosts_e2e
+says why), so over two links a policy that really uses both gets about
+twice what one rail gets, and one that does not gets about the same.
+
+- bind, one flow, one way: the flow's rail alone (rail 1 carries nothing),
+  0.80-1.02 of one link: the single-rail baseline, in the same config.
+- stripe, above the threshold: every 1 MiB message split in two, a piece
+  per rail; at least 1.6x the baseline, each rail within 10% of half the
+  bytes, and below the threshold (4 KiB) the whole stream on rail 0.
+- round_robin: whole messages alternating; at least 1.6x the baseline.
+- bind, two flows: one flow per rail; their aggregate at least 1.6x.
+- bind, both directions: the initiator's on rail 0, the responder's on
+  rail 1, so each rail carries one direction's bytes.
+- Every record's per-rail bytes went where it says: each link's counters
+  (both hosts' tx_bytes of veth0 and veth1) moved at least as many bytes as
+  the records put on that rail.
+
+Skipped (77) where namespaces or tbf cannot be made (not root, no iproute2)."""
+import os, subprocess, sys, tempfile, time
+from launched import records
+
+uniperf, source_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+HELPER = os.path.join(source_dir, "tests/launchers/netns-hosts")
+NAME = f"upr{os.getpid()}"
+SERVER = "198.18.0.2"
+PORT = 18521
+SHAPE_MBIT = 200
+LINK_MB_PER_S = SHAPE_MBIT / 8  # 10^6 bytes per second
+
+CONFIG = """name: tcp-2rails
+plugin: tcp
+description: two rails, one per link between the hosts (rail 1 on 198.19.1.0/24)
+rails:
+  - {peer_address: 198.18.0.2, bind_address: 198.18.0.1}
+  - {peer_address: 198.19.1.2, bind_address: 198.19.1.1}
+"""
+
+# 3 s of stream, the first and last 0.5 s cut: TCP's slow start and the
+# buffers' fill and drain are outside the measured 2 s.
+STREAM = "op: send, pattern: bandwidth, window: 4, duration: 3s, margin: 0.5s, warmup: 4"
+SUITE = f"""suite: multirail-shaped
+tests:
+  - {{name: single, sizes: [1M], {STREAM}}}
+  - {{name: stripe, sizes: [4K, 1M], rail_policy: stripe, stripe_threshold: 8K, {STREAM}}}
+  - {{name: round_robin, sizes: [1M], rail_policy: round_robin, {STREAM}}}
+  - name: bind_two_flows
+    sizes: [1M]
+    duration: 3s
+    margin: 0.5s
+    warmup: 4
+    flows:
+      - {{op: send, pattern: bandwidth, window: 4}}
+      - {{op: send, pattern: bandwidth, window: 4}}
+  - {{name: bind_bi, sizes: [1M], direction: bi, {STREAM}}}
+"""
+
+
+def helper(*args):
+    return subprocess.run([HELPER, *args], capture_output=True, text=True, timeout=60)
+
+
+def in_host(index, argv):
+    return [HELPER, "exec", NAME, str(index), "--", *argv]
+
+
+def tx_bytes(host, link):
+    out = subprocess.run(in_host(host, ["cat", f"/sys/class/net/{link}/statistics/tx_bytes"]),
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    return int(out)
+
+
+def link_counters():
+    return {(h, link): tx_bytes(h, link) for h in (0, 1) for link in ("veth0", "veth1")}
+
+
+def main():
+    up = helper("up", NAME, "2", "--shape", f"{SHAPE_MBIT}mbit", "--rails", "2")
+    if up.returncode == 77:
+        print(f"SKIPPED: {up.stdout.strip()}")
+        return 77
+    assert up.returncode == 0, (up.returncode, up.stdout, up.stderr)
+    with tempfile.TemporaryDirectory(prefix="uniperf-multirail-") as work:
+        config = os.path.join(work, "tcp-2rails.yaml")
+        suite = os.path.join(work, "multirail.yaml")
+        out = os.path.join(work, "multirail.jsonl")
+        open(config, "w").write(CONFIG)
+        open(suite, "w").write(SUITE)
+        before = link_counters()
+        server_log = os.path.join(work, "server.log")
+        server = subprocess.Popen(in_host(1, [uniperf, "run", suite, "-c", config, "--listen",
+                                              f"{SERVER}:{PORT}", "--timeout", "30"]),
+                                  stdout=subprocess.DEVNULL, stderr=open(server_log, "w"))
+        try:
+            client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
+                                                f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
+                                                "--connect-timeout", "60"]),
+                                    capture_output=True, text=True, timeout=240)
+            server_exit = server.wait(timeout=30)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+        moved = {key: value - before[key] for key, value in link_counters().items()}
+        assert client.returncode == 0, (client.returncode, client.stdout, client.stderr,
+                                        open(server_log).read())
+        assert server_exit == 0, (server_exit, open(server_log).read())
+        print(client.stdout)
+        got = {(r["test"], r["size"]): r for r in records(out)}
+        for key, r in got.items():
+            assert r["status"] == "ok", (key, r["status"], r.get("reason"))
+            assert len(r["rails"]["per_rail"]) == 2, (key, r.get("rails"))
+
+        def mb(key):
+            return got[key]["bandwidth"]["MB_per_s"]
+
+        def rail_bytes(key):
+            return [rail["bytes"] for rail in got[key]["rails"]["per_rail"]]
+
+        single = mb(("single", 1 << 20))
+        assert 0.80 * LINK_MB_PER_S <= single <= 1.02 * LINK_MB_PER_S, \
+            f"one rail: {single:.1f} MB/s against a link of {LINK_MB_PER_S:.1f}"
+        assert rail_bytes(("single", 1 << 20))[1] == 0, rail_bytes(("single", 1 << 20))
+        lines = [f"one rail (bind): {single:.1f} MB/s = {single / LINK_MB_PER_S:.2f} of the link"]
+        for key in (("stripe", 1 << 20), ("round_robin", 1 << 20), ("bind_two_flows", 1 << 20),
+                    ("bind_bi", 1 << 20)):
+            ratio = mb(key) / single
+            per_rail = rail_bytes(key)
+            lines.append(f"{key[0]}: {mb(key):.1f} MB/s = {ratio:.2f}x one rail, rails "
+                         f"{per_rail[0] / 1e6:.1f} / {per_rail[1] / 1e6:.1f} MB, imbalance "
+                         f"{got[key]['rails']['imbalance']:.3f}")
+            assert ratio >= 1.6, lines[-1]
+            assert got[key]["rails"]["imbalance"] <= 0.2, lines[-1]
+        stripe = got[("stripe", 1 << 20)]
+        assert stripe["rails"]["per_rail"][0]["requests"] >= stripe["bandwidth"]["messages"], stripe
+        small = rail_bytes(("stripe", 4096))
+        assert small[0] > 0 and small[1] == 0, f"4 KiB, below the threshold, went over {small}"
+        # bind, both directions: the initiator's sends on rail 0 (host 0's
+        # veth0 out), the responder's on rail 1 (host 1's veth1 out).
+        bi = rail_bytes(("bind_bi", 1 << 20))
+        assert moved[(0, "veth0")] >= bi[0] and moved[(1, "veth1")] >= bi[1], (bi, moved)
+        # Every rail's bytes, over every test, crossed that rail's link.
+        for rail, link in ((0, "veth0"), (1, "veth1")):
+            total = sum(rail_bytes(key)[rail] for key in got)
+            crossed = moved[(0, link)] + moved[(1, link)]
+            assert crossed >= total, f"rail {rail}: records {total} B, {link} moved {crossed} B"
+        for line in lines:
+            print("ok:", line)
+        print(f"ok: links moved (host 0 out / host 1 out): veth0 {moved[(0, 'veth0')] / 1e6:.0f} / "
+              f"{moved[(1, 'veth0')] / 1e6:.0f} MB, veth1 {moved[(0, 'veth1')] / 1e6:.0f} / "
+              f"{moved[(1, 'veth1')] / 1e6:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    finally:
+        helper("down", NAME)
+    sys.exit(code)
