@@ -831,6 +831,60 @@ TEST(Outputs, AConfigInlineRunsAndNamesItselfInTheRecords) {
       << missing.err;
 }
 
+// perftest's -d/-i/-x, fi_pingpong's provider and endpoint, ucx_perftest's
+// --tls: each composes the config inline a user could have typed, checked
+// and named as that one.
+TEST(Cli, DeviceFlagsComposeAConfigInline) {
+  Scratch scratch;
+  const auto run = [&](const std::string& flags, const std::string& name) {
+    const auto results = scratch / (name + ".jsonl");
+    const Outcome o = uniperf("lat -s 8 -n 20 --quiet " + flags + " -o " + results.string(), 60);
+    EXPECT_EQ(o.exit_code, 0) << flags << ": " << o.err;
+    const auto records = read_jsonl(results);
+    return records.size() == 1 ? records[0] : json();
+  };
+  const json tcp = run("--plugin tcp", "tcp");
+  EXPECT_EQ(tcp.value("config", ""), "tcp");
+  EXPECT_EQ(tcp.value("status", ""), "ok") << tcp.dump();
+  if (plugin_available("ucx")) {
+    const json ucx = run("--tls posix,self", "ucx");
+    EXPECT_EQ(ucx.value("config", ""), "ucx:transports=posix,self");
+    EXPECT_EQ(ucx.value("status", ""), "ok") << ucx.dump();
+  }
+  if (plugin_available("ofi")) {
+    const json ofi = run("--provider tcp --endpoint msg -d lo", "ofi");
+    EXPECT_EQ(ofi.value("config", ""), "ofi:provider=tcp,endpoint=msg,domain=lo");
+    EXPECT_EQ(ofi.value("status", ""), "ok") << ofi.dump();
+  }
+  // -d alone is perftest's: verbs. Without the device it is a SKIP naming it,
+  // as any config whose device is missing.
+  const json verbs = run("-d nosuchdev0 -i 1 -x 3", "verbs");
+  EXPECT_EQ(verbs.value("config", ""), "verbs:device=nosuchdev0,port=1,gid_index=3");
+  EXPECT_NE(verbs.value("status", ""), "ok") << verbs.dump();
+  // Beside -c: one config more, side by side.
+  const auto both = scratch / "both.jsonl";
+  const Outcome side_by_side =
+      uniperf("lat -s 8 -n 20 --quiet -c tcp --plugin tcp -o " + both.string(), 60);
+  EXPECT_EQ(side_by_side.exit_code, 0) << side_by_side.err;
+  EXPECT_EQ(read_jsonl(both).size(), 2u);
+
+  const Outcome mixed = uniperf("lat -s 8 -n 20 --tls tcp --provider tcp", 60);
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("--tls is a flag of ucx, --provider one of ofi: say which plugin with "
+                           "--plugin"),
+            std::string::npos)
+      << mixed.err;
+  const Outcome stray = uniperf("lat -s 8 -n 20 --plugin tcp -d eth0", 60);
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("-d does not apply to plugin tcp"), std::string::npos) << stray.err;
+  const Outcome bad_port = uniperf("lat -s 8 -n 20 -d mlx5_0 -i 999", 60);
+  EXPECT_EQ(bad_port.exit_code, 2);
+  EXPECT_NE(bad_port.err.find("options.port"), std::string::npos) << bad_port.err;
+  const Outcome none = uniperf("lat -s 8 -n 20", 60);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no config: give -c"), std::string::npos) << none.err;
+}
+
 TEST(BadInput, ValidateNamesTheFileOfAYamlSyntaxError) {
   Scratch scratch;
   const auto broken = scratch / "broken.yaml";
@@ -1277,6 +1331,18 @@ TEST(Cli, ListSaysWhichConfigsOpenHere) {
   // call: opened in one process after the others, they failed.
   if (plugin_available("ofi")) {
     EXPECT_NE(o.out.find("  -c ofi-udp-rxd    udp;ofi_rxd rdm", opens), std::string::npos) << o.out;
+  }
+  // The device flags worth trying here, each opened before it is shown.
+  const auto flags = o.out.find("device flags that open here");
+  if (plugin_available("ucx")) {
+    ASSERT_NE(flags, std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("  --tls posix,self ", flags), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("  --tls tcp -d lo ", flags), std::string::npos) << o.out;
+  }
+  if (plugin_available("ofi")) {
+    ASSERT_NE(flags, std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("  --provider tcp --endpoint msg -d lo ", flags), std::string::npos)
+        << o.out;
   }
   EXPECT_EQ(o.out.find("UCX  WARN"), std::string::npos) << o.out;
   EXPECT_EQ(o.err.find("UCX  WARN"), std::string::npos) << o.err;

@@ -10,10 +10,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <vector>
 
+#include "cli/device_flags.hpp"
+#include "cli/device_suggestions.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/shipped_files.hpp"
 #include "loader/plugin_registry.hpp"
@@ -84,12 +87,13 @@ struct Opened {
   std::string why;  ///< "" when it opened
 };
 
-/// Opens `path`'s config in a child process of its own: transport libraries
-/// read their environment once per process (libfabric's FI_*), print to
-/// the terminal (UCX's warnings) and may hang on a missing device, none of
-/// which may leak into the next config's answer or the listing. The child
-/// has 10 s.
-Opened open_in_child(loader::PluginRegistry& plugins, const std::filesystem::path& path) {
+/// Opens the config `read` gives in a child process of its own: transport
+/// libraries read their environment once per process (libfabric's FI_*),
+/// print to the terminal (UCX's warnings) and may hang on a missing device,
+/// none of which may leak into the next config's answer or the listing. The
+/// child has 10 s.
+Opened open_in_child(loader::PluginRegistry& plugins,
+                     const std::function<model::ConfigSpec()>& read) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {"", "cannot make a pipe"};
   const pid_t child = ::fork();
@@ -105,7 +109,7 @@ Opened open_in_child(loader::PluginRegistry& plugins, const std::filesystem::pat
     ::dup2(null, STDERR_FILENO);
     std::string answer;
     try {
-      const model::ConfigSpec config = suite::load_config(path.string());
+      const model::ConfigSpec config = read();
       // Its environment before the transport's first call, as in a run.
       const session::ScopedEnvironment environment(config.environment);
       Plugin* plugin = plugins.find(config.plugin);
@@ -163,7 +167,7 @@ std::string list_configs(loader::PluginRegistry& plugins) {
   if (found.empty()) return "";
   std::vector<std::string> here, elsewhere;
   for (const auto& [name, path] : found) {
-    const Opened opened = open_in_child(plugins, path);
+    const Opened opened = open_in_child(plugins, [&] { return suite::load_config(path.string()); });
     if (opened.why.empty()) {
       here.push_back(fmt::format("  -c {:<14} {}", name, opened.device));
     } else {
@@ -182,6 +186,26 @@ std::string list_configs(loader::PluginRegistry& plugins) {
   return text;
 }
 
+/// The device flags worth trying here (this host's RDMA ports, network
+/// interfaces and shared memory), each opened as a run would open the
+/// config they compose: only those that open are shown, with the device
+/// each found.
+std::string list_device_flags(loader::PluginRegistry& plugins) {
+  std::vector<std::string> lines;
+  for (const DeviceSuggestion& suggestion : device_suggestions()) {
+    if (plugins.find(suggestion.plugin) == nullptr) continue;
+    const auto text = inline_config_of(suggestion.flags);
+    const Opened opened = open_in_child(plugins, [&] { return suite::parse_inline_config(*text); });
+    if (!opened.why.empty()) continue;
+    lines.push_back(fmt::format("  {:<38} {}", suggestion.command_line(), opened.device));
+  }
+  if (lines.empty()) return "";
+  std::string text =
+      "\ndevice flags that open here (lat, bw, rate and run take them as a config inline):\n";
+  for (const auto& line : lines) text += line + "\n";
+  return text;
+}
+
 }  // namespace
 
 int list_plugins(bool configs_too) {
@@ -192,7 +216,7 @@ int list_plugins(bool configs_too) {
     std::cout << "\n";
     return kExitOk;
   }
-  const std::string configs = configs_too ? list_configs(plugins) : "";
+  const std::string configs = configs_too ? list_configs(plugins) + list_device_flags(plugins) : "";
   std::cout << fmt::format("{:<8} {:<8} {:<22} {}\n", "PLUGIN", "VERSION", "LIBRARY", "STATUS");
   for (const auto& p : plugins.plugins()) {
     if (!p.ok()) {

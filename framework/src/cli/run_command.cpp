@@ -14,6 +14,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/launcher.hpp"
 #include "cli/addresses.hpp"
+#include "cli/device_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/local_pair.hpp"
 #include "cli/rank_job.hpp"
@@ -128,12 +129,12 @@ CLI::Option* add_heartbeat_option(CLI::App* command, double& seconds, const std:
 }
 
 void add_connection_options(CLI::App* command, ConnectionOptions& options) {
-  command
-      ->add_option("-c,--config", options.configs,
-                   "Provider config: a YAML file, or inline PLUGIN:KEY=VALUE,... (e.g. "
-                   "verbs:device=mlx5_0,port=1,gid_index=3; env.NAME=VALUE sets the "
-                   "environment; a bare plugin name takes its defaults); repeat to compare")
-      ->required();
+  command->add_option("-c,--config", options.configs,
+                      "Provider config: a YAML file, or inline PLUGIN:KEY=VALUE,... (e.g. "
+                      "verbs:device=mlx5_0,port=1,gid_index=3; env.NAME=VALUE sets the "
+                      "environment; a bare plugin name takes its defaults); repeat to compare. "
+                      "Or the device flags below, which make one more");
+  add_device_flags(command, options.device_flags);
   CLI::Option* peer =
       command->add_option("--peer", options.peer,
                           "Run against `uniperf serve` (or `uniperf ... --listen`) on HOST[:PORT], "
@@ -290,7 +291,14 @@ session::RunSettings run_settings(const ConnectionOptions& options) {
 int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
   apply_run_overrides(suite, options);
   loader::PluginRegistry plugins(loader::default_search_path());
-  const auto configs = load_configs(options.configs, plugins);
+  std::vector<std::string> given = options.configs;
+  if (auto from_flags = inline_config_of(options.device_flags)) given.push_back(*from_flags);
+  if (given.empty()) {
+    throw std::invalid_argument(
+        "no config: give -c FILE, -c PLUGIN:KEY=VALUE,... or a shipped config's name (uniperf "
+        "list), or device flags (--plugin, -d/-i/-x, --provider, --endpoint, --tls)");
+  }
+  const auto configs = load_configs(given, plugins);
 
   // Addresses are read before anything starts: a bad one is bad input.
   const auto peer_address = options.peer.empty()

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/device_flags.hpp"
 #include "cli/report_command.hpp"
 #include "model/suite_spec.hpp"
 #include "session/session.hpp"
@@ -16,6 +17,7 @@ namespace uniperf::cli {
 
 struct ConnectionOptions {
   std::vector<std::string> configs;
+  DeviceFlags device_flags;  // --plugin, -d, -i, -x, --provider, --endpoint, --tls: one config more
   std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
   std::string listen;        // --listen [HOST:]PORT: this side serves
   std::string coordinator;   // --coordinator HOST:PORT: rank 0's rendezvous under a launcher
