@@ -11,7 +11,9 @@ says why), so over two links a policy that really uses both gets about
 twice what one rail gets, and one that does not gets about the same.
 
 - bind, one flow, one way: the flow's rail alone (rail 1 carries nothing),
-  0.80-1.02 of one link: the single-rail baseline, in the same config.
+  0.80-1.05 of one link (0.98-1.01 seen; the token bucket's burst and the
+  socket buffer let a 2 s window count a little over the rate): the
+  single-rail baseline, in the same config.
 - stripe, above the threshold: every 1 MiB message split in two, a piece
   per rail; at least 1.6x the baseline, each rail within 10% of half the
   bytes, and below the threshold (4 KiB) the whole stream on rail 0.
@@ -22,6 +24,12 @@ twice what one rail gets, and one that does not gets about the same.
 - Every record's per-rail bytes went where it says: each link's counters
   (both hosts' tx_bytes of veth0 and veth1) moved at least as many bytes as
   the records put on that rail.
+- The library's own multi-rail beside the engine's: UCX given both links
+  (`devices: veth0,veth1`, UCX_MAX_RNDV_RAILS=2) runs ok, and the script
+  prints its ratio to one rail and what each link carried, a figure to
+  report, not to assert: UCX 1.13 over tcp was seen both to put a stream on
+  one link alone (1.0x, as openucx/ucx#9763 reports) and to split it over
+  both (1.9x), from one run to the next.
 
 Skipped (77) where namespaces or tbf cannot be made (not root, no iproute2)."""
 import os, subprocess, sys, tempfile, time
@@ -81,6 +89,59 @@ def link_counters():
     return {(h, link): tx_bytes(h, link) for h in (0, 1) for link in ("veth0", "veth1")}
 
 
+UCX_BOTH_LINKS = """name: ucx-tcp-library-rails
+plugin: ucx
+description: UCX's own multi-rail over both links (not uniperf's rails)
+options: {transports: tcp, devices: "veth0,veth1"}
+env: {UCX_MAX_RNDV_RAILS: "2"}
+"""
+
+
+def suite_single_stream(work):
+    path = os.path.join(work, "one-stream.yaml")
+    open(path, "w").write(f"suite: one-stream\ntests:\n  - {{name: stream, sizes: [1M], {STREAM}}}\n")
+    return path
+
+
+def run_pair(suite, config, out):
+    server = subprocess.Popen(in_host(1, [uniperf, "run", suite, "-c", config, "--listen",
+                                          f"{SERVER}:{PORT}", "--timeout", "30"]),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
+                                            f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
+                                            "--connect-timeout", "60"]),
+                                capture_output=True, text=True, timeout=120)
+        server_err = server.communicate(timeout=30)[1]
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    return client, server.returncode, server_err
+
+
+def library_multirail(work, suite, single):
+    plugin_dir = os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf")
+    if not os.path.exists(os.path.join(plugin_dir, "libuniperf-ucx.so")):
+        print("note: the ucx plugin is not built: UCX's own multi-rail not run")
+        return
+    config = os.path.join(work, "ucx-both-links.yaml")
+    open(config, "w").write(UCX_BOTH_LINKS)
+    out = os.path.join(work, "ucx-both-links.jsonl")
+    before = link_counters()
+    client, server_exit, server_err = run_pair(suite, config, out)
+    moved = {key: value - before[key] for key, value in link_counters().items()}
+    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr,
+                                                         server_exit, server_err)
+    (r,) = records(out)
+    assert r["status"] == "ok", (r["status"], r.get("reason"))
+    assert "rails" not in r, "UCX's own rails are not uniperf's: the record has none"
+    got = r["bandwidth"]["MB_per_s"]
+    print(f"ok: UCX's own multi-rail (devices veth0,veth1): {got:.1f} MB/s = {got / single:.2f}x "
+          f"one rail; host 0 sent {moved[(0, 'veth0')] / 1e6:.0f} MB on veth0, "
+          f"{moved[(0, 'veth1')] / 1e6:.0f} MB on veth1")
+
+
 def main():
     up = helper("up", NAME, "2", "--shape", f"{SHAPE_MBIT}mbit", "--rails", "2")
     if up.returncode == 77:
@@ -125,7 +186,7 @@ def main():
             return [rail["bytes"] for rail in got[key]["rails"]["per_rail"]]
 
         single = mb(("single", 1 << 20))
-        assert 0.80 * LINK_MB_PER_S <= single <= 1.02 * LINK_MB_PER_S, \
+        assert 0.80 * LINK_MB_PER_S <= single <= 1.05 * LINK_MB_PER_S, \
             f"one rail: {single:.1f} MB/s against a link of {LINK_MB_PER_S:.1f}"
         assert rail_bytes(("single", 1 << 20))[1] == 0, rail_bytes(("single", 1 << 20))
         lines = [f"one rail (bind): {single:.1f} MB/s = {single / LINK_MB_PER_S:.2f} of the link"]
@@ -153,6 +214,7 @@ def main():
             assert crossed >= total, f"rail {rail}: records {total} B, {link} moved {crossed} B"
         for line in lines:
             print("ok:", line)
+        library_multirail(work, suite_single_stream(work), single)
         print(f"ok: links moved (host 0 out / host 1 out): veth0 {moved[(0, 'veth0')] / 1e6:.0f} / "
               f"{moved[(1, 'veth0')] / 1e6:.0f} MB, veth1 {moved[(0, 'veth1')] / 1e6:.0f} / "
               f"{moved[(1, 'veth1')] / 1e6:.0f} MB")
