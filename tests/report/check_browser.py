@@ -84,6 +84,15 @@ def main():
         len({r["config"] for r in records if r["test"] == test and has_ci(r)})
         if len(sizes) > 1 else sum(1 for r in records if r["test"] == test and has_ci(r))
         for test, sizes in sizes_of.items())
+    # Records over several rails: a line per rail and config under the
+    # config's own on a line chart, a bar per rail under its bar.
+    def rails(r):
+        return len(r.get("rails", {}).get("per_rail", [])) \
+            if measured(r) and not r.get("flows") and r["params"]["pattern"] != "latency" else 0
+    expected_rail_series = sum(
+        len({(r["config"], k) for r in records if r["test"] == test for k in range(rails(r))})
+        if len(sizes) > 1 else sum(rails(r) for r in records if r["test"] == test)
+        for test, sizes in sizes_of.items())
     # Concurrent flows with traced flows: a bandwidth-over-time chart each.
     expected_timelines = sum(1 for r in records
                              if any("timeline" in f for f in r.get("flows", [])))
@@ -134,6 +143,10 @@ def main():
     rendered = re.search(r'data-plots-rendered="(\d+)"', root.group(0))
     if rendered is None or int(rendered.group(1)) != expected_plots:
         fail(f"plots rendered {rendered.group(1) if rendered else None}, expected {expected_plots}")
+    rail_series = re.search(r'data-rail-series-rendered="(\d+)"', root.group(0))
+    if rail_series is None or int(rail_series.group(1)) != expected_rail_series:
+        fail(f"rail series rendered {rail_series.group(1) if rail_series else None}, "
+             f"expected {expected_rail_series}")
     bars = re.search(r'data-bars-rendered="(\d+)"', root.group(0))
     if bars is None or int(bars.group(1)) != expected_bars:
         fail(f"bar charts rendered {bars.group(1) if bars else None}, expected {expected_bars}")
@@ -232,6 +245,7 @@ def main():
     print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
           f"{expected_samples} latency sample series, {expected_trial_bands} trial CI bands, "
+          f"{expected_rail_series} rail series, "
           f"{canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")

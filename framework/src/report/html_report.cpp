@@ -216,8 +216,10 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "in MB/s (10<sup>6</sup> B/s), Gb/s or MiB/s (2<sup>20</sup> B/s) as chosen below "
          "(report.html#unit=Gb/s opens on one), message rate in Mmsg/s. Records of several "
          "trials (--trials) add the 95% confidence interval of the trials' mean: a band "
-         "between dotted lines (latency: around p50), a whisker across a bar. Hover a plot "
-         "for the values.</p>\n<div id=\"plots\"></div>\n";
+         "between dotted lines (latency: around p50), a whisker across a bar. A config of "
+         "several rails (docs/rails.md) adds what each rail carried: a dashed line or a "
+         "thinner bar per rail under the config's total. Hover a plot for the values.</p>\n"
+         "<div id=\"plots\"></div>\n";
   out << "<h2 id=\"competing-flows\">Competing flows</h2>\n<p class=\"hint\">Tests of "
          "concurrent flows with traced flows (docs/traces.md): each flow's bandwidth over time, "
          "all on one time axis, and what each got while all ran; and a latency flow measured "

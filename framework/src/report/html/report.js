@@ -110,10 +110,12 @@
       const unit = bandwidthUnits[bandwidthUnit];
       return { label: unit.label, unit: bandwidthUnit,
                pick: (r) => subject(r).bandwidth && subject(r).bandwidth.MB_per_s * unit.fromMB,
+               rail: (rail) => rail.MB_per_s * unit.fromMB,
                ci: (r) => ciOf(r, "MB_per_s", unit.fromMB) };
     }
     return { label: "message rate (Mmsg/s)", unit: "Mmsg/s",
              pick: (r) => subject(r).bandwidth && subject(r).bandwidth.Mmsg_per_s,
+             rail: (rail) => rail.Mreq_per_s,
              ci: (r) => ciOf(r, "Mmsg_per_s", 1) };
   }
 
@@ -145,6 +147,9 @@
     section.appendChild(plot);
     return plot;
   }
+
+  // A record's rails (over a config of several; docs/rails.md), else none.
+  const railsOf = (r) => (r && r.rails && !r.flows ? r.rails.per_rail : []);
 
   function drawTest(test, container) {
     const rows = records.filter((r) => r.test === test);
@@ -219,6 +224,19 @@
         series.push({ label: config, stroke: color, width: 2.5, spanGaps: true,
                       points: { show: true, size: 6, fill: color },
                       value: (u, v) => formatNumber(v) });
+        // Over several rails (docs/rails.md): what each carried, dashed
+        // under the config's total, so one rail and several compare at once.
+        const rails = Math.max(0, ...sizes.map((s) => railsOf(at(config, s)).length));
+        for (let k = 0; k < rails; k++) {
+          columns.push(sizes.map((s) => {
+            const rail = railsOf(at(config, s))[k];
+            return rail ? positive(metric.rail(rail)) : null;
+          }));
+          series.push({ label: `${config} rail ${k}`, stroke: withAlpha(color, 0.75 - 0.25 * (k % 2)),
+                        width: 1.5, dash: [6, 3 + 3 * k], spanGaps: true,
+                        points: { show: false }, value: (u, v) => formatNumber(v) });
+          railSeries += 1;
+        }
       }
     }
     // The trials' 95% confidence interval of the plotted value (records of
@@ -264,10 +282,17 @@
   // tick marks p99.
   function drawBars(section, size, rows, pattern, metric) {
     const latency = pattern === "latency";
-    const bars = rows.map((r) => {
+    const bars = rows.flatMap((r) => {
       const picked = metric.pick(r);
-      return latency ? { config: r.config, value: picked.p50, tail: picked.p99, ci: metric.ci(r) }
-                     : { config: r.config, value: picked, tail: null, ci: metric.ci(r) };
+      const own = latency ? { config: r.config, value: picked.p50, tail: picked.p99, ci: metric.ci(r) }
+                          : { config: r.config, value: picked, tail: null, ci: metric.ci(r) };
+      // Over several rails, a thinner bar per rail under the total.
+      const rails = latency ? [] : railsOf(r).map((rail, k) => {
+        railSeries += 1;
+        return { config: r.config, label: `rail ${k}`, value: metric.rail(rail), tail: null,
+                 ci: null, rail: true };
+      });
+      return [own, ...rails];
     });
     const rowHeight = 30, left = 150, right = 190, top = 8, bottom = 34;
     const width = chartWidth(section);
@@ -290,9 +315,9 @@
       const middle = top + i * rowHeight + rowHeight / 2;
       ctx.fillStyle = "#333";
       ctx.textAlign = "right";
-      ctx.fillText(b.config, left - 8, middle);
-      ctx.fillStyle = colorOf(b.config);
-      ctx.fillRect(left, middle - 9, Math.max(scale(b.value), 1), 18);
+      ctx.fillText(b.rail ? b.label : b.config, left - 8, middle);
+      ctx.fillStyle = b.rail ? withAlpha(colorOf(b.config), 0.55) : colorOf(b.config);
+      ctx.fillRect(left, middle - (b.rail ? 5 : 9), Math.max(scale(b.value), 1), b.rail ? 10 : 18);
       let text = `${formatNumber(b.value)} ${metric.unit}`;
       let end = left + scale(b.value);
       if (b.ci) {
@@ -611,13 +636,15 @@
   let rendered = 0;
   let barCharts = 0;
   let trialBands = 0;
+  let railSeries = 0;  // a rail's line or bar under its config's (records of several rails)
   function drawPlots() {
     for (const [, chart] of charts.splice(0)) chart.destroy();
     container.replaceChildren();
-    rendered = barCharts = trialBands = 0;
+    rendered = barCharts = trialBands = railSeries = 0;
     for (const test of tests) rendered += drawTest(test, container);
     document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
     document.documentElement.setAttribute("data-trial-bands-rendered", String(trialBands));
+    document.documentElement.setAttribute("data-rail-series-rendered", String(railSeries));
     document.documentElement.setAttribute("data-bandwidth-unit", bandwidthUnit);
     document.documentElement.setAttribute("data-plots-rendered", String(rendered));
   }
