@@ -21,6 +21,10 @@ twice what one rail gets, and one that does not gets about the same.
 - bind, two flows: one flow per rail; their aggregate at least 1.6x.
 - bind, both directions: the initiator's on rail 0, the responder's on
   rail 1, so each rail carries one direction's bytes.
+- A striped ping-pong of 1 MiB: half a message per link, so its one-way
+  time is 0.35-0.6 of one rail's (a shaped link moves what exceeds its token
+  bucket's 128 KiB burst at the rate: (512K - 128K) / (1M - 128K) = 0.43;
+  0.44 seen).
 - Every record's per-rail bytes went where it says: each link's counters
   (both hosts' tx_bytes of veth0 and veth1) moved at least as many bytes as
   the records put on that rail.
@@ -68,6 +72,9 @@ tests:
       - {{op: send, pattern: bandwidth, window: 4}}
       - {{op: send, pattern: bandwidth, window: 4}}
   - {{name: bind_bi, sizes: [1M], direction: bi, {STREAM}}}
+  - {{name: lat_single, op: send, pattern: latency, sizes: [1M], iterations: 10, warmup: 2}}
+  - {{name: lat_stripe, op: send, pattern: latency, sizes: [1M], iterations: 10, warmup: 2,
+     rail_policy: stripe}}
 """
 
 
@@ -199,6 +206,12 @@ def main():
                          f"{got[key]['rails']['imbalance']:.3f}")
             assert ratio >= 1.6, lines[-1]
             assert got[key]["rails"]["imbalance"] <= 0.2, lines[-1]
+        single_lat = got[("lat_single", 1 << 20)]["latency_us"]["p50"]
+        stripe_lat = got[("lat_stripe", 1 << 20)]["latency_us"]["p50"]
+        lines.append(f"striped ping-pong of 1 MiB: one-way p50 {stripe_lat / 1e3:.2f} ms against "
+                     f"{single_lat / 1e3:.2f} ms on one rail = {stripe_lat / single_lat:.2f}")
+        assert 0.35 <= stripe_lat / single_lat <= 0.6, lines[-1]
+        assert rail_bytes(("lat_stripe", 1 << 20))[1] > 0, got[("lat_stripe", 1 << 20)]["rails"]
         stripe = got[("stripe", 1 << 20)]
         assert stripe["rails"]["per_rail"][0]["requests"] >= stripe["bandwidth"]["messages"], stripe
         small = rail_bytes(("stripe", 4096))

@@ -74,11 +74,11 @@ TEST(RailPlans, StripeAndRoundRobinGiveEveryEndpointALaneOnEveryRail) {
     const auto lanes = lane_plans(stream(policy, 2), 0, 3);
     EXPECT_EQ(rails_of(lanes), (std::vector<std::uint32_t>{0, 1, 2, 0, 1, 2}));
   }
-  // A ping-pong is not striped: its lanes are bind's.
+  // A ping-pong stripes too: its turns take a group of lanes at a time.
   FlowSpec latency = stream(RailPolicy::stripe);
   latency.pattern = Pattern::latency;
   latency.window = 1;
-  EXPECT_EQ(rails_of(lane_plans(latency, 0, 2)), (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(rails_of(lane_plans(latency, 0, 2)), (std::vector<std::uint32_t>{0, 1}));
 }
 
 TestSpec test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
@@ -117,15 +117,36 @@ TEST(RailPlans, RoundRobinSharesAnEndpointsMessagesOutOverTheRails) {
   EXPECT_EQ(plan.messages_of({501, 500}, 64), 1001u);
 }
 
-TEST(RailPlans, AStripedPingPongAboveTheThresholdIsSkippedSayingWhy) {
+FlowSpec ping_pong(Op op) {
   FlowSpec latency = stream(RailPolicy::stripe);
+  latency.op = op;
   latency.pattern = Pattern::latency;
   latency.window = 1;
   latency.signal_every = 1;
   latency.cq_moderation = 1;
+  latency.validate = true;
+  return latency;
+}
+
+TEST(RailPlans, AStripedPingPongTakesTurnsByGroupsAndSkipsWhatItCannotStripe) {
+  FlowSpec latency = ping_pong(Op::send);
+  latency.endpoints = 2;
   const FlowPlan plan = plan_flow(test_of(latency, {64, 65536}), 0, FakeContext::everything(), 2);
-  EXPECT_EQ(plan.skip[0], "");
-  EXPECT_NE(plan.skip[1].find("splits streams only"), std::string::npos) << plan.skip[1];
+  EXPECT_EQ(plan.skip, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(plan.turn_stride(), 2u);
+  EXPECT_EQ(plan.turn_width(64), 1u);
+  EXPECT_EQ(plan.turn_width(65536), 2u);
+  // 5 iterations over two groups: 3 and 2; below the threshold a group's
+  // second rail idles.
+  EXPECT_EQ(plan.lane_iterations(0, 65536, 5), 3u);
+  EXPECT_EQ(plan.lane_iterations(1, 65536, 5), 3u);
+  EXPECT_EQ(plan.lane_iterations(3, 65536, 5), 2u);
+  EXPECT_EQ(plan.lane_iterations(1, 64, 5), 0u);
+  EXPECT_EQ(plan.lane_iterations(2, 64, 5), 2u);
+  const FlowPlan write =
+      plan_flow(test_of(ping_pong(Op::write), {64}), 0, FakeContext::everything(), 2);
+  EXPECT_NE(write.skip[0].find("over send, write_imm and read"), std::string::npos)
+      << write.skip[0];
 }
 
 /// Both sides of one flow over two fake rails: a Context per rail on each
@@ -194,6 +215,36 @@ TEST(RailRuns, BelowTheThresholdAStripedStreamUsesTheFirstRailAlone) {
   EXPECT_EQ(rails.initiator1.counters.requests, 0u);
   EXPECT_EQ(rails.measured.bytes, 100u * 4096);
   EXPECT_EQ(rails.measured.rails[1].bytes, 0u);
+}
+
+TEST(RailRuns, AStripedPingPongSendsAPiecePerRailAndWaitsForEveryEcho) {
+  TwoRails rails;
+  rails.run(test_of(ping_pong(Op::send), {65537}), 65537);
+  for (const FakeContext* side :
+       {&rails.initiator0, &rails.initiator1, &rails.responder0, &rails.responder1})
+    EXPECT_EQ(side->counters.requests, 100u);
+  EXPECT_EQ(rails.measured.iterations, 100u);
+  EXPECT_EQ(rails.measured.latency.count(), 100u);
+  EXPECT_EQ(rails.measured.bytes, 100u * 65537);
+  EXPECT_EQ(rails.measured.rails[0].bytes, 100u * 32769);
+  EXPECT_EQ(rails.measured.rails[1].bytes, 100u * 32768);
+  EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
+  // Below the threshold the first rail alone carries the ping-pong.
+  TwoRails small;
+  small.run(test_of(ping_pong(Op::send), {64}), 64);
+  EXPECT_EQ(small.initiator0.counters.requests, 100u);
+  EXPECT_EQ(small.initiator1.counters.requests, 0u);
+  EXPECT_EQ(small.measured.latency.count(), 100u);
+}
+
+TEST(RailRuns, AStripedReadPostsAPiecePerRail) {
+  TwoRails rails;
+  rails.run(test_of(ping_pong(Op::read), {65536}), 65536);
+  EXPECT_EQ(rails.initiator0.counters.requests, 100u);
+  EXPECT_EQ(rails.initiator1.counters.requests, 100u);
+  EXPECT_EQ(rails.responder0.counters.requests, 0u);
+  EXPECT_EQ(rails.measured.latency.count(), 100u);
+  EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
 }
 
 TEST(RailRuns, RoundRobinAlternatesWholeMessages) {

@@ -16,6 +16,7 @@
 #include "engine/flow_group.hpp"
 #include "engine/lane.hpp"
 #include "engine/serving.hpp"
+#include "model/suite_spec.hpp"
 
 namespace uniperf::engine {
 
@@ -75,6 +76,90 @@ class Loops {
       }
     }
     if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+  }
+
+  /// The lanes a striped ping-pong's turns take (FlowPlan::turn_stride,
+  /// turn_width): groups of `stride` lanes in turn, the first `width` of a
+  /// group posting a piece each.
+  void set_turns(std::size_t stride, std::size_t width) {
+    turn_stride_ = stride;
+    turn_width_ = width;
+  }
+
+  /// Ping-pong over send / write_imm of a message striped over the rails:
+  /// an iteration posts a piece on each lane of its group (one per rail)
+  /// and ends when every piece's echo is back; the responder echoes once
+  /// every piece has arrived. Below the threshold a group's first lane
+  /// alone carries the whole message. stamps as pingpong_message's.
+  template <LoopMode M, bool Initiator>
+  void pingpong_striped(std::uint64_t total, const StopTime& stop) {
+    const std::size_t groups = lanes_.size() / turn_stride_;
+    std::uint64_t expect[model::kMaxRails];
+    std::uint64_t i = 0;
+    std::size_t group = 0;
+    for (; i < total; ++i) {
+      Lane* const first = &lanes_[group * turn_stride_];
+      group = group + 1 == groups ? 0 : group + 1;
+      for (std::size_t k = 0; k < turn_width_; ++k) expect[k] = first[k].received + 1;
+      if constexpr (Initiator) {
+        const Ticks begun = stamps_[i & stamp_mask_] = now();
+        for (std::size_t k = 0; k < turn_width_; ++k) {
+          lanes_.make_room<M>(first[k], 1);
+          lanes_.template post_chain<M>(first[k], burst_end(first[k]));
+          lanes_.refill(first[k]);
+        }
+        // Every piece's lane in turn: a transport that moves bytes only
+        // while its endpoint is driven (the tcp plugin) still has the rest
+        // of a large piece to send on the lanes not waited on.
+        for (bool waiting = true; waiting;) {
+          waiting = false;
+          for (std::size_t k = 0; k < turn_width_; ++k) {
+            if (first[k].received >= expect[k]) continue;
+            waiting = true;
+            lanes_.pump<M, true>(first[k]);
+          }
+        }
+        if (begun >= stop.load()) break;
+      } else {
+        for (std::size_t k = 0; k < turn_width_; ++k) {
+          while (first[k].received < expect[k]) {
+            if (!server_.wait<M, false>(first[k])) return;
+          }
+        }
+        for (std::size_t k = 0; k < turn_width_; ++k) {
+          lanes_.make_room<M>(first[k], 1);
+          lanes_.template post_chain<M>(first[k], burst_end(first[k]));
+          lanes_.refill(first[k]);
+        }
+      }
+    }
+    if constexpr (Initiator) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+  }
+
+  /// Round trip of a read or atomic striped over the rails (initiator
+  /// only): a piece on each lane of the iteration's group, done when all are.
+  template <LoopMode M>
+  void roundtrip_striped(std::uint64_t total, const StopTime& stop) {
+    const std::size_t groups = lanes_.size() / turn_stride_;
+    std::uint64_t i = 0;
+    std::size_t group = 0;
+    for (; i < total; ++i) {
+      Lane* const first = &lanes_[group * turn_stride_];
+      group = group + 1 == groups ? 0 : group + 1;
+      const Ticks begun = stamps_[i & stamp_mask_] = now();
+      for (std::size_t k = 0; k < turn_width_; ++k)
+        lanes_.template post_chain<M>(first[k], first[k].posted + 1);
+      for (bool waiting = true; waiting;) {
+        waiting = false;
+        for (std::size_t k = 0; k < turn_width_; ++k) {
+          if (first[k].completed >= first[k].posted) continue;
+          waiting = true;
+          lanes_.pump<M>(first[k]);
+        }
+      }
+      if (begun >= stop.load()) break;
+    }
+    stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
   /// Ping-pong over RDMA write: each side polls the last byte of its receive
@@ -272,6 +357,7 @@ class Loops {
   std::uint64_t stamp_mask_ = ~std::uint64_t{0};
   Ticks gap_ = 0;
   double lane_chains_per_tick_ = 0;
+  std::size_t turn_stride_ = 1, turn_width_ = 1;
 };
 
 }  // namespace uniperf::engine

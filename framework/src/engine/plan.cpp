@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <stdexcept>
 
 #include "model/latency_distribution.hpp"
+#include "model/suite_spec.hpp"
 
 namespace uniperf::engine {
 namespace {
@@ -133,9 +135,7 @@ std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::u
   const std::uint32_t endpoints = flow.endpoints;
   std::vector<LanePlan> lanes;
   const auto home = static_cast<std::uint32_t>(index % rails);
-  const bool spread =
-      rails > 1 && flow.rail_policy != model::RailPolicy::bind &&
-      !(flow.pattern == Pattern::latency && flow.rail_policy == model::RailPolicy::stripe);
+  const bool spread = rails > 1 && flow.rail_policy != model::RailPolicy::bind;
   if (spread) {
     // Each endpoint once per rail, the rails of one endpoint side by side:
     // a striped message's pieces, or a round-robin's turns.
@@ -148,8 +148,7 @@ std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::u
     for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, false});
     for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({other, 0, false, true});
   } else {
-    // bind, or a latency flow that stripes (a ping-pong is not striped:
-    // its sizes above the threshold are SKIPPED): every endpoint on one rail.
+    // bind: every endpoint on one rail.
     for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, true});
   }
   return lanes;
@@ -159,6 +158,16 @@ std::uint64_t FlowPlan::lane_length(std::size_t k, std::uint64_t size) const {
   if (!striped_at(size)) return size;
   const std::uint64_t slot = lanes[k].slot;
   return size / rails + (slot < size % rails ? 1 : 0);
+}
+
+std::uint64_t FlowPlan::lane_iterations(std::size_t k, std::uint64_t size,
+                                        std::uint64_t total) const {
+  const std::size_t stride = turn_stride();
+  if (k % stride >= turn_width(size)) return 0;  // a rail the ping-pong leaves idle
+  const std::size_t groups = lanes.size() / stride;
+  return total == std::numeric_limits<std::uint64_t>::max()
+             ? total
+             : total / groups + (k / stride < total % groups ? 1 : 0);
 }
 
 std::uint64_t FlowPlan::lane_messages(std::size_t k, std::uint64_t size,
@@ -202,14 +211,18 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   // A flow with its own size runs it at every size of the test.
   plan.sizes = test.sizes;
   if (plan.flow.size != 0) std::fill(plan.sizes.begin(), plan.sizes.end(), plan.flow.size);
+  if (rails > model::kMaxRails)  // a config lists at most that many
+    throw std::invalid_argument("more than " + std::to_string(model::kMaxRails) + " rails");
   plan.rails = std::max<std::uint32_t>(1, rails);
   plan.lanes = lane_plans(plan.flow, index, plan.rails);
   for (const std::uint64_t size : plan.sizes) {
     std::string why = skip_reason(plan.flow, caps, size);
-    if (why.empty() && plan.rails > 1 && plan.flow.pattern == Pattern::latency &&
-        plan.flow.rail_policy == model::RailPolicy::stripe && size > plan.flow.stripe_threshold) {
-      why = "rail_policy stripe splits streams only: a ping-pong above stripe_threshold (" +
-            std::to_string(plan.flow.stripe_threshold) + " B) is not striped";
+    if (why.empty() && plan.stripes() && plan.flow.pattern == Pattern::latency &&
+        (plan.flow.op == Op::write || plan.flow.latency_gap > 0)) {
+      why = plan.flow.op == Op::write
+                ? "a striped ping-pong runs over send, write_imm and read: write latency polls "
+                  "one message's last byte, which a stripe has on every rail"
+                : "a striped ping-pong takes no latency_gap";
     }
     if (why.empty() && plan.rails > 1 && plan.flow.direction == Direction::bi &&
         plan.flow.rail_policy == model::RailPolicy::bind &&

@@ -91,11 +91,20 @@ struct FlowPlan {
   std::vector<LanePlan> lanes;
 
   std::size_t lane_count() const { return lanes.size(); }
-  /// Whether a message of `size` is split over the rails.
+  /// Whether the flow's lanes are laid out in stripes (one per rail for
+  /// each endpoint), and whether a message of `size` is split over them.
+  bool stripes() const { return rails > 1 && flow.rail_policy == model::RailPolicy::stripe; }
   bool striped_at(std::uint64_t size) const {
-    return rails > 1 && flow.rail_policy == model::RailPolicy::stripe &&
-           size > flow.stripe_threshold;
+    return stripes() && !is_atomic(flow.op) && size > flow.stripe_threshold;
   }
+  /// A ping-pong's lanes take turns by groups: a stripe's lanes together
+  /// (one iteration posts a piece on each of a group's `width` lanes; below
+  /// the threshold the width is 1, the first rail's lane), else one lane a
+  /// turn. `stride` lanes a group.
+  std::size_t turn_stride() const { return stripes() ? rails : 1; }
+  std::size_t turn_width(std::uint64_t size) const { return striped_at(size) ? rails : 1; }
+  /// Iterations of a ping-pong phase of `total` lane `k` takes part in.
+  std::uint64_t lane_iterations(std::size_t k, std::uint64_t size, std::uint64_t total) const;
   /// Bytes each request of lane `k` carries at a message `size`: its even
   /// piece of a striped message, else the whole message.
   std::uint64_t lane_length(std::size_t k, std::uint64_t size) const;

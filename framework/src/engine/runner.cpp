@@ -244,7 +244,7 @@ struct TestRunner::Impl {
       const LanePlan& placed = plan.lanes[k];
       const bool mine_to_send = rank == 0 ? placed.initiator_sends : placed.responder_sends;
       const bool theirs_to_send = rank == 0 ? placed.responder_sends : placed.initiator_sends;
-      const std::uint64_t mine = latency         ? policy::latency_share(total, lanes.size(), k)
+      const std::uint64_t mine = latency         ? latency_iterations(k, total)
                                  : !mine_to_send ? 0
                                                  : plan.lane_messages(k, size, total);
       lane.target = mine == kUnbounded ? kUnbounded : lane.posted + mine;
@@ -375,7 +375,7 @@ struct TestRunner::Impl {
     const std::uint64_t total = seconds > 0 ? kUnbounded : iterations;
     // A segment is whole turns of the endpoints: each loop call starts its
     // round-robin at the first, where the responder's one loop goes on.
-    const std::uint64_t turns = lanes.size();
+    const std::uint64_t turns = lanes.size() / plan.turn_stride();
     const std::uint64_t segment =
         timed ? std::min(total, std::max(turns, plan.latency_segment / turns * turns)) : total;
     stamps.assign(timed ? (gapped ? 2 * segment : segment + 1) : 1, 0);
@@ -386,8 +386,19 @@ struct TestRunner::Impl {
     // initiator of a read or atomic round trip. Only the initiator pauses.
     const bool active =
         initiator || flow.op == Op::send || flow.op == Op::write_imm || flow.op == Op::write;
+    // Over striped rails the turns are groups of lanes (plan: write latency
+    // and a gap are SKIPPED there).
+    const bool striped = plan.stripes();
+    loops.set_turns(plan.turn_stride(), plan.turn_width(size));
     const auto run_loop = [&](std::uint64_t count) {
-      if (flow.op == Op::write) {
+      if (striped) {
+        if (is_two_sided(flow.op)) {
+          initiator ? loops.pingpong_striped<M, true>(count, stop)
+                    : loops.pingpong_striped<M, false>(count, stop);
+        } else if (initiator) {
+          loops.roundtrip_striped<M>(count, stop);
+        }
+      } else if (flow.op == Op::write) {
         !initiator ? loops.pingpong_write<M, false>(count, stop)
         : gapped   ? loops.pingpong_write<M, true, true>(count, stop)
                    : loops.pingpong_write<M, true>(count, stop);
@@ -420,7 +431,7 @@ struct TestRunner::Impl {
       // The iterations went round-robin over the lanes.
       std::vector<std::uint64_t> per_lane(lanes.size());
       for (std::size_t k = 0; k < lanes.size(); ++k)
-        per_lane[k] = policy::latency_share(out.iterations, lanes.size(), k);
+        per_lane[k] = latency_iterations(k, out.iterations);
       tally_rails(per_lane, out);
     }
     if (grouped && initiator) grouped->done(flow_index);
@@ -536,6 +547,13 @@ struct TestRunner::Impl {
   }
 
   std::uint64_t wire_bytes() const { return is_atomic(flow.op) ? 8 : size; }
+
+  /// Iterations of a ping-pong of `total` that lane `k` takes part in:
+  /// round-robin over the lanes, or over a stripe's groups.
+  std::uint64_t latency_iterations(std::size_t k, std::uint64_t total) const {
+    return plan.stripes() ? plan.lane_iterations(k, size, total)
+                          : policy::latency_share(total, lanes.size(), k);
+  }
 
   /// Adds `posted` requests per lane (this side's, or the peer's of a
   /// bi-directional stream, whose lanes are laid out alike) to the rails
