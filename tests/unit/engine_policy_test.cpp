@@ -7,12 +7,14 @@
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
+#include "both_sides.hpp"
 #include "engine/runner.hpp"
 #include "fake_transport.hpp"
 
 namespace uniperf::engine {
 namespace {
 
+using testing::BothSides;
 using testing::FakeContext;
 using testing::FakeFabric;
 
@@ -58,33 +60,10 @@ struct PairRun {
       adjust(p);
       return p;
     };
-    auto [control0, control1] = bootstrap::make_in_process_pair();
-    control0->set_timeout(std::chrono::seconds(10));
-    control1->set_timeout(std::chrono::seconds(10));
-    std::atomic<bool> abort{false};
-    std::exception_ptr responder_error;
-    std::thread peer([&, c1 = control1.get()] {
-      try {
-        TestRunner runner(responder, *c1, plan(responder), abort);
-        runner.setup();
-        served = runner.run(size);
-      } catch (...) {
-        responder_error = std::current_exception();
-        abort = true;
-      }
-    });
-    try {
-      TestRunner runner(initiator, *control0, plan(initiator), abort);
-      runner.setup();
-      measured = runner.run(size);
-    } catch (...) {
-      abort = true;
-      control0.reset();  // wakes the responder
-      peer.join();
-      throw;
-    }
-    peer.join();
-    if (responder_error) std::rethrow_exception(responder_error);
+    BothSides both =
+        testing::run_both_sides({&initiator}, plan(initiator), {&responder}, plan(responder), size);
+    measured = std::move(both.measured);
+    served = std::move(both.served);
   }
 };
 

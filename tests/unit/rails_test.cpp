@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
+#include "both_sides.hpp"
 #include "engine/lane.hpp"
 #include "engine/plan.hpp"
 #include "engine/runner.hpp"
@@ -161,33 +162,9 @@ struct TwoRails {
 
   void run(const TestSpec& test, std::uint64_t size) {
     const FlowPlan plan = plan_flow(test, 0, FakeContext::everything(), 2);
-    auto [control0, control1] = bootstrap::make_in_process_pair();
-    control0->set_timeout(std::chrono::seconds(10));
-    control1->set_timeout(std::chrono::seconds(10));
-    std::atomic<bool> abort{false};
-    std::exception_ptr responder_error;
-    std::thread peer([&, c1 = control1.get()] {
-      try {
-        TestRunner runner({&responder0, &responder1}, *c1, plan, abort);
-        runner.setup();
-        runner.run(size);
-      } catch (...) {
-        responder_error = std::current_exception();
-        abort = true;
-      }
-    });
-    try {
-      TestRunner runner({&initiator0, &initiator1}, *control0, plan, abort);
-      runner.setup();
-      measured = runner.run(size);
-    } catch (...) {
-      abort = true;
-      control0.reset();
-      peer.join();
-      throw;
-    }
-    peer.join();
-    if (responder_error) std::rethrow_exception(responder_error);
+    measured = testing::run_both_sides({&initiator0, &initiator1}, plan, {&responder0, &responder1},
+                                       plan, size)
+                   .measured;
   }
 };
 
