@@ -29,8 +29,10 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
   return entries;
 }
 
-/// The lowest GID index of `port` whose type is RoCE v2 and whose GID is
-/// set, as a string; "" when there is none (InfiniBand, or RoCE v1 only).
+/// The GID index perftest users pass as -x: the lowest of `port` whose type
+/// is RoCE v2 and whose GID is an IPv4-mapped address (routable, as
+/// mlx5's index 3 usually is), else the lowest RoCE v2 one that is set; ""
+/// when there is none (InfiniBand, or RoCE v1 only).
 std::string roce_v2_gid_index(const fs::path& port) {
   std::vector<int> indexes;
   for (const auto& type : sorted_entries(port / "gid_attrs" / "types")) {
@@ -40,13 +42,17 @@ std::string roce_v2_gid_index(const fs::path& port) {
     }
   }
   std::sort(indexes.begin(), indexes.end());
+  std::string any_v2;
   for (const int index : indexes) {
     const std::string name = std::to_string(index);
     if (first_line(port / "gid_attrs" / "types" / name) != "RoCE v2") continue;
     const std::string gid = first_line(port / "gids" / name);
-    if (!gid.empty() && gid.find_first_not_of("0:") != std::string::npos) return name;
+    if (gid.empty() || gid.find_first_not_of("0:") == std::string::npos) continue;
+    // sysfs spells an IPv4-mapped GID 0000:0000:0000:0000:0000:ffff:0a4d:0002.
+    if (gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0) return name;
+    if (any_v2.empty()) any_v2 = name;
   }
-  return "";
+  return any_v2;
 }
 
 }  // namespace
