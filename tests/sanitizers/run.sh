@@ -77,7 +77,7 @@ if [ "$mode" = asan ] && (($# == 0)); then
   # label `ucx` (the scripts: tests/e2e/CMakeLists.txt) or "ucx" in its
   # name (conformance, parametrized e2e), or it is one of the e2e binary's
   # tests named here that run a ucx config beside another.
-  ucx_by_name='ucx|Ucx|SideBySide\.|ConcurrentFlows\.|LatencyGap\.'
+  ucx_by_name='ucx|Ucx|SideBySide\.|ConcurrentFlows\.|LatencyGap\.|DeviceFlags'
   slow='Peers.TwoHostsRunTheQuickSuite|QuickSuite.*/(ucx|ofi)_|install_e2e'
   no_leaks="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}"
   ctest --test-dir "$build" --output-on-failure -j 2 -LE 'report|lab|ucx|mpi' -E "$slow|$ucx_by_name"
