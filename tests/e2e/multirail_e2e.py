@@ -110,7 +110,8 @@ def suite_single_stream(work):
     return path
 
 
-def run_pair(suite, config, out):
+def run_pair(suite, config, out, timeout=120):
+    """Server in host 1, client in host 0; returns (client, server exit, server stderr)."""
     server = subprocess.Popen(in_host(1, [uniperf, "run", suite, "-c", config, "--listen",
                                           f"{SERVER}:{PORT}", "--timeout", "30"]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -118,7 +119,7 @@ def run_pair(suite, config, out):
         client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
                                             f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
                                             "--connect-timeout", "60"]),
-                                capture_output=True, text=True, timeout=120)
+                                capture_output=True, text=True, timeout=timeout)
         server_err = server.communicate(timeout=30)[1]
     finally:
         if server.poll() is None:
@@ -162,24 +163,10 @@ def main():
         open(config, "w").write(CONFIG)
         open(suite, "w").write(SUITE)
         before = link_counters()
-        server_log = os.path.join(work, "server.log")
-        server = subprocess.Popen(in_host(1, [uniperf, "run", suite, "-c", config, "--listen",
-                                              f"{SERVER}:{PORT}", "--timeout", "30"]),
-                                  stdout=subprocess.DEVNULL, stderr=open(server_log, "w"))
-        try:
-            client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
-                                                f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
-                                                "--connect-timeout", "60"]),
-                                    capture_output=True, text=True, timeout=240)
-            server_exit = server.wait(timeout=30)
-        finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
+        client, server_exit, server_err = run_pair(suite, config, out, timeout=240)
         moved = {key: value - before[key] for key, value in link_counters().items()}
-        assert client.returncode == 0, (client.returncode, client.stdout, client.stderr,
-                                        open(server_log).read())
-        assert server_exit == 0, (server_exit, open(server_log).read())
+        assert client.returncode == 0, (client.returncode, client.stdout, client.stderr, server_err)
+        assert server_exit == 0, (server_exit, server_err)
         print(client.stdout)
         got = {(r["test"], r["size"]): r for r in records(out)}
         for key, r in got.items():

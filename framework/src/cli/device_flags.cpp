@@ -144,4 +144,13 @@ std::optional<std::string> inline_config_of(const DeviceFlags& flags) {
   return text;
 }
 
+std::string command_line_of(const DeviceFlags& flags) {
+  std::string text = flags.plugin.empty() ? "" : "--plugin " + flags.plugin;
+  for (const Flag& flag : kFlags) {
+    const std::string& value = flags.*flag.value;
+    if (!value.empty()) text += fmt::format("{}{} {}", text.empty() ? "" : " ", flag.name, value);
+  }
+  return text;
+}
+
 }  // namespace uniperf::cli

@@ -38,4 +38,8 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags);
 /// line takes, or the flags that name different plugins.
 std::optional<std::string> inline_config_of(const DeviceFlags& flags);
 
+/// The flags as a user types them ("--plugin ucx --tls tcp -d eth0",
+/// "-d rxe0 -i 1 -x 1"): the ones given, in the order --help lists them.
+std::string command_line_of(const DeviceFlags& flags);
+
 }  // namespace uniperf::cli

@@ -58,18 +58,7 @@ std::string roce_v2_gid_index(const fs::path& port) {
 }  // namespace
 
 std::string DeviceSuggestion::command_line() const {
-  std::string text;
-  const auto add = [&](const char* flag, const std::string& value) {
-    if (!value.empty()) text += (text.empty() ? "" : " ") + std::string(flag) + " " + value;
-  };
-  add("--plugin", flags.plugin);
-  add("--tls", flags.tls);
-  add("--provider", flags.provider);
-  add("--endpoint", flags.endpoint);
-  add("-d", flags.device);
-  add("-i", flags.port);
-  add("-x", flags.gid);
-  return text;
+  return command_line_of(flags);
 }
 
 std::vector<DeviceSuggestion> rdma_suggestions(const std::string& sysfs_root) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <limits>
 #include <stdexcept>
 
+#include "engine/lane.hpp"
 #include "model/latency_distribution.hpp"
 #include "model/suite_spec.hpp"
 
@@ -165,9 +165,7 @@ std::uint64_t FlowPlan::lane_iterations(std::size_t k, std::uint64_t size,
   const std::size_t stride = turn_stride();
   if (k % stride >= turn_width(size)) return 0;  // a rail the ping-pong leaves idle
   const std::size_t groups = lanes.size() / stride;
-  return total == std::numeric_limits<std::uint64_t>::max()
-             ? total
-             : total / groups + (k / stride < total % groups ? 1 : 0);
+  return policy::latency_share(total, groups, k / stride);
 }
 
 std::uint64_t FlowPlan::lane_messages(std::size_t k, std::uint64_t size,
@@ -181,9 +179,7 @@ std::uint64_t FlowPlan::lane_messages(std::size_t k, std::uint64_t size,
       // At or below the threshold a message goes whole over the first rail.
       return striped_at(size) || lane.slot == 0 ? total : 0;
     case model::RailPolicy::round_robin:
-      return total == std::numeric_limits<std::uint64_t>::max()
-                 ? total
-                 : total / rails + (lane.slot < total % rails ? 1 : 0);
+      return policy::latency_share(total, rails, lane.slot);
   }
   return total;
 }
