@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   using namespace uniperf::engine;
   try {
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
       case 0:
         same(encode(decode_region(message)));
         break;
@@ -32,8 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 2:
         same(encode_corrupted(decode_corrupted(message)));
         break;
-      default:
+      case 3:
         same(encode_delivered(decode_delivered(message)));
+        break;
+      default:
+        same(encode_placing(decode_placing(message)));
         break;
     }
   } catch (const ProtocolError&) {

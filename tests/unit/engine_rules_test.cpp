@@ -261,6 +261,10 @@ TEST(PeerProtocol, MessagesRoundTrip) {
   EXPECT_EQ(cpu_back.system_s, 0.25);
   EXPECT_EQ(cpu_back.seconds, 2);
   EXPECT_THROW(decode_cpu(encode_delivered(1)), ProtocolError);
+
+  EXPECT_EQ(decode_placing(encode_placing(0.125)), 0.125);
+  EXPECT_THROW(decode_placing(encode_placing(-1)), ProtocolError);
+  EXPECT_THROW(decode_placing(encode_delivered(1)), ProtocolError);
 }
 
 // The kernel's accounting, read around an interval: a thread that spins

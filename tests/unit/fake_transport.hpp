@@ -37,8 +37,9 @@ struct FakeCounters {
   std::uint64_t progress_calls = 0;
   std::uint64_t waits = 0;
   std::map<Op, std::uint64_t> ops;
-  std::set<std::uint64_t> source_offsets;   ///< distinct WorkRequest::local_offset
-  std::set<std::uint64_t> receive_offsets;  ///< distinct RecvRequest::offset
+  std::set<std::uint64_t> source_offsets;          ///< distinct WorkRequest::local_offset
+  std::set<std::uint64_t> receive_offsets;         ///< distinct RecvRequest::offset
+  std::map<std::uint32_t, std::uint64_t> lengths;  ///< work requests per WorkRequest::length
 };
 
 /// Messages in flight between the two fake endpoints of one index.
@@ -116,6 +117,7 @@ class FakeEndpoint final : public Endpoint {
       ++counters_.requests;
       ++counters_.ops[wr.op];
       counters_.source_offsets.insert(wr.local_offset);
+      ++counters_.lengths[wr.length];
       if (wr.flags & WorkRequest::kInline) ++counters_.inline_requests;
       if (outstanding > params_.send_depth) {
         throw std::logic_error("engine broke the contract: more than send_depth outstanding");

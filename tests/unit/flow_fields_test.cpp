@@ -32,6 +32,8 @@ model::TestSpec bandwidth_test(const std::string& key = "", const std::string& v
       "{name: t, flows: [{op: send, pattern: bandwidth}, {op: send, pattern: bandwidth}]}");
   // A latency knob is set on a latency flow (a stream refuses it).
   if (key == "latency_gap" || key == "keep_samples") node["flows"][0]["pattern"] = "latency";
+  // A pipeline of sends copies its fragments into place.
+  if (key == "fragment") node["flows"][0]["delivery"] = "copy";
   node["flows"][0][key] = value;
   return suite::parse_test(node, "t.yaml");
 }

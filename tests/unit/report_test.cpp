@@ -237,7 +237,11 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("keep_samples"), false);
   EXPECT_EQ(p.at("rail_policy"), "bind");
   EXPECT_EQ(p.at("stripe_threshold"), 8192);
-  EXPECT_EQ(p.size(), 34u);
+  EXPECT_EQ(p.at("fragment"), 0);
+  EXPECT_EQ(p.at("delivery"), "direct");
+  EXPECT_EQ(p.at("reassembly"), "cut_through");
+  EXPECT_EQ(p.at("source"), "zero_copy");
+  EXPECT_EQ(p.size(), 38u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
@@ -368,7 +372,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 11);
+  EXPECT_EQ(j.at("schema_minor"), 12);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));
@@ -485,6 +489,22 @@ TEST(RecordJson, LossIsReportedBesideWhatArrived) {
   EXPECT_FALSE(to_json(bandwidth_record("rc", "send_bw", 1024, 0.5))
                    .at("bandwidth")
                    .contains("messages_sent"));
+}
+
+TEST(RecordJson, APipelinesFragmentsRoundTrip) {
+  Record r = bandwidth_record("ucx-shm", "write_bw", 10000, 0.5);
+  r.flow.op = Op::write;
+  r.flow.fragment = 4096;
+  r.bandwidth->fragments = 3000;  // 1000 messages of 3 fragments
+  const json j = json::parse(to_json(r).dump());
+  EXPECT_EQ(j.at("bandwidth").at("fragments"), 3000);
+  EXPECT_EQ(j.at("params").at("fragment"), 4096);
+  const Record back = record_from_json(j);
+  EXPECT_EQ(back.bandwidth->fragments, 3000u);
+  EXPECT_EQ(back.flow.fragment, 4096u);
+  // Whole messages: no fragments field.
+  EXPECT_FALSE(
+      to_json(bandwidth_record("rc", "send_bw", 1024, 0.5)).at("bandwidth").contains("fragments"));
 }
 
 TEST(RecordJson, ReadsRecordsWrittenBeforeOptionalFieldsWereAdded) {

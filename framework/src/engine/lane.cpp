@@ -23,6 +23,15 @@ void Lanes::prepare() {
   local_shift_ = is_atomic(op) ? 8 : 0;
   ordinal_shift_ = slot_stride_ == 0 ? 0 : static_cast<unsigned>(std::countr_zero(geometry.slots));
 
+  if (flow.fragment > 0 && !lanes_.empty()) {
+    // Every lane of a pipelined flow carries whole messages (no stripes).
+    const std::uint64_t size = lanes_.front().length;
+    pipe_.fragments = fragments_of(size, flow.fragment);
+    pipe_.fragment = static_cast<std::uint32_t>(std::min<std::uint64_t>(flow.fragment, size));
+    pipe_.last_fragment = static_cast<std::uint32_t>(size - (pipe_.fragments - 1) * pipe_.fragment);
+    for (Lane& lane : lanes_) lane.fragment_posted = lane.fragment_placed = 0;
+  }
+
   // Inline carries outgoing payload only: never reads or atomics.
   const bool carries_payload = op == Op::send || op == Op::write || op == Op::write_imm;
   for (Lane& lane : lanes_) {

@@ -15,6 +15,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -40,6 +41,19 @@ inline constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::
 struct LoopMode {
   bool event = false;
   bool traced = false;
+  /// A pipelined flow's part on this side (docs/pipeline.md): its posts
+  /// are fragments, and a receiver that copies them into place does so as
+  /// they are absorbed.
+  enum class Pipe : std::uint8_t {
+    none,                      ///< whole messages (or a direct pipeline's target)
+    send,                      ///< fragments from the message buffer (zero_copy)
+    send_staged,               ///< each fragment copied into a bounce buffer first
+    receive_cut_through,       ///< each fragment copied into place as it lands
+    receive_store_and_forward  ///< a message's fragments copied once its last landed
+  };
+  Pipe pipe = Pipe::none;
+
+  constexpr bool sends_fragments() const { return pipe == Pipe::send || pipe == Pipe::send_staged; }
 };
 
 namespace policy {
@@ -181,7 +195,11 @@ struct Lane {
   // the streaming side still drains its receives while it posts elsewhere.
   bool receives_only = false;
   std::uint64_t length = 0;  // bytes per request at this size (a stripe's piece)
-  LaneTrace trace;           // traced phases only (LoopMode::traced)
+  // A pipelined flow: the next fragment this side posts, and the next one
+  // it places, within their messages (both 0 between phases).
+  std::uint64_t fragment_posted = 0;
+  std::uint64_t fragment_placed = 0;
+  LaneTrace trace;  // traced phases only (LoopMode::traced)
 
   std::uint64_t phase_posted() const { return posted - phase_start; }
   /// Data requests of this phase (window acks excluded).
@@ -195,9 +213,12 @@ class Lanes {
       : flow(plan.flow),
         geometry(plan.buffers),
         slot_mask(plan.buffers.slots - 1),
+        recv_mask(plan.buffers.recv_slots - 1),
+        stage_mask(plan.buffers.stage_slots == 0 ? 0 : plan.buffers.stage_slots - 1),
         poll_batch(std::clamp<std::uint32_t>(plan.flow.cq_moderation, 1, kMaxCompletions)),
         serve_batch(std::clamp<std::uint32_t>(plan.flow.rx_depth, poll_batch, kMaxCompletions)),
-        rx_stride(plan.flow.buffers == BufferMode::single ? 0 : 1),
+        // A pipeline's receives hold fragments apart until they are placed.
+        rx_stride(plan.flow.buffers == BufferMode::single && !plan.pipelined() ? 0 : 1),
         counts_loss(plan.counts_loss()),
         abort_(abort),
         lanes_(plan.lane_count()) {}
@@ -207,6 +228,8 @@ class Lanes {
   const FlowSpec flow;
   const BufferGeometry geometry;
   const std::uint64_t slot_mask;
+  const std::uint64_t recv_mask;   // receive buffers (BufferGeometry::recv_slots)
+  const std::uint64_t stage_mask;  // a pipeline's ring (BufferGeometry::stage_slots)
   const std::uint32_t poll_batch;
   // The passive side of a stream drains its receive completions as they
   // come, up to the receive queue (perftest's server polls rx_depth at a
@@ -247,8 +270,8 @@ class Lanes {
       RecvRequest& r = lane.receives[i];
       r.id = lane.recv_ids++;
       r.local = lane.memory.get();
-      r.offset = geometry.rx_base + ((r.id * rx_stride) & slot_mask) * geometry.slot_size;
-      r.length = static_cast<std::uint32_t>(geometry.slot_size);
+      r.offset = geometry.recv_base + ((r.id * rx_stride) & recv_mask) * geometry.recv_slot_size;
+      r.length = static_cast<std::uint32_t>(geometry.recv_slot_size);
     }
     lane.endpoint->post_recv(lane.receives.data(), count);
   }
@@ -275,8 +298,10 @@ class Lanes {
         if constexpr (M.traced) lane.trace.completed(c.id, polled_at);
       } else {
         ++lane.received;
-        lane.rx_length[(c.id * rx_stride) & slot_mask] = c.length;
+        lane.rx_length[(c.id * rx_stride) & recv_mask] = c.length;
         ++lane.replenish_pending;
+        if constexpr (M.pipe == LoopMode::Pipe::receive_cut_through) place_fragment(lane, c);
+        if constexpr (M.pipe == LoopMode::Pipe::receive_store_and_forward) place_message(lane, c);
       }
     }
   }
@@ -338,6 +363,57 @@ class Lanes {
     lane.posted += count;
   }
 
+  /// A pipelined flow's post_chain: the chain's requests are the next
+  /// fragments of the lane's messages, each pointed at its offset within
+  /// the message (the last one of a message shorter), from the message
+  /// buffer or (send_staged) from a bounce buffer it is copied into first,
+  /// and (direct delivery) to the same offset of the peer's.
+  template <LoopMode M>
+  void post_fragments(Lane& lane, std::uint64_t burst_end) {
+    const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
+    Ticks posting_at = 0;
+    if constexpr (M.traced) posting_at = now();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      WorkRequest& wr = lane.chain[i];
+      const std::uint64_t id = lane.posted + i;
+      wr.id = id;
+      const bool signaled =
+          policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
+      if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
+      const std::uint64_t offset = lane.fragment_posted * pipe_.fragment;
+      const bool last = lane.fragment_posted + 1 == pipe_.fragments;
+      const std::uint32_t length = last ? pipe_.last_fragment : pipe_.fragment;
+      lane.fragment_posted = last ? 0 : lane.fragment_posted + 1;
+      wr.length = length;
+      wr.flags = static_cast<std::uint8_t>((signaled ? WorkRequest::kSignaled : 0) |
+                                           (length <= flow.inline_size ? WorkRequest::kInline : 0));
+      if constexpr (M.pipe == LoopMode::Pipe::send_staged) {
+        // The bounce buffer is free: at most send_depth requests are
+        // outstanding, and the ring has a buffer for each.
+        const std::uint64_t stage =
+            geometry.stage_base + (id & stage_mask) * geometry.stage_slot_size;
+        std::memcpy(lane.base + stage, lane.base + geometry.tx_base + offset, length);
+        wr.local_offset = stage;
+      } else {
+        wr.local_offset = geometry.tx_base + offset;
+      }
+      wr.remote_offset = geometry.rx_base + offset;
+    }
+    lane.endpoint->post(lane.chain.data(), count);
+    lane.posted += count;
+  }
+
+  /// A copying receiver: how long placing the last message it completed
+  /// took after its last fragment arrived (the copy a sender's last
+  /// completion does not cover).
+  Ticks placing() const { return placing_; }
+
+  /// A pipelined flow's requests at this size: whole messages of
+  /// fragments, so a phase stopped after `requests` ends at a message's end.
+  std::uint64_t whole_messages(std::uint64_t requests) const {
+    return (requests + pipe_.fragments - 1) / pipe_.fragments * pipe_.fragments;
+  }
+
   /// Waits until `need` more requests fit in the send queue.
   template <LoopMode M>
   void make_room(Lane& lane, std::uint64_t need) {
@@ -360,7 +436,8 @@ class Lanes {
 
   /// Builds every lane's request chain for requests of its `length` bytes
   /// (Lane::length, set before) and points the requests for this flow's op
-  /// (once per size, before timing).
+  /// (once per size, before timing). A pipelined flow's messages of
+  /// `length` go as fragments, numbered from the first again.
   void prepare();
 
   /// Slots a stream's requests cycle over: 0 when every request uses slot 0
@@ -374,7 +451,46 @@ class Lanes {
                          " failed: " + lane.endpoint->describe(c.status));
   }
 
+  /// A copying receiver's fragment `c` of the lane's current message, from
+  /// its receive buffer to its offset in the message buffer (the rx half).
+  void place_fragment(Lane& lane, const Completion& c) {
+    const bool last = lane.fragment_placed + 1 == pipe_.fragments;
+    const Ticks arrived = last ? now() : 0;
+    std::memcpy(lane.base + geometry.rx_base + lane.fragment_placed * pipe_.fragment,
+                received_fragment(lane, c.id), c.length);
+    lane.fragment_placed = last ? 0 : lane.fragment_placed + 1;
+    if (last) placing_ = now() - arrived;
+  }
+
+  /// store_and_forward: at a message's last fragment, every fragment of it
+  /// into place; their receive buffers were not re-posted meanwhile
+  /// (the ring holds a message's fragments beside every posted receive).
+  void place_message(Lane& lane, const Completion& c) {
+    if (++lane.fragment_placed < pipe_.fragments) return;
+    lane.fragment_placed = 0;
+    const Ticks arrived = now();
+    const std::uint64_t first = c.id + 1 - pipe_.fragments;
+    std::byte* out = lane.base + geometry.rx_base;
+    for (std::uint64_t k = 0; k + 1 < pipe_.fragments; ++k, out += pipe_.fragment)
+      std::memcpy(out, received_fragment(lane, first + k), pipe_.fragment);
+    std::memcpy(out, received_fragment(lane, c.id), c.length);
+    placing_ = now() - arrived;
+  }
+
+  std::byte* received_fragment(Lane& lane, std::uint64_t receive_id) const {
+    return lane.base + geometry.recv_base + (receive_id & recv_mask) * geometry.recv_slot_size;
+  }
+
+  /// A pipelined flow at this size (prepare).
+  struct PipeShape {
+    std::uint64_t fragments = 1;  // per message
+    std::uint32_t fragment = 0;   // bytes of every fragment but the last
+    std::uint32_t last_fragment = 0;
+  };
+
   const std::atomic<bool>& abort_;
+  PipeShape pipe_;
+  Ticks placing_ = 0;
   std::vector<Lane> lanes_;
   Completion completions_[kMaxCompletions];
 

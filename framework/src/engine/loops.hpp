@@ -218,7 +218,8 @@ class Loops {
   }
 
   /// Streaming window (wait-any): keep up to `window` requests outstanding
-  /// per endpoint, refilled as completions arrive. Stoppable (duration
+  /// per endpoint, refilled as completions arrive (a pipeline's requests
+  /// are its messages' fragments). Stoppable (duration
   /// mode, and the flows of a test with several) reads the clock and the
   /// stop time once per pass and ends at the next signaled request past it;
   /// a lone flow's iteration count never does. Returns first post -> last
@@ -239,7 +240,10 @@ class Loops {
         if constexpr (Paced) end = std::min(end, lane.phase_start + allowed);
         while (lane.posted < end && policy::window_has_room(lane.posted, lane.completed,
                                                             flow_.post_list, flow_.window)) {
-          lanes_.template post_chain<M>(lane, end);
+          if constexpr (M.sends_fragments())
+            lanes_.template post_fragments<M>(lane, end);
+          else
+            lanes_.template post_chain<M>(lane, end);
         }
         if (lane.completed < lane.target) {
           all_done = false;
@@ -253,9 +257,12 @@ class Loops {
         if (!stopping && now() >= stop.load()) [[unlikely]] {
           stopping = true;
           for (Lane& lane : lanes_.all()) {
-            lane.target = std::min(
-                lane.target, lane.phase_start + policy::stop_after_signal(lane.phase_posted(),
-                                                                          flow_.signal_every));
+            std::uint64_t stop_after =
+                policy::stop_after_signal(lane.phase_posted(), flow_.signal_every);
+            // A pipeline's last message goes whole; its last fragment
+            // ends the burst, so it is signaled.
+            if constexpr (M.sends_fragments()) stop_after = lanes_.whole_messages(stop_after);
+            lane.target = std::min(lane.target, lane.phase_start + stop_after);
           }
         }
       }

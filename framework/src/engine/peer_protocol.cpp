@@ -9,7 +9,14 @@
 namespace uniperf::engine {
 namespace {
 
-enum class Kind : std::uint8_t { region = 1, done = 2, corrupted = 3, delivered = 4, cpu = 5 };
+enum class Kind : std::uint8_t {
+  region = 1,
+  done = 2,
+  corrupted = 3,
+  delivered = 4,
+  cpu = 5,
+  placing = 6
+};
 
 const char* name_of(Kind kind) {
   switch (kind) {
@@ -23,6 +30,8 @@ const char* name_of(Kind kind) {
       return "count of messages received";
     case Kind::cpu:
       return "CPU time of the phase";
+    case Kind::placing:
+      return "time spent placing the last message";
   }
   return "message";
 }
@@ -171,6 +180,19 @@ std::uint64_t decode_delivered(std::span<const std::byte> bytes) {
   return decode_count(bytes, Kind::delivered);
 }
 
+std::vector<std::byte> encode_placing(double seconds) {
+  return Writer(Kind::placing).f64(seconds).take();
+}
+
+double decode_placing(std::span<const std::byte> bytes) {
+  Reader reader(bytes, Kind::placing);
+  const double seconds = reader.f64();
+  reader.finish();
+  if (!(seconds >= 0 && seconds < 1e6))
+    throw ProtocolError("the peer's time spent placing the last message is out of range");
+  return seconds;
+}
+
 CpuUse decode_cpu(std::span<const std::byte> bytes) {
   Reader reader(bytes, Kind::cpu);
   CpuUse message;
@@ -210,6 +232,10 @@ std::uint64_t PeerLink::exchange_corrupted(std::uint64_t mine) {
 
 std::uint64_t PeerLink::exchange_delivered(std::uint64_t mine) {
   return decode_delivered(exchange(encode_delivered(mine)));
+}
+
+double PeerLink::exchange_placing(double mine) {
+  return decode_placing(exchange(encode_placing(mine)));
 }
 
 CpuUse PeerLink::exchange_cpu(const CpuUse& mine) {

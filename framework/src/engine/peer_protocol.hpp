@@ -62,6 +62,10 @@ class PeerLink {
   /// this side received, returns how many of ours the peer received (what
   /// an unreliable transport delivered; docs/architecture.md, "Loss").
   std::uint64_t exchange_delivered(std::uint64_t mine);
+  /// The end of a pipelined stream (docs/pipeline.md): sends how long this
+  /// side spent placing the last message after its last fragment arrived
+  /// (0 for the sender), returns the peer's.
+  double exchange_placing(double mine);
   /// The end of every measured phase: sends the CPU this side used over
   /// it, returns the peer's.
   CpuUse exchange_cpu(const CpuUse& mine);
@@ -83,10 +87,12 @@ std::vector<std::byte> encode(const PhaseDone& message);
 std::vector<std::byte> encode_corrupted(std::uint64_t count);
 std::vector<std::byte> encode_delivered(std::uint64_t count);
 std::vector<std::byte> encode(const CpuUse& message);
+std::vector<std::byte> encode_placing(double seconds);
 RegionAdvert decode_region(std::span<const std::byte> bytes);
 PhaseDone decode_done(std::span<const std::byte> bytes);
 std::uint64_t decode_corrupted(std::span<const std::byte> bytes);
 std::uint64_t decode_delivered(std::span<const std::byte> bytes);
 CpuUse decode_cpu(std::span<const std::byte> bytes);
+double decode_placing(std::span<const std::byte> bytes);
 
 }  // namespace uniperf::engine

@@ -17,6 +17,11 @@ constexpr std::size_t kCacheLine = 64;
 constexpr std::uint32_t kMaxSlots = 16;
 constexpr std::size_t kMaxBufferBytes = std::size_t{256} << 20;
 
+/// At least a cache line, in whole cache lines.
+std::size_t round_up_to_line(std::uint64_t bytes) {
+  return std::max<std::size_t>((bytes + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
+}
+
 /// The knob that sets the send queue a flow needs (the longest of the
 /// three, the window when they tie), with its value.
 std::string send_depth_knob(const FlowSpec& flow) {
@@ -80,7 +85,7 @@ std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uin
     return "rx_depth " + std::to_string(flow.rx_depth) + " exceeds the plugin's receive queue of " +
            std::to_string(caps.max_recv_depth) + " (max_recv_depth)";
   }
-  if (caps.max_message != 0 && size > caps.max_message) {
+  if (caps.max_message != 0 && flow.fragment == 0 && size > caps.max_message) {
     return "size " + std::to_string(size) + " exceeds the plugin's max_message " +
            std::to_string(caps.max_message);
   }
@@ -113,8 +118,7 @@ std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilit
 
 BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
   BufferGeometry g;
-  g.slot_size =
-      std::max<std::size_t>((max_size + kCacheLine - 1) / kCacheLine * kCacheLine, kCacheLine);
+  g.slot_size = round_up_to_line(max_size);
   g.slots = std::bit_floor(std::clamp<std::uint32_t>(flow.window, 2, kMaxSlots));
   // The suite's ceilings on these knobs keep the depth far inside 32 bits.
   const auto in_flight = static_cast<std::uint32_t>(send_depth_needed(flow) - 1);
@@ -124,11 +128,38 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
     g.slots = std::max(g.slots, std::bit_ceil(in_flight + 1));
   }
   while (g.slots > 2 && 2 * g.slots * g.slot_size > kMaxBufferBytes) g.slots /= 2;
+  g.send_depth = in_flight + 1;
+  if (flow.fragment > 0) {
+    // One message buffer each way (fragments tile it), then the stage
+    // ring: bounce buffers for every request that can be in flight, and
+    // receive buffers for every receive posted, plus (store_and_forward)
+    // the fragments of a whole message waiting for its last one.
+    g.slots = 1;
+    g.stage_slot_size = round_up_to_line(std::min<std::uint64_t>(flow.fragment, max_size));
+    std::uint64_t ring = flow.source == model::Source::staged ? g.send_depth : 1;
+    if (flow.delivery == model::Delivery::copy) {
+      std::uint64_t receives = flow.rx_depth;
+      if (flow.reassembly == model::Reassembly::store_and_forward)
+        receives += fragments_of(max_size, flow.fragment);
+      ring = std::max(ring, receives);
+    }
+    g.stage_slots =
+        static_cast<std::uint32_t>(std::bit_ceil(std::min<std::uint64_t>(ring, 1u << 30)));
+  }
   g.tx_base = 0;
   g.rx_base = g.slots * g.slot_size;
-  g.lane_bytes = (2 * g.slots * g.slot_size + kPageSize - 1) / kPageSize * kPageSize;
-  g.send_depth = in_flight + 1;
+  g.stage_base = 2 * g.slots * g.slot_size;
+  const std::size_t used = g.stage_base + std::size_t{g.stage_slots} * g.stage_slot_size;
+  g.lane_bytes = (used + kPageSize - 1) / kPageSize * kPageSize;
+  const bool copies = flow.fragment > 0 && flow.delivery == model::Delivery::copy;
+  g.recv_base = copies ? g.stage_base : g.rx_base;
+  g.recv_slot_size = copies ? g.stage_slot_size : g.slot_size;
+  g.recv_slots = copies ? g.stage_slots : g.slots;
   return g;
+}
+
+std::uint64_t FlowPlan::fragments_at(std::uint64_t size) const {
+  return fragments_of(size, flow.fragment);
 }
 
 std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::uint32_t rails) {
@@ -188,7 +219,9 @@ std::uint64_t FlowPlan::messages_of(const std::vector<std::uint64_t>& posted,
                                     std::uint64_t size) const {
   std::uint64_t messages = 0;
   if (!striped_at(size)) {
-    for (const std::uint64_t n : posted) messages += n;
+    // A pipelined flow posts whole messages of fragments (a phase ends at
+    // a message's last one).
+    for (const std::uint64_t n : posted) messages += n / fragments_at(size);
     return messages;
   }
   // Lanes come in groups of one per rail (lane_plans): a message is done
@@ -220,6 +253,11 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
                   "one message's last byte, which a stripe has on every rail"
                 : "a striped ping-pong takes no latency_gap";
     }
+    if (why.empty() && plan.flow.fragment > 0 && caps.max_message != 0 &&
+        std::min<std::uint64_t>(size, plan.flow.fragment) > caps.max_message) {
+      why = "fragment " + std::to_string(plan.flow.fragment) +
+            " exceeds the plugin's max_message " + std::to_string(caps.max_message);
+    }
     if (why.empty() && plan.rails > 1 && plan.flow.direction == Direction::bi &&
         plan.flow.rail_policy == model::RailPolicy::bind &&
         plan.flow.window_mode == WindowMode::window_ack) {
@@ -232,6 +270,21 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   plan.run = model::run_length_of(test, test.flows.at(index));
   plan.max_size = plan.sizes.empty() ? 0 : *std::max_element(plan.sizes.begin(), plan.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
+  if (const std::size_t stage =
+          std::size_t{plan.buffers.stage_slots} * plan.buffers.stage_slot_size;
+      stage > kMaxBufferBytes) {
+    for (std::string& why : plan.skip) {
+      if (why.empty())
+        why = "the pipeline's fragment ring (" + std::to_string(plan.buffers.stage_slots) +
+              " fragments of " + std::to_string(plan.buffers.stage_slot_size) + " B) exceeds " +
+              std::to_string(kMaxBufferBytes >> 20) + " MiB per endpoint: a larger fragment";
+    }
+    // Nothing runs: a ring of one keeps the memory the endpoints still get small.
+    BufferGeometry& g = plan.buffers;
+    g.stage_slots = 1;
+    if (g.recv_base == g.stage_base) g.recv_slots = 1;
+    g.lane_bytes = (g.stage_base + g.stage_slot_size + kPageSize - 1) / kPageSize * kPageSize;
+  }
   plan.recv_depth = plan.flow.rx_depth;
   plan.reliable_delivery = caps.reliable_delivery;
   // A flow of a test of several keeps more too: its percentiles while every

@@ -39,6 +39,17 @@ struct BufferGeometry {
   /// Requests one endpoint may have outstanding: the window, a signaling
   /// period or a chain, whichever is longest, plus one (a window ack).
   std::uint32_t send_depth = 1;
+  /// Where receives are posted: the rx half's slots, or for a pipelined
+  /// flow that copies (FlowSpec::delivery copy) the stage ring.
+  std::size_t recv_base = 0;
+  std::size_t recv_slot_size = 0;
+  std::uint32_t recv_slots = 1;  ///< a power of two
+  /// A pipelined flow's ring of fragment-sized buffers (docs/pipeline.md):
+  /// the sender's bounce buffers (source staged) and the receiver's
+  /// receive buffers (delivery copy); after both halves. 0 slots otherwise.
+  std::size_t stage_base = 0;
+  std::size_t stage_slot_size = 0;
+  std::uint32_t stage_slots = 0;  ///< a power of two, or 0
 };
 
 /// FlowPlan::latency_segment: 2^20 iterations, 8 MiB of stamps.
@@ -115,6 +126,11 @@ struct FlowPlan {
   /// message is done when every piece of it is.
   std::uint64_t messages_of(const std::vector<std::uint64_t>& posted, std::uint64_t size) const;
 
+  /// A pipelined flow (FlowSpec::fragment > 0): each message goes as
+  /// fragments_at(size) requests, the last one shorter.
+  bool pipelined() const { return flow.fragment > 0; }
+  std::uint64_t fragments_at(std::uint64_t size) const;
+
   /// Whether the flow's messages can be lost without an error: two-sided
   /// (the receiver counts arrivals) over an unreliable transport.
   bool counts_loss() const { return !reliable_delivery && is_two_sided(flow.op); }
@@ -155,5 +171,10 @@ FlowSpec effective_flow(const FlowSpec& flow, const Capabilities& caps);
 std::vector<std::string> emulated_features(const FlowSpec& flow, const Capabilities& caps);
 /// The memory layout for `flow` at messages up to `max_size` bytes.
 BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size);
+/// Fragments of `fragment` bytes a message of `size` goes as: at least one
+/// (an empty message, or a fragment larger than the message, is one).
+constexpr std::uint64_t fragments_of(std::uint64_t size, std::uint64_t fragment) {
+  return fragment == 0 || size <= fragment ? 1 : (size + fragment - 1) / fragment;
+}
 
 }  // namespace uniperf::engine

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -134,7 +135,7 @@ struct TestRunner::Impl {
 
       lane.chain.resize(flow.post_list);
       lane.receives.resize(std::max(flow.rx_replenish, flow.rx_depth));
-      lane.rx_length.assign(g.slots, 0);
+      lane.rx_length.assign(g.recv_slots, 0);
       if (needs_receives) lanes.post_receives(lane, flow.rx_depth);
     }
     if (flow.trace > 0) {
@@ -247,7 +248,8 @@ struct TestRunner::Impl {
       const std::uint64_t mine = latency         ? latency_iterations(k, total)
                                  : !mine_to_send ? 0
                                                  : plan.lane_messages(k, size, total);
-      lane.target = mine == kUnbounded ? kUnbounded : lane.posted + mine;
+      // A pipeline posts each message as its fragments.
+      lane.target = mine == kUnbounded ? kUnbounded : lane.posted + mine * plan.fragments_at(size);
       lane.receives_only = !latency && bidirectional && !mine_to_send && theirs_to_send;
       if (flow.op == Op::write && flow.pattern == Pattern::latency) {
         // The iteration markers restart at every phase.
@@ -272,7 +274,8 @@ struct TestRunner::Impl {
       stop.at.store(deadline, std::memory_order_relaxed);
 
     const LoopMode mode{.event = flow.completion == CompletionMode::event,
-                        .traced = timed && flow.trace > 0};
+                        .traced = timed && flow.trace > 0,
+                        .pipe = pipe_role()};
     if (mode.traced) {
       for (Lane& lane : lanes.all()) lane.trace.restart();
     }
@@ -284,10 +287,14 @@ struct TestRunner::Impl {
     const CpuMeter cpu;
     try {
       in_mode(mode, [&]<LoopMode M>() {
-        if (flow.pattern == Pattern::latency)
-          latency_phase<M>(iterations, seconds, timed, stop, out);
-        else
-          stream_phase<M>(seconds, timed, stop, out);
+        if constexpr (M.pipe != LoopMode::Pipe::none) {
+          stream_phase<M>(seconds, timed, stop, out);  // a pipeline is a stream
+        } else {
+          if (flow.pattern == Pattern::latency)
+            latency_phase<M>(iterations, seconds, timed, stop, out);
+          else
+            stream_phase<M>(seconds, timed, stop, out);
+        }
       });
     } catch (const Aborted&) {
       meter.end_waiting();
@@ -310,15 +317,43 @@ struct TestRunner::Impl {
     if (mode.traced) collect_trace(out);
   }
 
-  /// Runs `phase` compiled for `mode` (LoopMode's two flags: four loops).
+  /// This side's part of a pipelined flow (LoopMode::Pipe): the initiator
+  /// sends fragments, a copying responder places them; none otherwise.
+  LoopMode::Pipe pipe_role() const {
+    using Pipe = LoopMode::Pipe;
+    if (!plan.pipelined()) return Pipe::none;
+    if (rank == 0) return flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send;
+    if (flow.delivery == model::Delivery::direct) return Pipe::none;
+    return flow.reassembly == model::Reassembly::cut_through ? Pipe::receive_cut_through
+                                                             : Pipe::receive_store_and_forward;
+  }
+
+  /// Runs `phase` compiled for `mode` (LoopMode's two flags: four loops;
+  /// times five parts of a pipeline).
   template <class Phase>
   static void in_mode(LoopMode mode, Phase&& phase) {
+    using Pipe = LoopMode::Pipe;
+    switch (mode.pipe) {
+      case Pipe::none:
+        return in_mode<Pipe::none>(mode, phase);
+      case Pipe::send:
+        return in_mode<Pipe::send>(mode, phase);
+      case Pipe::send_staged:
+        return in_mode<Pipe::send_staged>(mode, phase);
+      case Pipe::receive_cut_through:
+        return in_mode<Pipe::receive_cut_through>(mode, phase);
+      case Pipe::receive_store_and_forward:
+        return in_mode<Pipe::receive_store_and_forward>(mode, phase);
+    }
+  }
+  template <LoopMode::Pipe P, class Phase>
+  static void in_mode(LoopMode mode, Phase& phase) {
     if (mode.event) {
-      mode.traced ? phase.template operator()<LoopMode{true, true}>()
-                  : phase.template operator()<LoopMode{true, false}>();
+      mode.traced ? phase.template operator()<LoopMode{true, true, P}>()
+                  : phase.template operator()<LoopMode{true, false, P}>();
     } else {
-      mode.traced ? phase.template operator()<LoopMode{false, true}>()
-                  : phase.template operator()<LoopMode{false, false}>();
+      mode.traced ? phase.template operator()<LoopMode{false, true, P}>()
+                  : phase.template operator()<LoopMode{false, false, P}>();
     }
   }
 
@@ -494,7 +529,11 @@ struct TestRunner::Impl {
       if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;
       std::uint64_t bytes = 0;
-      for (const Lane& lane : lanes.all()) bytes += lane.data_posted() * lane.length;
+      if constexpr (M.sends_fragments()) {
+        bytes = plan.messages_of(phase_done().posted, size) * size;
+      } else {
+        for (const Lane& lane : lanes.all()) bytes += lane.data_posted() * lane.length;
+      }
       const PhaseDone done = phase_done(secs, bytes);
       peer.send_done(done);
       if (timed) {
@@ -504,6 +543,8 @@ struct TestRunner::Impl {
         out.messages = plan.messages_of(done.posted, size);
         out.bytes = done.bytes;
         out.iterations = out.messages;
+        if constexpr (M.sends_fragments())
+          out.fragments = std::accumulate(done.posted.begin(), done.posted.end(), std::uint64_t{0});
         tally_rails(done.posted, out);
       }
     }
@@ -513,6 +554,19 @@ struct TestRunner::Impl {
     // unreliable one this is the only account of what was lost.
     const std::uint64_t received_here = serves ? lanes.received() : 0;
     const std::uint64_t received_there = peer.exchange_delivered(received_here);
+    if (plan.pipelined()) {
+      // A pipelined message is done when its last byte is in place at the
+      // receiver: a copying receiver places the last message after its
+      // last fragment arrived, when the sender's last completion has come.
+      // The receiver times that tail on its own clock and the sender adds
+      // it to its interval (docs/pipeline.md).
+      const double placing = ticks_to_us(rank == 1 ? lanes.placing() : 0) / 1e6;
+      const double theirs = peer.exchange_placing(placing);
+      if (timed && rank == 0) {
+        out.seconds += theirs;
+        out.finished += static_cast<Ticks>(theirs * 1e6 * clock_info().ticks_per_us);
+      }
+    }
     if (timed && rank == 0) {
       if (bidirectional) {
         // Both directions: bytes add up, over the longer of the two intervals.

@@ -53,6 +53,9 @@ struct SizeOutcome {
   /// what went over each. Empty over one rail.
   std::vector<RailTally> rails;
   std::uint64_t messages = 0;
+  /// A pipelined flow (FlowSpec::fragment > 0): the requests its messages
+  /// went as; 0 otherwise.
+  std::uint64_t fragments = 0;
   /// First post -> last completion; a latency phase's is the time its
   /// iterations took (its segments', not the moments between them).
   double seconds = 0;

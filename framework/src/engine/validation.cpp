@@ -58,7 +58,9 @@ std::uint64_t corrupted_bytes(Lanes& lanes, const PeerLink& peer, bool initiator
       bool filled = false;
       switch (flow.op) {
         case Op::send:
-          filled = lane.rx_length[s] == size;
+          // A pipeline's receiver copied the fragments into its message
+          // buffer (the rx half's one slot).
+          filled = flow.fragment > 0 ? target && peer_posted > 0 : lane.rx_length[s] == size;
           break;
         case Op::write_imm:
           // The data lands where the write pointed, like a write's; the

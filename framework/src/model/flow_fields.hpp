@@ -79,6 +79,12 @@ template <>
 inline constexpr std::size_t kChoiceCount<Role> = kRoleCount;
 template <>
 inline constexpr std::size_t kChoiceCount<RailPolicy> = kRailPolicyCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Delivery> = kDeliveryCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Reassembly> = kReassemblyCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Source> = kSourceCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -450,6 +456,39 @@ inline constexpr FlowField kFlowFields[] = {
         .added_after_1_0()
         .csv_after_1_8()
         .flag_named("--stripe-threshold"),
+    count_field("fragment", &FlowSpec::fragment,
+                "A pipelined transfer (docs/pipeline.md): each message goes as fragments of "
+                "this many bytes, `window` of them in flight; 0: whole messages")
+        .counts_bytes()
+        .at_most(1u << 30)
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--fragment")
+        .in_title(", fragments of ", " B", true),
+    choice_field<&FlowSpec::delivery>(
+        "delivery",
+        "fragment > 0: direct (written in place, op write) | copy (sent into receive buffers "
+        "and copied into place, op send)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--delivery")
+        .in_title(", ", "", true),
+    choice_field<&FlowSpec::reassembly>(
+        "reassembly",
+        "delivery copy: cut_through (each fragment copied as it lands) | store_and_forward "
+        "(the whole message copied once its last fragment landed)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--reassembly")
+        .in_title(", ", "", true),
+    choice_field<&FlowSpec::source>(
+        "source",
+        "fragment > 0: zero_copy (posted from the message buffer) | staged (copied into a "
+        "registered bounce buffer first)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--source")
+        .in_title(", ", "", true),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

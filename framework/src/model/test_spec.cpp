@@ -83,6 +83,36 @@ std::string_view to_string(StopRule rule) {
   return "unknown";
 }
 
+std::string_view to_string(Delivery delivery) {
+  switch (delivery) {
+    case Delivery::direct:
+      return "direct";
+    case Delivery::copy:
+      return "copy";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Reassembly reassembly) {
+  switch (reassembly) {
+    case Reassembly::store_and_forward:
+      return "store_and_forward";
+    case Reassembly::cut_through:
+      return "cut_through";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Source source) {
+  switch (source) {
+    case Source::zero_copy:
+      return "zero_copy";
+    case Source::staged:
+      return "staged";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

@@ -57,6 +57,29 @@ inline constexpr std::size_t kRoleCount = 2;
 enum class RailPolicy : std::uint8_t { bind, stripe, round_robin };
 inline constexpr std::size_t kRailPolicyCount = 3;
 
+/// How a pipelined flow's fragments reach their place in the receiver's
+/// destination buffer (FlowSpec::fragment > 0; docs/pipeline.md).
+///   direct: each fragment is written (op write) at its offset in the
+///     target's buffer: a remote-memory interface, no copy at the target.
+///   copy: each fragment is sent (op send) into a receive buffer and the
+///     receiver copies it into place: an active-message interface, one more
+///     copy.
+enum class Delivery : std::uint8_t { direct, copy };
+inline constexpr std::size_t kDeliveryCount = 2;
+/// When a `delivery: copy` receiver copies fragments into place.
+///   store_and_forward: all of a message's fragments, once its last has
+///     arrived (the receive buffers hold the whole message meanwhile).
+///   cut_through: each fragment as soon as it arrives, overlapping the copy
+///     with the fragments still in flight.
+enum class Reassembly : std::uint8_t { store_and_forward, cut_through };
+inline constexpr std::size_t kReassemblyCount = 2;
+/// Where a pipelined sender posts fragments from.
+///   zero_copy: straight from the (registered) message buffer.
+///   staged: each fragment is first copied into a registered bounce buffer
+///     (a ring of `window` of them), then posted from there.
+enum class Source : std::uint8_t { zero_copy, staged };
+inline constexpr std::size_t kSourceCount = 2;
+
 /// When a test of several flows ends its measured phase (the flows always
 /// start it together). all_done: each measured flow runs its own length and
 /// load flows stop when the last is done. first_done: every flow stops when
@@ -175,6 +198,13 @@ struct FlowSpec {
   /// which `stripe` splits a message (the PCI Express study's 8 KiB).
   RailPolicy rail_policy = RailPolicy::bind;
   std::uint32_t stripe_threshold = 8192;
+  /// A pipelined transfer (docs/pipeline.md): each message goes as
+  /// fragments of this many bytes (the last one shorter), `window` of them
+  /// in flight per endpoint; 0: every message is one operation.
+  std::uint32_t fragment = 0;
+  Delivery delivery = Delivery::direct;
+  Reassembly reassembly = Reassembly::cut_through;
+  Source source = Source::zero_copy;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -224,5 +254,8 @@ std::string_view to_string(RankPairs);
 std::string_view to_string(Role);
 std::string_view to_string(RailPolicy);
 std::string_view to_string(StopRule);
+std::string_view to_string(Delivery);
+std::string_view to_string(Reassembly);
+std::string_view to_string(Source);
 
 }  // namespace uniperf::model

@@ -28,7 +28,9 @@
 //                     Gb_per_s (10^9 bit/s), Mmsg_per_s (10^6 msg/s)};
 //                    over an unreliable transport (added in 1.2) also
 //                    messages_sent, messages_lost and loss_rate (lost/sent),
-//                    and bytes, messages and the rates count what arrived
+//                    and bytes, messages and the rates count what arrived;
+//                    (1.12) a pipelined flow's fragments (the requests its
+//                    messages went as)
 //   corrupted_bytes  payload bytes that failed validation
 //   flows            only for tests of several concurrent flows (optional, added
 //                    in 1): [{params (flow keys as above), iterations_run,
@@ -135,6 +137,7 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
       out["messages_lost"] = b.messages_lost();
       out["loss_rate"] = b.loss_rate();
     }
+    if (b.fragments) j["bandwidth"]["fragments"] = *b.fragments;  // 1.12
   }
 }
 
@@ -483,6 +486,7 @@ void read_results(const FieldReader& top, const json& j, std::optional<LatencySt
     BandwidthStats& b = bandwidth_out.emplace(read_bandwidth(bandwidth));
     if (j["bandwidth"].contains("messages_sent"))
       b.messages_sent = bandwidth.unsigned_integer("messages_sent");
+    if (j["bandwidth"].contains("fragments")) b.fragments = bandwidth.unsigned_integer("fragments");
   }
 }
 

@@ -19,7 +19,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 11;
+inline constexpr int kSchemaMinor = 12;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -51,6 +51,9 @@ struct BandwidthStats {
   /// messages posted. `messages` and `bytes` then count what arrived, and
   /// the rates are over those; absent where delivery is reliable.
   std::optional<std::uint64_t> messages_sent;
+  /// (1.12) A pipelined flow (fragment > 0; docs/pipeline.md): the
+  /// fragments its `messages` went as.
+  std::optional<std::uint64_t> fragments;
 
   std::uint64_t messages_lost() const {
     return messages_sent && *messages_sent > messages ? *messages_sent - messages : 0;

@@ -44,6 +44,7 @@ results::FlowResult flow_result(const model::FlowSpec& flow, const engine::SizeO
   }
   result.bandwidth = results::compute_bandwidth(outcome.bytes, outcome.messages, outcome.seconds);
   if (outcome.counts_loss) result.bandwidth->messages_sent = outcome.messages_sent;
+  if (outcome.fragments > 0) result.bandwidth->fragments = outcome.fragments;
   return result;
 }
 

@@ -64,6 +64,33 @@ FlowSpec probe(const Reader& r, std::string_view key) {
 
 // ---------------------------------------------------------------- flows
 
+/// A pipelined flow (fragment > 0; docs/pipeline.md): its delivery names
+/// the op, and it is a one-way stream of one message at a time per endpoint.
+void check_pipelined(const Reader& r, const FlowSpec& f) {
+  const Op wanted = f.delivery == model::Delivery::direct ? Op::write : Op::send;
+  if (f.op != wanted) {
+    r.fail("op", std::string("a pipelined transfer with delivery ") +
+                     std::string(model::to_string(f.delivery)) + " moves its fragments by " +
+                     std::string(to_string(wanted)) + " (op: " + std::string(to_string(wanted)) +
+                     ")");
+  }
+  if (f.pattern == Pattern::latency) {
+    r.fail("fragment",
+           "a pipelined transfer is a stream (pattern: bandwidth or message_rate); its "
+           "ping-pong is not built yet");
+  }
+  if (f.direction == Direction::bi) r.fail("fragment", "a pipelined transfer is one way");
+  if (f.window_mode == WindowMode::window_ack) {
+    r.fail("fragment", "a pipelined transfer keeps `window` fragments in flight (streaming)");
+  }
+  if (f.rate_limit.per_second > 0) {
+    r.fail("rate_limit", "paces whole messages, not a pipelined transfer's fragments");
+  }
+  if (f.rail_policy != model::RailPolicy::bind) {
+    r.fail("rail_policy", "a pipelined transfer runs on one rail (rail_policy: bind)");
+  }
+}
+
 /// Resolves one flow from its layer and checks the knobs against each other.
 /// `anchor_line` is reported when a required key is missing altogether.
 FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
@@ -104,6 +131,8 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
            "a pause between ping-pongs: for latency tests only (a stream is "
            "paced by rate_limit)");
   }
+
+  if (f.fragment > 0) check_pipelined(r, f);
 
   // 0 asks for the automatic value, as if the key were absent.
   const std::uint32_t half_window = std::max(1u, f.window / 2);
