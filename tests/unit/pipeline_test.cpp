@@ -210,5 +210,37 @@ TEST(PipelineSuites, APipelineNamesItsOpAndIsAOneWayStream) {
   EXPECT_EQ(flow.source, Source::staged);
 }
 
+TEST(PipelineSuites, AFragmentSweepIsATestPerFragment) {
+  const model::SuiteSpec suite = suite::parse_suite(
+      "suite: s\ndefaults:\n  op: write\n  pattern: bandwidth\n  sizes: [4K, 1M]\n"
+      "tests:\n  - name: direct\n    fragment: 256..64K x4\n"
+      "  - name: copy\n    op: send\n    delivery: copy\n    fragment: [1K, 8K]\n"
+      "  - name: whole\n",
+      "suites/p.yaml");
+  std::vector<std::string> names;
+  std::vector<std::uint32_t> fragments;
+  for (const TestSpec& test : suite.tests) {
+    names.push_back(test.name);
+    fragments.push_back(test.flows.front().fragment);
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("direct.fragment_256", "direct.fragment_1024",
+                                            "direct.fragment_4096", "direct.fragment_16384",
+                                            "direct.fragment_65536", "copy.fragment_1K",
+                                            "copy.fragment_8K", "whole"));
+  EXPECT_THAT(fragments, ::testing::ElementsAre(256, 1024, 4096, 16384, 65536, 1024, 8192, 0));
+  // Each keeps the test's sizes: the grid is (size, fragment).
+  EXPECT_EQ(suite.tests.front().sizes, (std::vector<std::uint64_t>{4096, 1 << 20}));
+  try {
+    suite::parse_suite(
+        "suite: s\ntests:\n  - name: t\n    op: write\n    pattern: bandwidth\n"
+        "    fragment: 1K..nope\n",
+        "suites/p.yaml");
+    ADD_FAILURE() << "a bad sweep was accepted";
+  } catch (const suite::SpecError& e) {
+    EXPECT_EQ(e.key, "fragment");
+    EXPECT_EQ(e.line, 6);
+  }
+}
+
 }  // namespace
 }  // namespace uniperf::engine

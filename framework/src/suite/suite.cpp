@@ -7,6 +7,7 @@
 #include "model/metrics.hpp"
 #include "suite/layers.hpp"
 #include "suite/presets.hpp"
+#include "suite/units.hpp"
 
 namespace uniperf::suite {
 namespace {
@@ -577,6 +578,56 @@ void add_with_baseline(std::vector<TestSpec>& tests, TestSpec test, const YAML::
 
 // ---------------------------------------------------------------- suites
 
+namespace {
+
+/// A test whose `fragment` (its own, else the defaults') is a sweep - a
+/// list of sizes or a range, `256..64K x2` - is one test per fragment,
+/// named NAME.fragment_SIZE, so that with its sizes it measures the grid
+/// of (message size, fragment) (docs/pipeline.md). Any other test is itself.
+std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node* defaults,
+                                       const std::string& file) {
+  if (!node.IsMap()) return {node};
+  // (A YAML::Node assigned to is written through, so the two are apart.)
+  const YAML::Node own = node["fragment"];
+  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["fragment"];
+  const bool sweep =
+      given &&
+      (given.IsSequence() || (given.IsScalar() && given.Scalar().find("..") != std::string::npos));
+  if (!sweep) return {node};
+  std::vector<std::string> fragments;
+  const auto add = [&](const YAML::Node& item) {
+    if (!item.IsScalar())
+      throw SpecError(file, line_of(item), "fragment",
+                      "expected a size or a range such as 256..64K x2");
+    if (item.Scalar().find("..") == std::string::npos) {
+      fragments.push_back(item.Scalar());
+      return;
+    }
+    try {
+      for (const std::uint64_t f : parse_size_range(item.Scalar()))
+        fragments.push_back(std::to_string(f));
+    } catch (const std::invalid_argument& e) {
+      throw SpecError(file, line_of(item), "fragment", e.what());
+    }
+  };
+  if (given.IsSequence()) {
+    for (const auto& item : given) add(item);
+  } else {
+    add(given);
+  }
+  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
+  std::vector<YAML::Node> tests;
+  for (const std::string& fragment : fragments) {
+    YAML::Node one = YAML::Clone(node);
+    one["fragment"] = fragment;
+    if (!name.empty()) one["name"] = name + ".fragment_" + fragment;
+    tests.push_back(one);
+  }
+  return tests;
+}
+
+}  // namespace
+
 model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   const YAML::Node root = load_yaml(text, file);
   if (!root || !root.IsMap()) {
@@ -639,8 +690,9 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   }
   const YAML::Node* suite_defaults = defaults && defaults.IsMap() ? &defaults : nullptr;
   for (const auto& node : tests) {
-    add_with_baseline(suite.tests, parse_test(node, file, suite_defaults), node, suite_defaults,
-                      file);
+    for (const YAML::Node& one : fragment_sweep(node, suite_defaults, file))
+      add_with_baseline(suite.tests, parse_test(one, file, suite_defaults), one, suite_defaults,
+                        file);
   }
   // Names are unique, a baseline's generated ones (NAME.alone) included.
   std::set<std::string> names;
