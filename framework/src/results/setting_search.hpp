@@ -1,0 +1,57 @@
+// The self-tuner's search (docs/pipeline.md, "Self-tuning"): which of a few
+// candidate settings (fragment sizes, powers of two) gives the highest
+// figure, from noisy measurements, within a budget. Every candidate is
+// measured a few times; then the best and every candidate whose 95%
+// confidence interval still overlaps the best's are measured again, until
+// the intervals separate or the budget is spent. Pure: the caller measures
+// (a real transport, or a synthetic curve in the unit tests).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "results/record.hpp"
+
+namespace uniperf::results {
+
+class SettingSearch {
+ public:
+  /// `candidates` settings (their values are the caller's), each measured
+  /// `first_round` times before any is repeated; at most `budget`
+  /// measurements in all (at least candidates x first_round).
+  SettingSearch(std::size_t candidates, std::size_t first_round, std::size_t budget);
+
+  /// The candidates to measure next, one entry per measurement (a
+  /// candidate may appear more than once); empty when the search is done.
+  std::vector<std::size_t> next() const;
+  /// One measurement of candidate `k` (higher is better).
+  void add(std::size_t k, double value);
+
+  struct Candidate {
+    std::vector<double> values;
+    Interval ci95;  ///< of the mean; the value itself with one measurement
+  };
+  struct Outcome {
+    std::size_t best = 0;
+    std::size_t runner_up = 0;  ///< the best but one (== best with one candidate)
+    /// The best's interval is clear of every other's: more measurements
+    /// would not change the choice at 95%. False when the budget ran out.
+    bool separated = false;
+    std::size_t measurements = 0;
+    std::vector<Candidate> curve;  ///< per candidate, in order
+  };
+  Outcome outcome() const;
+  bool done() const { return next().empty(); }
+
+ private:
+  /// The candidates whose interval overlaps the best's, the best first.
+  std::vector<std::size_t> contenders() const;
+
+  std::vector<std::vector<double>> values_;
+  std::size_t first_round_;
+  std::size_t budget_;
+  std::size_t spent_ = 0;
+};
+
+}  // namespace uniperf::results
