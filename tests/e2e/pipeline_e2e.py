@@ -6,7 +6,8 @@ SKIPPED naming the op) and libfabric tcp. Asserts, per record: it ran clean
 (status ok, no corrupted byte in the reassembled message), its fragments are
 its messages times the fragments a message goes as (the last one shorter),
 and a sweep's tests carry their fragment in their name and params. Prints the
-grid; asserts no figure."""
+grid; asserts no figure. Then `uniperf tune` over tcp: a fragment chosen per
+size from its candidates, within the budget, written to the tuning file."""
 import json, math, os, re, subprocess, sys, tempfile
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -67,3 +68,40 @@ for (config, test, size), row in sorted(grid.items()):
     print(f"{config:8s} {test:24s} {size:7d} " +
           "  ".join(f"f={f}: {mb:8.1f} MB/s" for f, mb in sorted(row.items())))
 print(f"ok: {ran} pipelined records over {len(configs)} configs, every message reassembled")
+
+# Self-tuning: `uniperf tune` over tcp for a copy pipeline with fragment:
+# auto at two sizes, within a budget; the tuning file names a candidate per
+# size with its curve. A suite with nothing to tune is refused (exit 2).
+tune_suite = """suite: tune
+defaults: {pattern: bandwidth, window: 16, duration: 0.05s, warmup: 4}
+tests:
+  - {name: copy, op: send, delivery: copy, fragment: auto, sizes: [3000, 64K]}
+"""
+with tempfile.TemporaryDirectory() as work:
+    suite_path = os.path.join(work, "tune.yaml")
+    with open(suite_path, "w") as f:
+        f.write(tune_suite)
+    tuning_path = os.path.join(work, "tuning.yaml")
+    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--budget", "24", "-o", tuning_path],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    tuning = open(tuning_path).read()
+    rows = re.findall(r"\{size: (\d+), fragment: (\d+), .*?measurements: (\d+), curve: \{([^}]*)\}",
+                      tuning)
+    assert [int(r[0]) for r in rows] == [3000, 65536], tuning
+    for size, fragment, measurements, curve in rows:
+        candidates = [int(c.split(":")[0]) for c in curve.split(",")]
+        # 256 B up to the first fragment that sends the message whole.
+        assert candidates[0] == 256 and candidates[-1] >= int(size) > candidates[-2], curve
+        assert int(fragment) in candidates and 2 * len(candidates) <= int(measurements) <= 24, \
+            (size, fragment, measurements)
+    print(run.stdout.strip())
+
+    plain = os.path.join(work, "plain.yaml")
+    with open(plain, "w") as f:
+        f.write(tune_suite.replace("fragment: auto", "fragment: 4K"))
+    run = subprocess.run([uniperf, "tune", plain, "-c", os.path.join(source_dir, "configs/tcp.yaml")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "nothing to tune" in run.stderr, (run.returncode, run.stderr)
+print("ok: tune chose a fragment per size within its budget")

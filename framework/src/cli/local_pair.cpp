@@ -15,9 +15,6 @@
 #include <vector>
 
 namespace uniperf::cli {
-namespace {
-
-using namespace std::chrono_literals;
 
 std::string self_executable() {
   std::vector<char> path(4096);
@@ -26,6 +23,10 @@ std::string self_executable() {
     throw bootstrap::BootstrapError("cannot find the uniperf executable to start the responder");
   return std::string(path.data(), static_cast<std::size_t>(n));
 }
+
+namespace {
+
+using namespace std::chrono_literals;
 
 }  // namespace
 

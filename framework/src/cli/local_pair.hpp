@@ -16,6 +16,9 @@
 
 namespace uniperf::cli {
 
+/// This uniperf executable's path (/proc/self/exe), to start it again.
+std::string self_executable();
+
 class LocalPair {
  public:
   /// Listens on an ephemeral loopback port and starts this executable again

@@ -15,6 +15,7 @@
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/shipped_files.hpp"
+#include "cli/tune_command.hpp"
 #include "suite/suite.hpp"
 
 using namespace uniperf;
@@ -100,6 +101,9 @@ int main(int argc, char** argv) {
   cli::ServeOptions serve;
   cli::add_serve_command(app, serve);
 
+  cli::TuneCommand tune;
+  cli::add_tune_command(app, tune);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
     if (report_command.command->parsed()) return cli::run_report_command(report_command);
     if (compare_command.command->parsed()) return cli::run_compare_command(compare_command);
     if (serve.command->parsed()) return cli::run_serve_command(serve);
+    if (tune.command->parsed()) return cli::run_tune_command(tune);
     if (run->parsed()) {
       return execute(suite::load_suite(find_shipped(suite_path, ShippedKind::suite)), connection,
                      argc, argv);

@@ -581,7 +581,8 @@ void add_with_baseline(std::vector<TestSpec>& tests, TestSpec test, const YAML::
 namespace {
 
 /// A test whose `fragment` (its own, else the defaults') is a sweep - a
-/// list of sizes or a range, `256..64K x2` - is one test per fragment,
+/// list of sizes, a range (`256..64K x2`), or `auto` (kAutoFragments) - is
+/// one test per fragment,
 /// named NAME.fragment_SIZE, so that with its sizes it measures the grid
 /// of (message size, fragment) (docs/pipeline.md). Any other test is itself.
 std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node* defaults,
@@ -590,9 +591,10 @@ std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node*
   // (A YAML::Node assigned to is written through, so the two are apart.)
   const YAML::Node own = node["fragment"];
   const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["fragment"];
+  const bool automatic = given && given.IsScalar() && given.Scalar() == "auto";
   const bool sweep =
-      given &&
-      (given.IsSequence() || (given.IsScalar() && given.Scalar().find("..") != std::string::npos));
+      given && (given.IsSequence() || automatic ||
+                (given.IsScalar() && given.Scalar().find("..") != std::string::npos));
   if (!sweep) return {node};
   std::vector<std::string> fragments;
   const auto add = [&](const YAML::Node& item) {
@@ -610,7 +612,11 @@ std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node*
       throw SpecError(file, line_of(item), "fragment", e.what());
     }
   };
-  if (given.IsSequence()) {
+  if (automatic) {
+    // `uniperf run` measures the tuner's candidates (the curve); `uniperf
+    // tune` searches them with repeats and picks one per size.
+    for (const std::uint32_t f : kAutoFragments) fragments.push_back(std::to_string(f));
+  } else if (given.IsSequence()) {
     for (const auto& item : given) add(item);
   } else {
     add(given);

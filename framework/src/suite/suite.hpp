@@ -56,6 +56,11 @@
 
 namespace uniperf::suite {
 
+/// `fragment: auto`: the fragments a tuner chooses from, 256 B to 64 KiB by
+/// powers of two (docs/pipeline.md, "Self-tuning").
+inline constexpr std::uint32_t kAutoFragments[] = {256,  512,   1024,  2048, 4096,
+                                                   8192, 16384, 32768, 65536};
+
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);
 model::SuiteSpec parse_suite(const std::string& yaml_text, const std::string& file_label);

@@ -1,0 +1,293 @@
+#include "cli/tune_command.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include "cli/exit_codes.hpp"
+#include "cli/local_pair.hpp"
+#include "cli/shipped_files.hpp"
+#include "results/atomic_file.hpp"
+#include "results/jsonl_writer.hpp"
+#include "results/setting_search.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One (test, size) being tuned.
+struct Tuning {
+  std::string test;  ///< the suite's name for it (before the sweep's suffix)
+  std::uint64_t size = 0;
+  std::vector<std::uint32_t> fragments;  ///< the candidates
+  results::SettingSearch search;
+  std::string unavailable;  ///< why it could not be measured ("" when it could)
+};
+
+/// Whether a test node asks for `fragment: auto` (its own key, else the
+/// suite's defaults').
+bool asks_auto(const YAML::Node& test, const YAML::Node& defaults) {
+  const YAML::Node own = test["fragment"];
+  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
+  return given && given.IsScalar() && given.Scalar() == "auto";
+}
+
+/// The candidates for a message of `size`: the auto fragments up to the
+/// first that sends it whole (larger ones would send it whole again).
+std::vector<std::uint32_t> candidates_for(std::uint64_t size) {
+  std::vector<std::uint32_t> fragments;
+  for (const std::uint32_t f : suite::kAutoFragments) {
+    fragments.push_back(f);
+    if (f >= size) break;
+  }
+  return fragments;
+}
+
+std::string measured_name(const std::string& test, std::uint32_t fragment, std::uint64_t size) {
+  return fmt::format("{}.fragment_{}.size_{}", test, fragment, size);
+}
+
+/// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet` (this executable, a
+/// local pair of its own) and waits; its output goes to `log`.
+int run_child(const fs::path& suite, const std::string& config, const fs::path& records,
+              const fs::path& log) {
+  const std::string exe = self_executable();
+  std::vector<std::string> args = {exe,    "run",      suite.string(),   "-c",
+                                   config, "--output", records.string(), "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0)
+    throw std::runtime_error(std::string("cannot start a run: ") + std::strerror(errno));
+  if (child == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    ::execv(exe.c_str(), argv.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string last_lines(const fs::path& log) {
+  std::string text;
+  try {
+    text = suite::read_whole_file(log.string());
+  } catch (const std::exception&) {
+    return {};
+  }
+  std::size_t at = text.size();
+  for (int lines = 0; lines < 6 && at > 0; ++lines) at = text.rfind('\n', at - 1);
+  return text.substr(at == std::string::npos ? 0 : at);
+}
+
+std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& suite_path,
+                        const std::string& config) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(6);  // MB/s to a few parts per million: more is noise
+  out << YAML::Comment(fmt::format(
+      "uniperf tune {} -c {}: the fragment that moved the most bytes per second, per test "
+      "and size (docs/pipeline.md)",
+      suite_path, config));
+  out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "suite" << YAML::Value << suite_path;
+  out << YAML::Key << "config" << YAML::Value << config;
+  out << YAML::Key << "tests" << YAML::Value << YAML::BeginMap;
+  for (std::size_t i = 0; i < tunings.size();) {
+    const std::string& test = tunings[i].test;
+    out << YAML::Key << test << YAML::Value << YAML::BeginSeq;
+    for (; i < tunings.size() && tunings[i].test == test; ++i) {
+      const Tuning& t = tunings[i];
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << t.size;
+      if (!t.unavailable.empty()) {
+        out << YAML::Key << "unavailable" << YAML::Value << t.unavailable << YAML::EndMap;
+        continue;
+      }
+      const auto o = t.search.outcome();
+      const auto& best = o.curve[o.best];
+      out << YAML::Key << "fragment" << YAML::Value << t.fragments[o.best];
+      out << YAML::Key << "MB_per_s" << YAML::Value << best.ci95.mean;
+      out << YAML::Key << "ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq << best.ci95.low
+          << best.ci95.high << YAML::EndSeq;
+      out << YAML::Key << "runner_up" << YAML::Value << t.fragments[o.runner_up];
+      out << YAML::Key << "runner_up_MB_per_s" << YAML::Value << o.curve[o.runner_up].ci95.mean;
+      out << YAML::Key << "separated" << YAML::Value << o.separated;
+      out << YAML::Key << "measurements" << YAML::Value << o.measurements;
+      out << YAML::Key << "curve" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (std::size_t k = 0; k < t.fragments.size(); ++k)
+        out << YAML::Key << t.fragments[k] << YAML::Value << o.curve[k].ci95.mean;
+      out << YAML::EndMap << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, TuneCommand& tune) {
+  tune.command = app.add_subcommand(
+      "tune",
+      "Find the best fragment per size for the suite's `fragment: auto` tests on this host and "
+      "config (docs/pipeline.md); writes a tuning file");
+  tune.command->add_option("suite", tune.suite, "Suite file (YAML), or a shipped suite's name")
+      ->required();
+  tune.command->add_option("-c,--config", tune.config, "Provider config (a YAML file)")->required();
+  tune.command->add_option("-o,--output", tune.output, "Write the tuning file (YAML) to FILE");
+  tune.command
+      ->add_option("--budget", tune.budget,
+                   "Measurements per test and size, at most (every candidate twice first)")
+      ->check(CLI::Range(1, 10000));
+}
+
+int run_tune_command(const TuneCommand& tune) {
+  const std::string suite_path = find_shipped(tune.suite, ShippedKind::suite);
+  const std::string config_path = find_shipped(tune.config, ShippedKind::config);
+  const std::string text = suite::read_whole_file(suite_path);
+  const model::SuiteSpec parsed = suite::parse_suite(text, suite_path);  // names any error
+  const YAML::Node root = YAML::Load(text);
+  const YAML::Node defaults = root["defaults"];
+
+  // What to tune: every size of every `fragment: auto` test.
+  std::vector<Tuning> tunings;
+  std::map<std::string, YAML::Node> nodes;
+  for (const YAML::Node& node : root["tests"]) {
+    if (!asks_auto(node, defaults)) continue;
+    const std::string name = node["name"].Scalar();
+    nodes[name] = node;
+    const std::string swept = name + ".fragment_" + std::to_string(suite::kAutoFragments[0]);
+    const auto first = std::find_if(parsed.tests.begin(), parsed.tests.end(),
+                                    [&](const auto& t) { return t.name == swept; });
+    if (first == parsed.tests.end())
+      throw std::logic_error("the suite reader did not sweep " + name);
+    for (const std::uint64_t size : first->sizes) {
+      const auto fragments = candidates_for(size);
+      tunings.push_back({name, size, fragments,
+                         results::SettingSearch(fragments.size(), tune.first_round, tune.budget),
+                         ""});
+    }
+  }
+  if (tunings.empty()) {
+    std::cerr << "uniperf: " << suite_path
+              << ": no test asks for `fragment: auto`: there is nothing to tune\n";
+    return kExitBadInput;
+  }
+
+  const fs::path work = fs::temp_directory_path() / fmt::format("uniperf-tune.{}", ::getpid());
+  fs::create_directories(work);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{work};
+
+  for (int round = 1;; ++round) {
+    // Every measurement the searches ask for, as a test each (a candidate
+    // asked for n times: n trials of one test).
+    YAML::Node generated = YAML::Clone(root);
+    YAML::Node tests(YAML::NodeType::Sequence);
+    std::map<std::string, std::pair<std::size_t, std::size_t>> measuring;  // name -> tuning, k
+    for (std::size_t i = 0; i < tunings.size(); ++i) {
+      Tuning& t = tunings[i];
+      if (!t.unavailable.empty()) continue;
+      std::map<std::size_t, int> counts;
+      for (const std::size_t k : t.search.next()) ++counts[k];
+      for (const auto& [k, n] : counts) {
+        YAML::Node test = YAML::Clone(nodes.at(t.test));
+        const std::string name = measured_name(t.test, t.fragments[k], t.size);
+        test["name"] = name;
+        test["fragment"] = t.fragments[k];
+        test["sizes"] = std::vector<std::uint64_t>{t.size};
+        test["trials"] = n;
+        test.remove("baseline");
+        tests.push_back(test);
+        measuring[name] = {i, k};
+      }
+    }
+    if (tests.size() == 0) break;
+    generated["tests"] = tests;
+    const fs::path suite_file = work / fmt::format("round{}.yaml", round);
+    const fs::path records_file = work / fmt::format("round{}.jsonl", round);
+    const fs::path log = work / fmt::format("round{}.log", round);
+    {
+      YAML::Emitter out;
+      out << generated;
+      results::write_file_atomically(suite_file, std::string(out.c_str()) + "\n");
+    }
+    std::cerr << fmt::format("tune: round {}: {} measurements\n", round, [&] {
+      std::size_t n = 0;
+      for (const auto& test : tests) n += test["trials"].as<std::size_t>();
+      return n;
+    }());
+    const int status = run_child(suite_file, config_path, records_file, log);
+    if (status == kExitNoPeer || status == kExitBadInput || status >= 100 ||
+        !fs::exists(records_file)) {
+      std::cerr << fmt::format("uniperf: tune: round {} failed (exit {}):{}\n", round, status,
+                               last_lines(log));
+      return status == 0 ? kExitTestErrors : status;
+    }
+    for (const results::Record& r : results::read_jsonl(records_file)) {
+      const auto at = measuring.find(r.test);
+      if (at == measuring.end()) continue;
+      Tuning& t = tunings[at->second.first];
+      if (r.status != results::Status::ok || !r.bandwidth) {
+        t.unavailable = fmt::format("fragment {}: {} {}", t.fragments[at->second.second],
+                                    results::to_string(r.status), r.reason);
+        continue;
+      }
+      if (r.trials.empty()) {
+        t.search.add(at->second.second, r.bandwidth->mb_per_s);
+      } else {
+        for (const auto& trial : r.trials) t.search.add(at->second.second, trial.mb_per_s);
+      }
+    }
+  }
+
+  for (const Tuning& t : tunings) {
+    if (!t.unavailable.empty()) {
+      std::cout << fmt::format("{} {:>9} B: not tuned: {}\n", t.test, t.size, t.unavailable);
+      continue;
+    }
+    const auto o = t.search.outcome();
+    const auto& best = o.curve[o.best].ci95;
+    std::cout << fmt::format(
+        "{} {:>9} B: fragment {} at {:.1f} MB/s (95% CI {:.1f} .. {:.1f}); runner-up {} at "
+        "{:.1f}; {} after {} measurements\n",
+        t.test, t.size, t.fragments[o.best], best.mean, best.low, best.high,
+        t.fragments[o.runner_up], o.curve[o.runner_up].ci95.mean,
+        o.separated ? "clear of the rest" : "not separated within the budget", o.measurements);
+    std::string curve = "    curve:";
+    for (std::size_t k = 0; k < t.fragments.size(); ++k)
+      curve += fmt::format(" {}:{:.0f}", t.fragments[k], o.curve[k].ci95.mean);
+    std::cout << curve << "\n";
+  }
+  if (!tune.output.empty())
+    results::write_file_atomically(tune.output, tuning_file(tunings, suite_path, tune.config));
+  return kExitOk;
+}
+
+}  // namespace uniperf::cli

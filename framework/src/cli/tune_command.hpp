@@ -1,0 +1,29 @@
+// `uniperf tune SUITE -c CONFIG`: self-tuning (docs/pipeline.md). For every
+// test of the suite with `fragment: auto` and each of its sizes, searches the
+// fragment that gives the most bandwidth on this host and config
+// (results/setting_search.hpp: every candidate measured, then the contenders
+// again until their 95% intervals separate or the budget ends), by runs of
+// this same executable over generated suites in a local pair. Prints the
+// choice per size with its interval, the runner-up and the measured curve,
+// and writes them as a tuning file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace uniperf::cli {
+
+struct TuneCommand {
+  CLI::App* command = nullptr;
+  std::string suite;
+  std::string config;
+  std::string output;           ///< -o: the tuning file (YAML); "" = none
+  std::size_t first_round = 2;  ///< measurements of every candidate before any repeat
+  std::size_t budget = 40;      ///< measurements per (test, size), at most
+};
+
+void add_tune_command(CLI::App& app, TuneCommand& tune);
+/// The exit code (cli/exit_codes.hpp).
+int run_tune_command(const TuneCommand& tune);
+
+}  // namespace uniperf::cli
