@@ -136,7 +136,7 @@ TEST(PipelineRuns, CopyDeliveryReassemblesByteForByteInEitherMode) {
   }
 }
 
-TEST(PipelineRuns, AFragmentLostInReassemblyIsSeenByTheCheck) {
+TEST(PipelineRuns, ACorruptedFragmentIsSeenInTheReassembledMessage) {
   // Every 7th fragment arrives with its first byte flipped: the message
   // the receiver reassembled differs from the one sent.
   for (const Reassembly mode : {Reassembly::cut_through, Reassembly::store_and_forward}) {
