@@ -334,6 +334,8 @@ class Lanes {
 
   /// Posts one chain of up to post_list requests. `burst_end` is the id
   /// after the last request of the current burst: it is always signaled.
+  /// A pipelined sender's requests are its messages' fragments
+  /// (point_fragment), anyone else's whole messages (point_message).
   template <LoopMode M>
   void post_chain(Lane& lane, std::uint64_t burst_end) {
     const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
@@ -343,61 +345,13 @@ class Lanes {
       WorkRequest& wr = lane.chain[i];
       const std::uint64_t id = lane.posted + i;
       wr.id = id;
-      const std::uint64_t seq = id - lane.phase_start;
-      const bool signaled =
-          policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
-      wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
-                                           (signaled ? WorkRequest::kSignaled : 0));
-      if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
-      // Uniform per-op data: atomics use it, other ops ignore it. A request's
-      // ordinal is how many earlier ones of the phase hit its target word:
-      // fetch_add adds it, cswap swaps it -> it+1.
-      const std::uint64_t ordinal = seq >> ordinal_shift_;
-      wr.compare_add = ordinal;
-      wr.swap = ordinal + 1;
-      const std::uint64_t slot_offset = ((seq * slot_stride_) & slot_mask) * geometry.slot_size;
-      wr.local_offset = local_base_ + slot_offset + local_shift_;
-      wr.remote_offset = remote_base_ + slot_offset;
-    }
-    lane.endpoint->post(lane.chain.data(), count);
-    lane.posted += count;
-  }
-
-  /// A pipelined flow's post_chain: the chain's requests are the next
-  /// fragments of the lane's messages, each pointed at its offset within
-  /// the message (the last one of a message shorter), from the message
-  /// buffer or (send_staged) from a bounce buffer it is copied into first,
-  /// and (direct delivery) to the same offset of the peer's.
-  template <LoopMode M>
-  void post_fragments(Lane& lane, std::uint64_t burst_end) {
-    const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
-    Ticks posting_at = 0;
-    if constexpr (M.traced) posting_at = now();
-    for (std::uint64_t i = 0; i < count; ++i) {
-      WorkRequest& wr = lane.chain[i];
-      const std::uint64_t id = lane.posted + i;
-      wr.id = id;
       const bool signaled =
           policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
       if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
-      const std::uint64_t offset = lane.fragment_posted * pipe_.fragment;
-      const bool last = lane.fragment_posted + 1 == pipe_.fragments;
-      const std::uint32_t length = last ? pipe_.last_fragment : pipe_.fragment;
-      lane.fragment_posted = last ? 0 : lane.fragment_posted + 1;
-      wr.length = length;
-      wr.flags = static_cast<std::uint8_t>((signaled ? WorkRequest::kSignaled : 0) |
-                                           (length <= flow.inline_size ? WorkRequest::kInline : 0));
-      if constexpr (M.pipe == LoopMode::Pipe::send_staged) {
-        // The bounce buffer is free: at most send_depth requests are
-        // outstanding, and the ring has a buffer for each.
-        const std::uint64_t stage =
-            geometry.stage_base + (id & stage_mask) * geometry.stage_slot_size;
-        std::memcpy(lane.base + stage, lane.base + geometry.tx_base + offset, length);
-        wr.local_offset = stage;
-      } else {
-        wr.local_offset = geometry.tx_base + offset;
-      }
-      wr.remote_offset = geometry.rx_base + offset;
+      if constexpr (M.sends_fragments())
+        point_fragment<M>(lane, wr, signaled);
+      else
+        point_message(lane, wr, signaled);
     }
     lane.endpoint->post(lane.chain.data(), count);
     lane.posted += count;
@@ -449,6 +403,49 @@ class Lanes {
     throw TransportError(std::string(c.type == CompletionType::send ? "operation" : "receive") +
                          " " + std::to_string(c.id) +
                          " failed: " + lane.endpoint->describe(c.status));
+  }
+
+  /// A whole message's request `wr` (its id set): its slot, and the
+  /// per-op data atomics use (a request's ordinal is how many earlier ones
+  /// of the phase hit its target word: fetch_add adds it, cswap swaps it ->
+  /// it+1; other ops ignore it).
+  void point_message(Lane& lane, WorkRequest& wr, bool signaled) const {
+    wr.flags = static_cast<std::uint8_t>((wr.flags & ~WorkRequest::kSignaled) |
+                                         (signaled ? WorkRequest::kSignaled : 0));
+    const std::uint64_t seq = wr.id - lane.phase_start;
+    const std::uint64_t ordinal = seq >> ordinal_shift_;
+    wr.compare_add = ordinal;
+    wr.swap = ordinal + 1;
+    const std::uint64_t slot_offset = ((seq * slot_stride_) & slot_mask) * geometry.slot_size;
+    wr.local_offset = local_base_ + slot_offset + local_shift_;
+    wr.remote_offset = remote_base_ + slot_offset;
+  }
+
+  /// A pipelined sender's request `wr` (its id set): the lane's next
+  /// fragment, pointed at its offset within the message (the last one of a
+  /// message shorter), from the message buffer or (send_staged) from a
+  /// bounce buffer it is copied into first, and (direct delivery) to the
+  /// same offset of the peer's.
+  template <LoopMode M>
+  void point_fragment(Lane& lane, WorkRequest& wr, bool signaled) const {
+    const std::uint64_t offset = lane.fragment_posted * pipe_.fragment;
+    const bool last = lane.fragment_posted + 1 == pipe_.fragments;
+    const std::uint32_t length = last ? pipe_.last_fragment : pipe_.fragment;
+    lane.fragment_posted = last ? 0 : lane.fragment_posted + 1;
+    wr.length = length;
+    wr.flags = static_cast<std::uint8_t>((signaled ? WorkRequest::kSignaled : 0) |
+                                         (length <= flow.inline_size ? WorkRequest::kInline : 0));
+    if constexpr (M.pipe == LoopMode::Pipe::send_staged) {
+      // The bounce buffer is free: at most send_depth requests are
+      // outstanding, and the ring has a buffer for each.
+      const std::uint64_t stage =
+          geometry.stage_base + (wr.id & stage_mask) * geometry.stage_slot_size;
+      std::memcpy(lane.base + stage, lane.base + geometry.tx_base + offset, length);
+      wr.local_offset = stage;
+    } else {
+      wr.local_offset = geometry.tx_base + offset;
+    }
+    wr.remote_offset = geometry.rx_base + offset;
   }
 
   /// A copying receiver's fragment `c` of the lane's current message, from

@@ -240,10 +240,7 @@ class Loops {
         if constexpr (Paced) end = std::min(end, lane.phase_start + allowed);
         while (lane.posted < end && policy::window_has_room(lane.posted, lane.completed,
                                                             flow_.post_list, flow_.window)) {
-          if constexpr (M.sends_fragments())
-            lanes_.template post_fragments<M>(lane, end);
-          else
-            lanes_.template post_chain<M>(lane, end);
+          lanes_.template post_chain<M>(lane, end);
         }
         if (lane.completed < lane.target) {
           all_done = false;

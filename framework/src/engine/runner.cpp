@@ -528,13 +528,12 @@ struct TestRunner::Impl {
       }
       if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;
-      std::uint64_t bytes = 0;
+      PhaseDone done = phase_done(secs);
       if constexpr (M.sends_fragments()) {
-        bytes = plan.messages_of(phase_done().posted, size) * size;
+        done.bytes = plan.messages_of(done.posted, size) * size;  // whole messages
       } else {
-        for (const Lane& lane : lanes.all()) bytes += lane.data_posted() * lane.length;
+        for (const Lane& lane : lanes.all()) done.bytes += lane.data_posted() * lane.length;
       }
-      const PhaseDone done = phase_done(secs, bytes);
       peer.send_done(done);
       if (timed) {
         out.started = started;
