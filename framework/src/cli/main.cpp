@@ -1,6 +1,7 @@
-// uniperf command line: run, serve, list, info, validate, report, compare, and the
-// one-off forms lat / bw / rate that take perftest-like flags instead of a
-// suite file. Each command lives in its own file; this one only wires them.
+// uniperf command line: run, serve, list, info, validate, report, compare,
+// tune, stages, and the one-off forms lat / bw / rate that take perftest-like
+// flags instead of a suite file. Each command lives in its own file; this one
+// only wires them.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/shipped_files.hpp"
+#include "cli/stages_command.hpp"
 #include "cli/tune_command.hpp"
 #include "suite/suite.hpp"
 
@@ -104,6 +106,9 @@ int main(int argc, char** argv) {
   cli::TuneCommand tune;
   cli::add_tune_command(app, tune);
 
+  cli::StagesCommand stages;
+  cli::add_stages_command(app, stages);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -120,6 +125,7 @@ int main(int argc, char** argv) {
     if (compare_command.command->parsed()) return cli::run_compare_command(compare_command);
     if (serve.command->parsed()) return cli::run_serve_command(serve);
     if (tune.command->parsed()) return cli::run_tune_command(tune);
+    if (stages.command->parsed()) return cli::run_stages_command(stages);
     if (run->parsed()) {
       return execute(suite::load_suite(find_shipped(suite_path, ShippedKind::suite)), connection,
                      argc, argv);

@@ -57,6 +57,8 @@ bool keeps_samples(const model::SuiteSpec& suite) {
   return false;
 }
 
+}  // namespace
+
 std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& paths,
                                             loader::PluginRegistry& plugins) {
   std::vector<model::ConfigSpec> configs;
@@ -74,6 +76,8 @@ std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& path
   }
   return configs;
 }
+
+namespace {
 
 /// --pair-resume CONFIG:TEST, as the local pair's initiator wrote it.
 session::SuitePosition parse_resume(const std::string& text) {

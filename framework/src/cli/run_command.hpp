@@ -10,6 +10,7 @@
 
 #include "cli/device_flags.hpp"
 #include "cli/report_command.hpp"
+#include "loader/plugin_registry.hpp"
 #include "model/suite_spec.hpp"
 #include "session/session.hpp"
 
@@ -48,6 +49,13 @@ struct ConnectionOptions {
   bool quiet = false;
   std::string units = "MB";  // --units MB|MiB: the table's and live lines' bandwidth unit
 };
+
+/// The configs -c named, in order: each a file here, else one the install
+/// ships, else a config inline (PLUGIN:KEY=VALUE,...). Options are checked
+/// against the plugin when it is found (a missing plugin is left for the
+/// run to report as unavailable); bad input throws SpecError naming it.
+std::vector<model::ConfigSpec> load_configs(const std::vector<std::string>& given,
+                                            loader::PluginRegistry& plugins);
 
 /// Adds -c, --peer, --listen, -o, the run overrides and the report files.
 void add_connection_options(CLI::App* command, ConnectionOptions& options);
