@@ -24,12 +24,14 @@ with tempfile.TemporaryDirectory() as work:
     with open(suite_path, "w") as f:
         f.write(small)
     out_path = os.path.join(work, "pipeline.jsonl")
-    command = [uniperf, "run", suite_path, "--quiet", "-o", out_path]
+    html_path = os.path.join(work, "pipeline.html")
+    command = [uniperf, "run", suite_path, "--quiet", "-o", out_path, "--html", html_path]
     for config in configs:
         command += ["-c", os.path.join(source_dir, "configs", config + ".yaml")]
     run = subprocess.run(command, capture_output=True, text=True, timeout=500)
     assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
     records = [json.loads(line) for line in open(out_path)]
+    html = open(html_path).read()
 
 tests = {r["test"] for r in records}
 expected = {f"{name}.fragment_{f}" for name in
@@ -68,6 +70,25 @@ for (config, test, size), row in sorted(grid.items()):
     print(f"{config:8s} {test:24s} {size:7d} " +
           "  ".join(f"f={f}: {mb:8.1f} MB/s" for f, mb in sorted(row.items())))
 print(f"ok: {ran} pipelined records over {len(configs)} configs, every message reassembled")
+
+# The report's heatmap: a grid per (config, sweep) that ran, each size's best
+# fragment in bold and in the envelope column.
+assert 'id="fragment-sweeps"' in html
+for config in configs:
+    for sweep in ["direct", "direct_staged", "copy_cut_through", "copy_store_and_forward"]:
+        caption = f"<caption>{config} / {sweep}: MB/s by message size and fragment"
+        assert (caption in html) == (config != "tcp" or sweep.startswith("copy")), caption
+        if caption in html:
+            table = html[html.index(caption):]
+            table = table[:table.index("</table>")]
+            best = {int(size): (int(f), float(mb)) for size, f, mb in
+                    re.findall(r'<tr><th class="num">(\d+)</th>.*?<td>(\d+) B: ([\d.e+]+)</td>', table)}
+            for size in [4096, 100000]:
+                row = grid[(config, sweep, size)]
+                f, mb = best[size]
+                assert row[f] == max(row.values()) and abs(mb - row[f]) <= 1e-3 * row[f] + 1e-3, \
+                    (caption, size, best[size], row)
+print("ok: the report draws each sweep's grid with its best fragment per size")
 
 # Self-tuning: `uniperf tune` over tcp for a copy pipeline with fragment:
 # auto at two sizes, within a budget; the tuning file names a candidate per

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "report/fragment_grid.hpp"
 #include "report/pair_matrix.hpp"
 #include "report/table.hpp"
 #include "report/vendor_assets.hpp"
@@ -157,6 +158,49 @@ void write_matrices(std::ostream& out, const std::vector<Record>& records,
   }
 }
 
+/// Each fragment sweep as a heatmap of MB/s over (message size, fragment):
+/// a cell's colour is its share of its row's best, green at the best and
+/// red at half of it or less; the last column is the envelope.
+void write_fragment_grids(std::ostream& out, const std::vector<Record>& records) {
+  const auto grids = build_fragment_grids(records);
+  if (grids.empty()) return;
+  out << "<h2 id=\"fragment-sweeps\">Fragment sweeps</h2>\n<p class=\"hint\">Tests swept over "
+         "fragment sizes (docs/pipeline.md): MB/s per message size (rows) and fragment "
+         "(columns). A cell is green at its row's best and red at half of it or less; the "
+         "best per size is in bold and, with its fragment, in the last column: the "
+         "best-fragment envelope.</p>\n";
+  for (const FragmentGrid& g : grids) {
+    out << "<div class=\"card table-wrap\"><table class=\"fragment-grid\">\n<caption>"
+        << html_escape(fmt::format("{} / {}: MB/s by message size and fragment", g.config, g.test))
+        << "</caption>\n<thead><tr><th>size \\ fragment</th>";
+    for (const std::uint32_t f : g.fragments) out << "<th class=\"num\">" << f << "</th>";
+    out << "<th>best</th></tr></thead>\n<tbody>\n";
+    for (std::size_t i = 0; i < g.sizes.size(); ++i) {
+      out << "<tr><th class=\"num\">" << g.sizes[i] << "</th>";
+      const auto& row = g.mb_per_s[i];
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        if (!row[k]) {
+          out << "<td class=\"num\"></td>";
+          continue;
+        }
+        const double best = *row[*g.best[i]];
+        const double share = best > 0 ? std::clamp((*row[k] / best - 0.5) / 0.5, 0.0, 1.0) : 0;
+        out << fmt::format(
+            "<td class=\"num\" style=\"background: hsl({:.0f}, 70%, 82%)\">{}{:.4g}{}</td>",
+            120 * share, k == *g.best[i] ? "<b>" : "", *row[k], k == *g.best[i] ? "</b>" : "");
+      }
+      if (g.best[i]) {
+        out << "<td>" << fmt::format("{} B: {:.4g}", g.fragments[*g.best[i]], *row[*g.best[i]])
+            << "</td>";
+      } else {
+        out << "<td></td>";
+      }
+      out << "</tr>\n";
+    }
+    out << "</tbody></table></div>\n";
+  }
+}
+
 }  // namespace
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
@@ -236,6 +280,7 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
          "id=\"samples\"></div>\n";
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
+  write_fragment_grids(out, records);
   write_matrices(out, records, rule);
   out << "</main>\n";
   out << "<footer>uniperf " << UNIPERF_VERSION
