@@ -17,7 +17,10 @@ with open(os.path.join(source_dir, "suites/pipeline.yaml")) as f:
 small = re.sub(r"sizes: .*", "sizes: [4K, 100000]", suite)
 small = re.sub(r"duration: .*", "duration: 0.1s\n  validate: true", small)
 small = small.replace("256..64K x4", "[1K, 64K]")
-assert small != suite and "validate: true" in small, "suites/pipeline.yaml changed its shape"
+# The auto test sweeps every candidate: `uniperf tune` below covers it.
+small = re.sub(r"\n  - \{name: copy_auto, [^\n]*", "", small)
+assert small != suite and "validate: true" in small and "name: copy_auto" not in small, \
+    "suites/pipeline.yaml changed its shape"
 
 with tempfile.TemporaryDirectory() as work:
     suite_path = os.path.join(work, "pipeline.yaml")
@@ -119,10 +122,30 @@ with tempfile.TemporaryDirectory() as work:
             (size, fragment, measurements)
     print(run.stdout.strip())
 
+    # A later run applies the tuning file: one record per size, at its
+    # chosen fragment, and the records say which file tuned them.
+    chosen = {int(size): int(fragment) for size, fragment, _, _ in rows}
+    tuned_out = os.path.join(work, "tuned.jsonl")
+    run = subprocess.run([uniperf, "run", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--tuning", tuning_path, "--quiet", "-o", tuned_out],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    tuned = [json.loads(line) for line in open(tuned_out)]
+    assert sorted((r["size"], r["params"]["fragment"], r["test"]) for r in tuned) == \
+        sorted((s, f, f"copy.fragment_{f}") for s, f in chosen.items()), tuned
+    for r in tuned:
+        assert r["status"] == "ok" and r["provenance"]["tuned_by"] == tuning_path, r
+    print(f"ok: the tuned run ran each size at its chosen fragment: {chosen}")
+
     plain = os.path.join(work, "plain.yaml")
     with open(plain, "w") as f:
         f.write(tune_suite.replace("fragment: auto", "fragment: 4K"))
     run = subprocess.run([uniperf, "tune", plain, "-c", os.path.join(source_dir, "configs/tcp.yaml")],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "nothing to tune" in run.stderr, (run.returncode, run.stderr)
+    # A tuning file of a test the suite does not sweep is refused, naming it.
+    run = subprocess.run([uniperf, "run", plain, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--tuning", tuning_path], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "has no `fragment: auto` test named copy" in run.stderr, \
+        (run.returncode, run.stderr)
 print("ok: tune chose a fragment per size within its budget")

@@ -19,6 +19,7 @@
 #include "cli/stages_command.hpp"
 #include "cli/tune_command.hpp"
 #include "suite/suite.hpp"
+#include "suite/tuning.hpp"
 
 using namespace uniperf;
 using namespace uniperf::cli;
@@ -62,6 +63,11 @@ int main(int argc, char** argv) {
                   "Suite file (YAML), or the name of a shipped one (quick: "
                   "share/uniperf/suites/quick.yaml of the install)")
       ->required();
+  std::string tuning_path;
+  run->add_option("--tuning", tuning_path,
+                  "Apply a tuning file of `uniperf tune`: each tuned `fragment: auto` test runs "
+                  "its chosen fragment per size (docs/pipeline.md)")
+      ->check(CLI::ExistingFile);
   run->footer(kRunExamples);
   add_connection_options(run, connection);
 
@@ -127,8 +133,14 @@ int main(int argc, char** argv) {
     if (tune.command->parsed()) return cli::run_tune_command(tune);
     if (stages.command->parsed()) return cli::run_stages_command(stages);
     if (run->parsed()) {
-      return execute(suite::load_suite(find_shipped(suite_path, ShippedKind::suite)), connection,
-                     argc, argv);
+      const std::string path = find_shipped(suite_path, ShippedKind::suite);
+      if (tuning_path.empty()) return execute(suite::load_suite(path), connection, argc, argv);
+      const suite::TuningChoices tuning =
+          suite::parse_tuning(suite::read_whole_file(tuning_path), tuning_path);
+      model::SuiteSpec tuned =
+          suite::parse_suite(suite::apply_tuning(suite::read_whole_file(path), path, tuning), path);
+      tuned.tuned_by = tuning_path;
+      return execute(tuned, connection, argc, argv);
     }
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {

@@ -684,6 +684,7 @@ class RankRunner {
                                {"responder", peer_facts}};
         if (!job_.job.facts.pmix_version.empty())
           settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
+        if (!job_.suite.tuned_by.empty()) settings.provenance["tuned_by"] = job_.suite.tuned_by;
       }
       session::Observer observer;
       if (job_.job.rank == 0) {

@@ -490,6 +490,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
          {{"initiator", options.cpu ? nlohmann::json(*options.cpu) : nlohmann::json(nullptr)},
           {"responder", !remote && options.peer_cpu ? nlohmann::json(*options.peer_cpu)
                                                     : nlohmann::json(nullptr)}}}};
+    if (!suite.tuned_by.empty()) settings.provenance["tuned_by"] = suite.tuned_by;
     if (remote && options.peer_cpu)
       settings.warnings.push_back("--peer-cpu is ignored with --peer: give the server --cpu");
     for (auto& w : session::preflight(my_facts, peer_facts,

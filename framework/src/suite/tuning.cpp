@@ -1,0 +1,119 @@
+#include "suite/tuning.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "suite/diagnostics.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::suite {
+namespace {
+
+std::uint64_t number(const YAML::Node& node, const std::string& file, const std::string& key) {
+  if (!node || !node.IsScalar())
+    throw SpecError(file, line_of(node), key, "expected a number of bytes");
+  try {
+    std::size_t used = 0;
+    const unsigned long long value = std::stoull(node.Scalar(), &used);
+    if (used == node.Scalar().size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw SpecError(file, line_of(node), key,
+                  "expected a number of bytes, got '" + node.Scalar() + "'");
+}
+
+bool asks_auto(const YAML::Node& test, const YAML::Node& defaults) {
+  const YAML::Node own = test["fragment"];
+  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
+  return given && given.IsScalar() && given.Scalar() == "auto";
+}
+
+}  // namespace
+
+TuningChoices parse_tuning(const std::string& text, const std::string& file) {
+  const YAML::Node root = load_yaml(text, file);
+  if (!root.IsMap() || !root["tuning"] || !root["tuning"].IsMap())
+    throw SpecError(file, 1, "tuning", "not a tuning file (uniperf tune -o FILE writes one)");
+  const YAML::Node tuning = root["tuning"];
+  TuningChoices choices;
+  choices.file = file;
+  if (tuning["config"] && tuning["config"].IsScalar()) choices.config = tuning["config"].Scalar();
+  const YAML::Node tests = tuning["tests"];
+  if (!tests || !tests.IsMap())
+    throw SpecError(file, line_of(tuning), "tuning.tests", "missing: the tuned tests");
+  for (const auto& entry : tests) {
+    const std::string name = key_text(entry.first, file);
+    const std::string key = "tuning.tests." + name;
+    choices.lines[name] = line_of(entry.first);
+    auto& chosen = choices.fragments[name];
+    if (!entry.second.IsSequence())
+      throw SpecError(file, line_of(entry.second), key, "expected a list of {size, fragment}");
+    for (std::size_t i = 0; i < entry.second.size(); ++i) {
+      const YAML::Node row = entry.second[i];
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      if (!row.IsMap()) throw SpecError(file, line_of(row), at, "expected {size, fragment}");
+      const std::uint64_t size = number(row["size"], file, at + ".size");
+      if (row["unavailable"]) continue;
+      const std::uint64_t fragment = number(row["fragment"], file, at + ".fragment");
+      if (std::find(std::begin(kAutoFragments), std::end(kAutoFragments), fragment) ==
+          std::end(kAutoFragments))
+        throw SpecError(file, line_of(row["fragment"]), at + ".fragment",
+                        std::to_string(fragment) +
+                            " is not a candidate of `fragment: auto` (256 .. 64K, powers of two)");
+      chosen[size] = static_cast<std::uint32_t>(fragment);
+    }
+  }
+  return choices;
+}
+
+std::string apply_tuning(const std::string& suite_text, const std::string& suite_file,
+                         const TuningChoices& tuning) {
+  // The sizes each test runs, resolved as the suite reader resolves them
+  // (ranges, defaults, presets); it also names any error of the suite.
+  const model::SuiteSpec parsed = parse_suite(suite_text, suite_file);
+  YAML::Node root = load_yaml(suite_text, suite_file);
+  const YAML::Node defaults = root["defaults"];
+  YAML::Node tests(YAML::NodeType::Sequence);
+  std::map<std::string, bool> applied;
+  for (const YAML::Node& node : root["tests"]) {
+    const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
+    const auto chosen = tuning.fragments.find(name);
+    if (chosen == tuning.fragments.end() || !asks_auto(node, defaults)) {
+      tests.push_back(node);
+      continue;
+    }
+    applied[name] = true;
+    const std::string first = name + ".fragment_" + std::to_string(kAutoFragments[0]);
+    const auto swept = std::find_if(parsed.tests.begin(), parsed.tests.end(),
+                                    [&](const model::TestSpec& t) { return t.name == first; });
+    if (swept == parsed.tests.end())
+      throw std::logic_error("the suite reader did not sweep " + name);
+    for (const std::uint32_t fragment : kAutoFragments) {
+      std::vector<std::uint64_t> sizes;
+      for (const std::uint64_t size : swept->sizes) {
+        const auto choice = chosen->second.find(size);
+        if (choice == chosen->second.end() || choice->second == fragment) sizes.push_back(size);
+      }
+      if (sizes.empty()) continue;
+      YAML::Node one = YAML::Clone(node);
+      one["name"] = name + ".fragment_" + std::to_string(fragment);
+      one["fragment"] = fragment;
+      one["sizes"] = sizes;
+      tests.push_back(one);
+    }
+  }
+  for (const auto& [name, line] : tuning.lines) {
+    if (!applied.count(name))
+      throw SpecError(tuning.file, line, "tuning.tests." + name,
+                      suite_file + " has no `fragment: auto` test named " + name);
+  }
+  root["tests"] = tests;
+  YAML::Emitter out;
+  out << YAML::Comment(suite_file + " tuned by " + tuning.file + " (uniperf run --tuning)");
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace uniperf::suite

@@ -1,0 +1,105 @@
+// Tuning files (suite/tuning.hpp): what `uniperf run --tuning` reads, and
+// how it narrows a `fragment: auto` sweep to the chosen fragment per size.
+#include "suite/tuning.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "suite/diagnostics.hpp"
+#include "suite/suite.hpp"
+
+namespace uniperf::suite {
+namespace {
+
+constexpr const char* kTuning = R"(tuning:
+  suite: s.yaml
+  config: configs/tcp.yaml
+  tests:
+    copy:
+      - {size: 4096, fragment: 1024, MB_per_s: 10}
+      - {size: 65536, fragment: 8192, MB_per_s: 20}
+      - {size: 1048576, unavailable: "no"}
+)";
+
+constexpr const char* kSuite = R"(suite: s
+defaults: {pattern: bandwidth, op: send, delivery: copy, window: 8, iterations: 10}
+tests:
+  - {name: whole, sizes: [4K]}
+  - {name: copy, fragment: auto, sizes: [4K, 64K, 1M]}
+  - {name: fixed, fragment: 2K, sizes: [4K]}
+)";
+
+std::vector<std::uint64_t> sizes_of(const model::SuiteSpec& suite, const std::string& name) {
+  const auto t = std::find_if(suite.tests.begin(), suite.tests.end(),
+                              [&](const auto& test) { return test.name == name; });
+  return t == suite.tests.end() ? std::vector<std::uint64_t>{} : t->sizes;
+}
+
+TEST(Tuning, ReadsTheChoicesAndLeavesUnavailableSizesWithout) {
+  const TuningChoices t = parse_tuning(kTuning, "t.yaml");
+  EXPECT_EQ(t.config, "configs/tcp.yaml");
+  ASSERT_EQ(t.fragments.count("copy"), 1u);
+  const auto& copy = t.fragments.at("copy");
+  EXPECT_EQ(copy.size(), 2u);
+  EXPECT_EQ(copy.at(4096), 1024u);
+  EXPECT_EQ(copy.at(65536), 8192u);
+  EXPECT_EQ(copy.count(1048576), 0u);
+  EXPECT_EQ(t.lines.at("copy"), 5);
+}
+
+TEST(Tuning, ANonCandidateFragmentIsRefusedAtItsLine) {
+  std::string text = kTuning;
+  text.replace(text.find("fragment: 8192"), 14, "fragment: 3000");
+  try {
+    parse_tuning(text, "t.yaml");
+    FAIL() << "accepted fragment 3000";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file, "t.yaml");
+    EXPECT_EQ(e.line, 7);
+    EXPECT_EQ(e.key, "tuning.tests.copy[1].fragment");
+  }
+  EXPECT_THROW(parse_tuning("suite: s\ntests: []\n", "t.yaml"), SpecError);
+  EXPECT_THROW(
+      parse_tuning("tuning:\n  tests:\n    copy:\n      - {size: 4K, fragment: 1024}\n", "t.yaml"),
+      SpecError);
+}
+
+TEST(Tuning, EachSizeRunsItsChosenFragmentAndAnUnchosenOneEveryCandidate) {
+  const std::string tuned = apply_tuning(kSuite, "s.yaml", parse_tuning(kTuning, "t.yaml"));
+  EXPECT_EQ(tuned.rfind("# s.yaml tuned by t.yaml", 0), 0u) << tuned;
+  const model::SuiteSpec suite = parse_suite(tuned, "s.yaml");
+  // 1M was not tuned (unavailable): every candidate has it, as untuned.
+  EXPECT_EQ(sizes_of(suite, "copy.fragment_1024"), (std::vector<std::uint64_t>{4096, 1048576}));
+  EXPECT_EQ(sizes_of(suite, "copy.fragment_8192"), (std::vector<std::uint64_t>{65536, 1048576}));
+  EXPECT_EQ(sizes_of(suite, "copy.fragment_256"), (std::vector<std::uint64_t>{1048576}));
+  EXPECT_EQ(sizes_of(suite, "copy.fragment_65536"), (std::vector<std::uint64_t>{1048576}));
+  std::vector<std::string> names;
+  for (const auto& t : suite.tests) names.push_back(t.name);
+  EXPECT_EQ(names.front(), "whole");
+  EXPECT_EQ(names.back(), "fixed");
+  EXPECT_EQ(names.size(), 2 + std::size(kAutoFragments));
+  for (const auto& t : suite.tests) {
+    if (t.name.rfind("copy.fragment_", 0) == 0) {
+      EXPECT_EQ(std::to_string(t.flows.front().fragment), t.name.substr(14)) << t.name;
+    }
+  }
+}
+
+TEST(Tuning, ATunedTestTheSuiteDoesNotSweepIsRefusedAtItsLine) {
+  std::string text = kTuning;
+  text.replace(text.find("copy:"), 5, "fixed:");
+  try {
+    apply_tuning(kSuite, "s.yaml", parse_tuning(text, "t.yaml"));
+    FAIL() << "applied a tuning to a test without fragment: auto";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file, "t.yaml");
+    EXPECT_EQ(e.line, 5);
+    EXPECT_NE(std::string(e.what()).find("s.yaml has no `fragment: auto` test named fixed"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace uniperf::suite
