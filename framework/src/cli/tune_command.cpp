@@ -38,14 +38,6 @@ struct Tuning {
   std::string unavailable;  ///< why it could not be measured ("" when it could)
 };
 
-/// Whether a test node asks for `fragment: auto` (its own key, else the
-/// suite's defaults').
-bool asks_auto(const YAML::Node& test, const YAML::Node& defaults) {
-  const YAML::Node own = test["fragment"];
-  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
-  return given && given.IsScalar() && given.Scalar() == "auto";
-}
-
 /// The candidates for a message of `size`: the auto fragments up to the
 /// first that sends it whole (larger ones would send it whole again).
 std::vector<std::uint32_t> candidates_for(std::uint64_t size) {
@@ -174,7 +166,7 @@ int run_tune_command(const TuneCommand& tune) {
   std::vector<Tuning> tunings;
   std::map<std::string, YAML::Node> nodes;
   for (const YAML::Node& node : root["tests"]) {
-    if (!asks_auto(node, defaults)) continue;
+    if (!suite::asks_auto_fragment(node, defaults)) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
     const std::string swept = name + ".fragment_" + std::to_string(suite::kAutoFragments[0]);

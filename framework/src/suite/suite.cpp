@@ -711,6 +711,12 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   return suite;
 }
 
+bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults) {
+  const YAML::Node own = test["fragment"];
+  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
+  return given && given.IsScalar() && given.Scalar() == "auto";
+}
+
 model::SuiteSpec load_suite(const std::string& path) {
   return parse_suite(read_whole_file(path), path);
 }

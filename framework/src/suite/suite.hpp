@@ -61,6 +61,10 @@ namespace uniperf::suite {
 inline constexpr std::uint32_t kAutoFragments[] = {256,  512,   1024,  2048, 4096,
                                                    8192, 16384, 32768, 65536};
 
+/// Whether a suite's test node asks for `fragment: auto` (its own key, else
+/// the `defaults:` mapping's).
+bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults);
+
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);
 model::SuiteSpec parse_suite(const std::string& yaml_text, const std::string& file_label);

@@ -24,12 +24,6 @@ std::uint64_t number(const YAML::Node& node, const std::string& file, const std:
                   "expected a number of bytes, got '" + node.Scalar() + "'");
 }
 
-bool asks_auto(const YAML::Node& test, const YAML::Node& defaults) {
-  const YAML::Node own = test["fragment"];
-  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
-  return given && given.IsScalar() && given.Scalar() == "auto";
-}
-
 }  // namespace
 
 TuningChoices parse_tuning(const std::string& text, const std::string& file) {
@@ -80,7 +74,7 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
   for (const YAML::Node& node : root["tests"]) {
     const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
     const auto chosen = tuning.fragments.find(name);
-    if (chosen == tuning.fragments.end() || !asks_auto(node, defaults)) {
+    if (chosen == tuning.fragments.end() || !asks_auto_fragment(node, defaults)) {
       tests.push_back(node);
       continue;
     }
