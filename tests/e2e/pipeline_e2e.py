@@ -16,8 +16,8 @@ with open(os.path.join(source_dir, "suites/pipeline.yaml")) as f:
     suite = f.read()
 # Whole-message tests of inline against DMA posts are no pipeline: left out.
 small = re.sub(r"\n  - \{name: (inline|dma)_(latency|rate), [^\n]*", "", suite)
-small = re.sub(r"sizes: .*", "sizes: [4K, 100000]", small)
-small = re.sub(r"duration: .*", "duration: 0.1s\n  validate: true", small)
+small = re.sub(r"(?m)^  sizes: .*", "  sizes: [4K, 100000]", small)
+small = re.sub(r"(?m)^  duration: .*", "  duration: 0.1s\n  validate: true", small)
 small = small.replace("256..64K x4", "[1K, 64K]")
 # The auto test sweeps every candidate: `uniperf tune` below covers it.
 small = re.sub(r"\n  - \{name: copy_auto, [^\n]*", "", small)
@@ -95,6 +95,26 @@ for config in configs:
                 assert row[f] == max(row.values()) and abs(mb - row[f]) <= 1e-3 * row[f] + 1e-3, \
                     (caption, size, best[size], row)
 print("ok: the report draws each sweep's grid with its best fragment per size")
+
+# `--quick`: the suite's quick: keys, two fragments and short points, over
+# tcp: every sweep at those two fragments only, the whole-message and inline
+# tests as they were, each point 0.1 s.
+with tempfile.TemporaryDirectory() as work:
+    quick_out = os.path.join(work, "quick.jsonl")
+    run = subprocess.run([uniperf, "run", os.path.join(source_dir, "suites/pipeline.yaml"), "--quick",
+                          "-c", os.path.join(source_dir, "configs/tcp.yaml"), "--quiet", "-o", quick_out],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    quick = [json.loads(line) for line in open(quick_out)]
+    assert {r["params"]["fragment"] for r in quick} == {0, 1024, 65536}, \
+        {r["params"]["fragment"] for r in quick}
+    assert {r["test"] for r in quick if r["params"]["fragment"] == 0} == \
+        {"whole_write", "whole_send", "inline_latency", "dma_latency", "inline_rate", "dma_rate"}
+    for r in quick:
+        if r["params"]["pattern"] != "latency":
+            assert r["params"]["duration_s"] == 0.1, (r["test"], r["params"]["duration_s"])
+        assert r["status"] == "ok" or (r["status"] == "skipped" and r["params"]["op"] == "write"), r
+print(f"ok: --quick ran {len(quick)} records over tcp")
 
 # Self-tuning: `uniperf tune` over tcp for a copy pipeline with fragment:
 # auto at two sizes, within a budget; the tuning file names a candidate per

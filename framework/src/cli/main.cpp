@@ -18,6 +18,7 @@
 #include "cli/shipped_files.hpp"
 #include "cli/stages_command.hpp"
 #include "cli/tune_command.hpp"
+#include "suite/quick.hpp"
 #include "suite/suite.hpp"
 #include "suite/tuning.hpp"
 
@@ -63,6 +64,10 @@ int main(int argc, char** argv) {
                   "Suite file (YAML), or the name of a shipped one (quick: "
                   "share/uniperf/suites/quick.yaml of the install)")
       ->required();
+  bool quick = false;
+  run->add_flag("--quick", quick,
+                "Run the suite's short form: the keys of its `quick:` mapping (sizes, duration, "
+                "...) replace the suite's own");
   std::string tuning_path;
   run->add_option("--tuning", tuning_path,
                   "Apply a tuning file of `uniperf tune`: each tuned `fragment: auto` test runs "
@@ -133,14 +138,18 @@ int main(int argc, char** argv) {
     if (tune.command->parsed()) return cli::run_tune_command(tune);
     if (stages.command->parsed()) return cli::run_stages_command(stages);
     if (run->parsed()) {
+      // --quick, then --tuning: each a text of the suite's own, so a peer
+      // is sent what runs here and the records' suite hash is of it.
       const std::string path = find_shipped(suite_path, ShippedKind::suite);
-      if (tuning_path.empty()) return execute(suite::load_suite(path), connection, argc, argv);
-      const suite::TuningChoices tuning =
-          suite::parse_tuning(suite::read_whole_file(tuning_path), tuning_path);
-      model::SuiteSpec tuned =
-          suite::parse_suite(suite::apply_tuning(suite::read_whole_file(path), path, tuning), path);
-      tuned.tuned_by = tuning_path;
-      return execute(tuned, connection, argc, argv);
+      std::string text = suite::read_whole_file(path);
+      if (quick) text = suite::apply_quick(text, path);
+      if (!tuning_path.empty()) {
+        text = suite::apply_tuning(
+            text, path, suite::parse_tuning(suite::read_whole_file(tuning_path), tuning_path));
+      }
+      model::SuiteSpec suite = suite::parse_suite(text, path);
+      suite.tuned_by = tuning_path;
+      return execute(suite, connection, argc, argv);
     }
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {

@@ -639,8 +639,14 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   if (!root || !root.IsMap()) {
     throw SpecError(file, 1, "suite", "a suite file is a mapping with suite: and tests:");
   }
-  check_keys(root, {"suite", "description", "defaults", "tests", "tolerances", "fail_on_skip"},
+  check_keys(root,
+             {"suite", "description", "defaults", "tests", "tolerances", "fail_on_skip", "quick"},
              file, "a suite");
+  if (const YAML::Node quick = root["quick"]; quick && !quick.IsNull()) {
+    // What --quick sets (suite/quick.hpp): keys a test may have.
+    require_map(quick, file, "quick");
+    check_keys(quick, defaults_keys(), file, "quick");
+  }
   model::SuiteSpec suite;
   suite.file = file;
   suite.content_hash = sha256_hex(text);

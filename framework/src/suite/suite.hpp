@@ -6,6 +6,7 @@
 //
 //   suite: quick                 # name (required)
 //   description: ...             # optional
+//   quick: {sizes: [4K], ...}    # optional: what `run --quick` sets (suite/quick.hpp)
 //   defaults:                    # optional: any test key but name, applied under every test
 //     iterations: 1000
 //     validate: true
