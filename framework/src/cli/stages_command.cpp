@@ -43,8 +43,12 @@ std::string pages_missing(engine::Pages pages) {
   }
 }
 
-json call_times(std::vector<double> samples_us) {
-  const results::LatencyStats s = results::compute_latency(samples_us, false);
+/// One call's statistics over its samples, microseconds.
+results::LatencyStats call_times(std::vector<double> samples_us) {
+  return results::compute_latency(samples_us, false);
+}
+
+json to_json(const results::LatencyStats& s) {
   return {{"p50", s.p50}, {"min", s.min}, {"mean", s.mean}, {"p99", s.p99}, {"max", s.max}};
 }
 
@@ -130,20 +134,20 @@ json measure_registrations(const StagesCommand& stages, const model::ConfigSpec&
         rows.push_back({{"size", size}, {"pages", engine::to_string(pages)}, {"error", e.what()}});
         continue;
       }
-      json row = {{"size", size},
-                  {"pages", engine::to_string(pages)},
-                  {"repeats", stages.repeats},
-                  {"register_us", call_times(samples.register_us)},
-                  {"release_us", call_times(samples.release_us)},
-                  {"again_us", call_times(samples.again_us)}};
-      const auto spread = [](const json& t) {
-        return fmt::format("{:>9.2f} ({:.2f}..{:.2f})", t["p50"].get<double>(),
-                           t["min"].get<double>(), t["p99"].get<double>());
+      const results::LatencyStats registered = call_times(samples.register_us);
+      const results::LatencyStats released = call_times(samples.release_us);
+      const results::LatencyStats again = call_times(samples.again_us);
+      const auto spread = [](const results::LatencyStats& t) {
+        return fmt::format("{:>9.2f} ({:.2f}..{:.2f})", t.p50, t.min, t.p99);
       };
-      std::cout << fmt::format("  {:>10} {:>27} {:>27} {:>10.2f}\n", size,
-                               spread(row["register_us"]), spread(row["release_us"]),
-                               row["again_us"]["p50"].get<double>());
-      rows.push_back(std::move(row));
+      std::cout << fmt::format("  {:>10} {:>27} {:>27} {:>10.2f}\n", size, spread(registered),
+                               spread(released), again.p50);
+      rows.push_back({{"size", size},
+                      {"pages", engine::to_string(pages)},
+                      {"repeats", stages.repeats},
+                      {"register_us", to_json(registered)},
+                      {"release_us", to_json(released)},
+                      {"again_us", to_json(again)}});
     }
   }
   section["registration"] = std::move(rows);

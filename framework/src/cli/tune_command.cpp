@@ -169,12 +169,7 @@ int run_tune_command(const TuneCommand& tune) {
     if (!suite::asks_auto_fragment(node, defaults)) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
-    const std::string swept = name + ".fragment_" + std::to_string(suite::kAutoFragments[0]);
-    const auto first = std::find_if(parsed.tests.begin(), parsed.tests.end(),
-                                    [&](const auto& t) { return t.name == swept; });
-    if (first == parsed.tests.end())
-      throw std::logic_error("the suite reader did not sweep " + name);
-    for (const std::uint64_t size : first->sizes) {
+    for (const std::uint64_t size : suite::auto_sweep_sizes(parsed, name)) {
       const auto fragments = candidates_for(size);
       tunings.push_back({name, size, fragments,
                          results::SettingSearch(fragments.size(), tune.first_round, tune.budget),

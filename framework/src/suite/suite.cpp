@@ -723,6 +723,15 @@ bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults) {
   return given && given.IsScalar() && given.Scalar() == "auto";
 }
 
+const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
+                                                   const std::string& name) {
+  const std::string first = name + ".fragment_" + std::to_string(kAutoFragments[0]);
+  for (const model::TestSpec& test : suite.tests) {
+    if (test.name == first) return test.sizes;
+  }
+  throw std::logic_error("the suite reader did not sweep " + name);
+}
+
 model::SuiteSpec load_suite(const std::string& path) {
   return parse_suite(read_whole_file(path), path);
 }

@@ -65,6 +65,11 @@ inline constexpr std::uint32_t kAutoFragments[] = {256,  512,   1024,  2048, 409
 /// Whether a suite's test node asks for `fragment: auto` (its own key, else
 /// the `defaults:` mapping's).
 bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults);
+/// The sizes a `fragment: auto` test NAME of a parsed suite runs (those of
+/// its sweep's tests, NAME.fragment_F). std::logic_error when the suite has
+/// no such sweep.
+const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
+                                                   const std::string& name);
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);

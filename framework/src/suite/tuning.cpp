@@ -79,14 +79,10 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
       continue;
     }
     applied[name] = true;
-    const std::string first = name + ".fragment_" + std::to_string(kAutoFragments[0]);
-    const auto swept = std::find_if(parsed.tests.begin(), parsed.tests.end(),
-                                    [&](const model::TestSpec& t) { return t.name == first; });
-    if (swept == parsed.tests.end())
-      throw std::logic_error("the suite reader did not sweep " + name);
+    const std::vector<std::uint64_t>& swept_sizes = auto_sweep_sizes(parsed, name);
     for (const std::uint32_t fragment : kAutoFragments) {
       std::vector<std::uint64_t> sizes;
-      for (const std::uint64_t size : swept->sizes) {
+      for (const std::uint64_t size : swept_sizes) {
         const auto choice = chosen->second.find(size);
         if (choice == chosen->second.end() || choice->second == fragment) sizes.push_back(size);
       }
