@@ -372,7 +372,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 13);
+  EXPECT_EQ(j.at("schema_minor"), 14);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));

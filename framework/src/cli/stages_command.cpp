@@ -58,10 +58,10 @@ json measure_copies(const StagesCommand& stages, const std::vector<std::uint64_t
   json rows = json::array();
   for (const engine::Pages pages : pages_asked(stages.pages)) {
     std::cout << fmt::format("memory copy on this host, {} pages: MB/s, mean of {} trials\n",
-                             engine::to_string(pages), stages.trials);
+                             model::to_string(pages), stages.trials);
     if (const std::string why = pages_missing(pages); !why.empty()) {
       std::cout << "  SKIPPED: " << why << "\n";
-      skipped.push_back({{"stage", "copy"}, {"pages", engine::to_string(pages)}, {"reason", why}});
+      skipped.push_back({{"stage", "copy"}, {"pages", model::to_string(pages)}, {"reason", why}});
       continue;
     }
     std::cout << fmt::format("  {:>10} {:>12} {:>25}\n", "size", "MB/s", "95% CI");
@@ -73,7 +73,7 @@ json measure_copies(const StagesCommand& stages, const std::vector<std::uint64_t
       std::cout << fmt::format("  {:>10} {:>12.1f} {:>12.1f} .. {:>9.1f}\n", size, ci.mean, ci.low,
                                ci.high);
       rows.push_back({{"size", size},
-                      {"pages", engine::to_string(pages)},
+                      {"pages", model::to_string(pages)},
                       {"MB_per_s", ci.mean},
                       {"ci95", {ci.low, ci.high}},
                       {"trials", samples.mb_per_s.size()},
@@ -113,13 +113,13 @@ json measure_registrations(const StagesCommand& stages, const model::ConfigSpec&
     std::cout << fmt::format(
         "config {} ({}, {}), {} pages: register_memory() and release, us (median, min..p99 "
         "of {} fresh buffers); again: the last buffer once more\n",
-        config.name, plugin->library_version(), context->device(), engine::to_string(pages),
+        config.name, plugin->library_version(), context->device(), model::to_string(pages),
         stages.repeats);
     if (const std::string why = pages_missing(pages); !why.empty()) {
       std::cout << "  SKIPPED: " << why << "\n";
       skipped.push_back({{"stage", "register"},
                          {"config", config.name},
-                         {"pages", engine::to_string(pages)},
+                         {"pages", model::to_string(pages)},
                          {"reason", why}});
       continue;
     }
@@ -131,7 +131,7 @@ json measure_registrations(const StagesCommand& stages, const model::ConfigSpec&
         samples = engine::measure_registration(*context, size, pages, stages.repeats);
       } catch (const TransportError& e) {
         std::cout << fmt::format("  {:>10} error: {}\n", size, e.what());
-        rows.push_back({{"size", size}, {"pages", engine::to_string(pages)}, {"error", e.what()}});
+        rows.push_back({{"size", size}, {"pages", model::to_string(pages)}, {"error", e.what()}});
         continue;
       }
       const results::LatencyStats registered = call_times(samples.register_us);
@@ -143,7 +143,7 @@ json measure_registrations(const StagesCommand& stages, const model::ConfigSpec&
       std::cout << fmt::format("  {:>10} {:>27} {:>27} {:>10.2f}\n", size, spread(registered),
                                spread(released), again.p50);
       rows.push_back({{"size", size},
-                      {"pages", engine::to_string(pages)},
+                      {"pages", model::to_string(pages)},
                       {"repeats", stages.repeats},
                       {"register_us", to_json(registered)},
                       {"release_us", to_json(released)},

@@ -26,6 +26,7 @@
 
 #include "engine/clock.hpp"
 #include "engine/errors.hpp"
+#include "engine/mapped_buffer.hpp"
 #include "engine/plan.hpp"
 #include "engine/trace.hpp"
 
@@ -171,7 +172,7 @@ class IdleBackoff {
 
 /// One endpoint with its buffer halves, prebuilt requests and counters.
 struct Lane {
-  std::unique_ptr<std::byte, void (*)(void*)> own_memory{nullptr, nullptr};  // null: plugin's
+  std::unique_ptr<MappedBuffer> own_memory;  // null: the plugin allocated it
   std::unique_ptr<MemoryRegion> memory;
   std::byte* base = nullptr;  // the lane's memory, whoever allocated it
   std::unique_ptr<Endpoint> endpoint;

@@ -20,18 +20,6 @@
 namespace uniperf::engine {
 namespace {
 
-/// Page-aligned, zeroed memory: every page is touched before anything is
-/// timed.
-std::unique_ptr<std::byte, void (*)(void*)> allocate(std::size_t bytes) {
-  auto* data = static_cast<std::byte*>(std::aligned_alloc(kPageSize, bytes));
-  if (data == nullptr) {
-    throw std::runtime_error("cannot allocate " + std::to_string(bytes) +
-                             " bytes of buffer memory");
-  }
-  std::memset(data, 0, bytes);
-  return {data, std::free};
-}
-
 /// Adds one segment of a ping-pong or round-trip phase to `out` from its
 /// stamps and returns how many iterations it completed: without a gap
 /// stamps[i] began iteration i and the first zero after the last one ends
@@ -103,8 +91,9 @@ struct TestRunner::Impl {
 
   // ------------------------------------------------------------ setup
 
-  void setup() {
+  void setup(LaneMemory mapped) {
     const BufferGeometry& g = plan.buffers;
+    if (mapped.empty() && flow.pages == Pages::huge) mapped = map_lane_memory(plan);
     EndpointParams params;
     params.send_depth = g.send_depth;
     params.recv_depth = plan.recv_depth;
@@ -119,11 +108,18 @@ struct TestRunner::Impl {
       Lane& lane = lanes[index];
       // Both sides connect the lanes in the same order, each on its rail.
       Context& context = *rails.at(plan.lanes[index].rail);
-      lane.memory = context.allocate_memory(g.lane_bytes);
-      if (!lane.memory) {
-        lane.own_memory = allocate(g.lane_bytes);
-        lane.memory = context.register_memory(lane.own_memory.get(), g.lane_bytes);
+      // The plugin's own allocation where it offers one (on normal pages),
+      // else page-aligned, zeroed memory of ours, touched before anything
+      // is timed.
+      if (!mapped.empty()) {
+        lane.own_memory = std::move(mapped.at(index));
+      } else {
+        lane.memory = context.allocate_memory(g.lane_bytes);
+        if (!lane.memory)
+          lane.own_memory = std::make_unique<MappedBuffer>(g.lane_bytes, Pages::normal);
       }
+      if (lane.own_memory)
+        lane.memory = context.register_memory(lane.own_memory->data(), g.lane_bytes);
       lane.base = static_cast<std::byte*>(lane.memory->address());
       params.index = index;
       lane.endpoint = context.connect(params, channel);
@@ -622,6 +618,13 @@ struct TestRunner::Impl {
   }
 };
 
+LaneMemory map_lane_memory(const FlowPlan& plan) {
+  LaneMemory memory;
+  for (std::size_t k = 0; k < plan.lanes.size(); ++k)
+    memory.push_back(std::make_unique<MappedBuffer>(plan.buffers.lane_bytes, plan.flow.pages));
+  return memory;
+}
+
 TestRunner::TestRunner(std::vector<Context*> rails, bootstrap::Bootstrap& control, FlowPlan plan,
                        const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
     : impl_(std::make_unique<Impl>(std::move(rails), control, std::move(plan), abort, group,
@@ -635,8 +638,8 @@ TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan
 // are destroyed in the reverse order, as the plugin interface requires.
 TestRunner::~TestRunner() = default;
 
-void TestRunner::setup() {
-  impl_->setup();
+void TestRunner::setup(LaneMemory mapped) {
+  impl_->setup(std::move(mapped));
 }
 
 SizeOutcome TestRunner::run(std::uint64_t size) {

@@ -17,6 +17,7 @@
 #include "engine/cpu_meter.hpp"
 #include "engine/errors.hpp"
 #include "engine/flow_group.hpp"
+#include "engine/mapped_buffer.hpp"
 #include "engine/plan.hpp"
 #include "engine/trace.hpp"
 #include "model/latency_distribution.hpp"
@@ -77,6 +78,10 @@ struct SizeOutcome {
   FlowTrace trace;
 };
 
+/// A buffer of the plan's lane size per lane, on the flow's pages. Throws
+/// Unavailable naming the reason when they cannot be had.
+LaneMemory map_lane_memory(const FlowPlan& plan);
+
 class TestRunner {
  public:
   /// `abort` is raised by the session's watchdog (peer gone, deadline);
@@ -95,7 +100,10 @@ class TestRunner {
 
   /// Allocates and registers buffers for the plan's largest size, connects
   /// the flow's endpoints and exchanges buffer keys. Both sides call it.
-  void setup();
+  /// `mapped`: a buffer per lane mapped beforehand (map_lane_memory), so
+  /// that huge pages that cannot be had are known before the two sides
+  /// agree what runs; a flow on huge pages given none maps its own here.
+  void setup(LaneMemory mapped = {});
   /// Runs warm-up and measurement at one of the plan's sizes. Both sides
   /// call it.
   SizeOutcome run(std::uint64_t size);

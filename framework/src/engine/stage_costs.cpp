@@ -1,12 +1,7 @@
 #include "engine/stage_costs.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -16,69 +11,12 @@
 namespace uniperf::engine {
 namespace {
 
-/// A value of /proc/meminfo ("Hugepagesize:", in kB), or `otherwise`.
-long meminfo_kb(const std::string& key, long otherwise) {
-  std::ifstream in("/proc/meminfo");
-  std::string name;
-  long value = 0;
-  std::string unit;
-  while (in >> name >> value) {
-    std::getline(in, unit);
-    if (name == key) return value;
-  }
-  return otherwise;
-}
-
-long nr_hugepages() {
-  std::ifstream in("/proc/sys/vm/nr_hugepages");
-  long n = -1;
-  in >> n;
-  return n;
-}
-
-std::string huge_pages_missing(std::size_t length, int error) {
-  const long reserved = nr_hugepages();
-  if (reserved == 0) {
-    return "huge pages: none are reserved (vm.nr_hugepages is 0; as root: sysctl "
-           "vm.nr_hugepages=N)";
-  }
-  return "huge pages: mapping " + std::to_string(length) +
-         " bytes failed: " + std::strerror(error) + " (" +
-         std::to_string(meminfo_kb("HugePages_Free:", -1)) + " of " + std::to_string(reserved) +
-         " reserved pages free)";
-}
-
 /// Keeps the compiler from proving a copy's destination dead.
 inline void clobber_memory() {
   asm volatile("" ::: "memory");
 }
 
 }  // namespace
-
-const char* to_string(Pages pages) {
-  return pages == Pages::huge ? "huge" : "normal";
-}
-
-MappedBuffer::MappedBuffer(std::size_t length, Pages pages) : length_(length) {
-  const std::size_t page = pages == Pages::huge
-                               ? static_cast<std::size_t>(meminfo_kb("Hugepagesize:", 2048)) * 1024
-                               : static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  mapped_ = (std::max<std::size_t>(length, 1) + page - 1) / page * page;
-  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (pages == Pages::huge ? MAP_HUGETLB : 0);
-  void* at = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, flags, -1, 0);
-  if (at == MAP_FAILED) {
-    const int error = errno;
-    if (pages == Pages::huge) throw Unavailable(huge_pages_missing(mapped_, error));
-    throw Unavailable("memory: mapping " + std::to_string(mapped_) +
-                      " bytes failed: " + std::strerror(error));
-  }
-  data_ = static_cast<std::byte*>(at);
-  std::memset(data_, 0x5a, mapped_);  // every page faulted in now, not while timed
-}
-
-MappedBuffer::~MappedBuffer() {
-  if (data_ != nullptr) ::munmap(data_, mapped_);
-}
 
 CopySamples measure_copy(std::size_t size, Pages pages, std::size_t trials,
                          std::chrono::microseconds trial_time) {
@@ -136,7 +74,9 @@ RegistrationSamples measure_registration(Context& context, std::size_t size, Pag
   for (std::size_t r = 0; r < repeats; ++r) {
     // Mapped while the one before still is: consecutive buffers never
     // share an address (a cache that missed an unmap cannot be hit).
-    buffer = std::make_unique<MappedBuffer>(size, pages);
+    // Not zero: the caller can tell the pages were touched, not left to
+    // be faulted in by the registration.
+    buffer = std::make_unique<MappedBuffer>(size, pages, std::byte{0x5a});
     std::unique_ptr<MemoryRegion> region;
     samples.register_us.push_back(
         timed([&] { region = context.register_memory(buffer->data(), size); }));

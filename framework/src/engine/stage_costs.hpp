@@ -15,36 +15,9 @@
 #include <uniperf/plugin.hpp>
 #include <vector>
 
+#include "engine/mapped_buffer.hpp"
+
 namespace uniperf::engine {
-
-/// The pages a measurement's buffers are mapped with.
-///   normal: the kernel's base pages (transparent huge pages as its policy
-///     decides; this machine's is in the provenance).
-///   huge: MAP_HUGETLB pages reserved by vm.nr_hugepages, as itperf asked
-///     for large physical pages: fewer TLB misses for the copy, fewer pages
-///     for a registration to pin.
-enum class Pages : std::uint8_t { normal, huge };
-inline constexpr std::size_t kPagesCount = 2;
-const char* to_string(Pages pages);
-
-/// Anonymous memory mapped for one measurement and touched, so no page is
-/// first faulted in while timed. Throws Unavailable naming the reason when
-/// the pages cannot be had ("huge pages: none are reserved ...").
-class MappedBuffer {
- public:
-  MappedBuffer(std::size_t length, Pages pages);
-  ~MappedBuffer();
-  MappedBuffer(const MappedBuffer&) = delete;
-  MappedBuffer& operator=(const MappedBuffer&) = delete;
-
-  std::byte* data() const { return data_; }
-  std::size_t length() const { return length_; }
-
- private:
-  std::byte* data_ = nullptr;
-  std::size_t length_ = 0;
-  std::size_t mapped_ = 0;  ///< length_ rounded up to the page size
-};
 
 /// memcpy of `size` bytes between two buffers of `pages`, the same two each
 /// time (a cache-resident copy for sizes that fit: the pipeline's best

@@ -85,6 +85,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<Reassembly> = kReassemblyCount;
 template <>
 inline constexpr std::size_t kChoiceCount<Source> = kSourceCount;
+template <>
+inline constexpr std::size_t kChoiceCount<Pages> = kPagesCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -489,6 +491,14 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_after_1_8()
         .flag_named("--source")
         .in_title(", ", "", true),
+    choice_field<&FlowSpec::pages>(
+        "pages",
+        "normal (base pages, or the plugin's own allocation) | huge (the buffers on "
+        "MAP_HUGETLB pages that vm.nr_hugepages reserved; SKIPPED where none can be had)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--pages")
+        .in_title(", ", " pages", true),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

@@ -113,6 +113,16 @@ std::string_view to_string(Source source) {
   return "unknown";
 }
 
+std::string_view to_string(Pages pages) {
+  switch (pages) {
+    case Pages::normal:
+      return "normal";
+    case Pages::huge:
+      return "huge";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

@@ -79,6 +79,17 @@ inline constexpr std::size_t kReassemblyCount = 2;
 ///     (a ring of `window` of them), then posted from there.
 enum class Source : std::uint8_t { zero_copy, staged };
 inline constexpr std::size_t kSourceCount = 2;
+/// The pages a flow's buffers (and a stage-cost measurement's) are mapped
+/// with.
+///   normal: the kernel's base pages (transparent huge pages as its policy
+///     decides; the host's policy is in the provenance), or the plugin's
+///     own allocation where it offers one.
+///   huge: MAP_HUGETLB pages reserved by vm.nr_hugepages, as itperf asked
+///     for large physical pages: fewer TLB misses for the copy, fewer pages
+///     for a registration to pin. Where none can be had the test is
+///     SKIPPED, naming why.
+enum class Pages : std::uint8_t { normal, huge };
+inline constexpr std::size_t kPagesCount = 2;
 
 /// When a test of several flows ends its measured phase (the flows always
 /// start it together). all_done: each measured flow runs its own length and
@@ -205,6 +216,7 @@ struct FlowSpec {
   Delivery delivery = Delivery::direct;
   Reassembly reassembly = Reassembly::cut_through;
   Source source = Source::zero_copy;
+  Pages pages = Pages::normal;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -257,5 +269,6 @@ std::string_view to_string(StopRule);
 std::string_view to_string(Delivery);
 std::string_view to_string(Reassembly);
 std::string_view to_string(Source);
+std::string_view to_string(Pages);
 
 }  // namespace uniperf::model

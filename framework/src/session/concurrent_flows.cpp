@@ -9,7 +9,8 @@ namespace uniperf::session {
 
 void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
                              const std::vector<Context*>& rails, Plugin& plugin,
-                             const std::vector<Options>& rail_options) {
+                             const std::vector<Options>& rail_options,
+                             std::vector<engine::LaneMemory> mapped) {
   const std::size_t count = plans.size();
   if (count > 1) {
     channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
@@ -33,7 +34,7 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::
     bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;
     runners_.push_back(std::make_unique<engine::TestRunner>(flow_rails, channel, plans[k],
                                                             watchdog_.abort(), group_.get(), k));
-    runners_.back()->setup();
+    runners_.back()->setup(k < mapped.size() ? std::move(mapped[k]) : engine::LaneMemory{});
   }
   std::vector<Watchdog::ProgressSource> sources;
   for (const auto& runner : runners_)

@@ -32,10 +32,12 @@ class ConcurrentFlows {
   /// and every flow when the plugin's endpoints are thread-safe; otherwise
   /// `plugin` opens one more Context per flow and rail, which may throw
   /// Unsupported (on both sides alike). Several flows start their measured
-  /// phases together and stop by `until` (engine::FlowGroup).
+  /// phases together and stop by `until` (engine::FlowGroup). `mapped`:
+  /// each flow's lane buffers mapped beforehand (empty: none for it).
   void set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
               const std::vector<Context*>& rails, Plugin& plugin,
-              const std::vector<Options>& rail_options);
+              const std::vector<Options>& rail_options,
+              std::vector<engine::LaneMemory> mapped = {});
 
   /// One size of every flow, each on its own thread (the first on this
   /// one). The first failure stops the others (the watchdog trips them) and

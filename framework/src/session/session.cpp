@@ -25,6 +25,25 @@
 namespace uniperf::session {
 namespace {
 
+/// The lane buffers of every flow on huge pages, mapped now; where they
+/// cannot be had, every size still to run gets the reason instead (and
+/// nothing is kept mapped).
+std::vector<engine::LaneMemory> map_huge_pages(const std::vector<engine::FlowPlan>& plans,
+                                               std::vector<std::string>& reasons) {
+  std::vector<engine::LaneMemory> mapped(plans.size());
+  try {
+    for (std::size_t k = 0; k < plans.size(); ++k) {
+      if (plans[k].flow.pages == model::Pages::huge) mapped[k] = engine::map_lane_memory(plans[k]);
+    }
+  } catch (const Unavailable& e) {
+    for (auto& reason : reasons) {
+      if (reason.empty()) reason = e.what();
+    }
+    return {};
+  }
+  return mapped;
+}
+
 /// Where records go: counted as they start (for progress), then to the
 /// observer and the run's result, on the measuring side only (the responder
 /// keeps none).
@@ -243,6 +262,9 @@ class SuiteRun {
     std::vector<std::string> reasons;
     for (std::size_t i = 0; i < test.sizes.size(); ++i)
       reasons.push_back(engine::skip_reason(plans, i));
+    // Huge pages are had (or not) before the sides agree what runs, so a
+    // side that cannot have them SKIPs the test on both, naming why.
+    std::vector<engine::LaneMemory> mapped = map_huge_pages(plans, reasons);
     reasons = guarded([&] { return agree_sizes(channel_, reasons); });
     if (stopped_) {
       // Lost while the test began: it is not run again.
@@ -264,7 +286,7 @@ class SuiteRun {
         watchdog_.arm(settings_.size_timeout);
         std::vector<Context*> rails{context_.get()};
         for (const auto& rail : rail_contexts_) rails.push_back(rail.get());
-        flows.set_up(plans, test.until, rails, *plugin_, rail_options_);
+        flows.set_up(plans, test.until, rails, *plugin_, rail_options_, std::move(mapped));
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A plugin that cannot set a flow up (a connect-time limit, or a

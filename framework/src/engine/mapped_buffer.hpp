@@ -1,0 +1,40 @@
+// Memory mapped for the engine's own use, on the pages a flow or a
+// stage-cost measurement asks for (model::Pages): anonymous, page-aligned,
+// touched before anything is timed, and given back whole.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <uniperf/plugin.hpp>
+#include <vector>
+
+#include "model/test_spec.hpp"
+
+namespace uniperf::engine {
+
+using model::Pages;
+
+/// Anonymous memory mapped on `pages` and filled with `fill` (so every
+/// page is faulted in now, not while timed; a fill other than zero shows a
+/// test that it was). Throws Unavailable naming the reason when the pages
+/// cannot be had ("huge pages: none are reserved ...").
+class MappedBuffer {
+ public:
+  MappedBuffer(std::size_t length, Pages pages, std::byte fill = std::byte{0});
+  ~MappedBuffer();
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+
+  std::byte* data() const { return data_; }
+  std::size_t length() const { return length_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t length_ = 0;
+  std::size_t mapped_ = 0;  ///< length_ rounded up to the page size
+};
+
+/// One buffer per lane of a flow, mapped before the flow is set up.
+using LaneMemory = std::vector<std::unique_ptr<MappedBuffer>>;
+
+}  // namespace uniperf::engine
