@@ -5,7 +5,8 @@ UCX shared memory, libfabric shm), a config whose device is missing, and
 huge pages whether or not the kernel has some reserved. Asserts the file's
 shape and what each row counts; prints the figures, asserts none. Then bad
 input: a bad size list is refused with exit 2, naming the flag, and leaves
-no file."""
+no file. Then the HTML report's tables of the file (`uniperf report
+--stages`), and a file it cannot read refused, naming the field."""
 import json, os, subprocess, sys, tempfile
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -54,6 +55,36 @@ with tempfile.TemporaryDirectory() as work:
                 t = r[call]
                 assert 0 <= t["min"] <= t["p50"] <= t["p99"] <= t["max"], (s["name"], call, t)
     print(f"huge pages: {'measured' if huge else 'skipped: ' + doc['skipped'][0]['reason']}")
+
+    # The HTML report draws the file as tables beside a run's records.
+    records = os.path.join(work, "r.jsonl")
+    bw = subprocess.run([uniperf, "bw", "--plugin", "tcp", "--op", "send", "-s", "4K", "-n", "100",
+                         "-o", records], capture_output=True, text=True, timeout=120)
+    assert bw.returncode == 0, bw.stderr
+    html = os.path.join(work, "report.html")
+    report = subprocess.run([uniperf, "report", records, "--stages", out, "--html", html, "--quiet"],
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 0, report.stderr
+    text = open(html).read()
+    assert '<h2 id="stage-costs">Stage costs</h2>' in text
+    assert text.count('<table class="stage-costs">') == 1 + 3, "copy, then one per config"
+    for name in ["tcp", "ucx-shm", "ofi-shm"]:
+        assert f"<caption>{name} (" in text, name
+    assert f"{missing}: unavailable: " in text
+    for size in sizes:
+        assert f'<th class="num">{size}</th>' in text, size
+    # A file it cannot read is refused, naming the file and the field; no report is written.
+    broken = os.path.join(work, "broken.json")
+    doc["copy"][0]["MB_per_s"] = "fast"
+    json.dump(doc, open(broken, "w"))
+    refused = subprocess.run([uniperf, "report", records, "--stages", broken, "--html",
+                              html + ".2", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused
+    assert "broken.json: --stages: copy[0].MB_per_s is missing or not a number" in refused.stderr, \
+        refused.stderr
+    assert not os.path.exists(html + ".2")
+    for leftover in ["r.jsonl", "report.html", "broken.json"]:
+        os.remove(os.path.join(work, leftover))
 
     bad = subprocess.run([uniperf, "stages", "-s", "4K..nonsense", "-o", out + ".bad"],
                          capture_output=True, text=True, timeout=60)

@@ -1,6 +1,7 @@
 #include "cli/report_command.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "report/csv_reporter.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_reporter.hpp"
+#include "report/stage_costs_view.hpp"
 #include "report/table.hpp"
 #include "results/jsonl_writer.hpp"
 #include "results/samples_file.hpp"
@@ -29,6 +31,7 @@ struct ViewContext {
   report::SuspectRule suspects;
   const report::CompletionSampler* completions = nullptr;
   const report::LatencySampler* latency_samples = nullptr;
+  const nlohmann::json* stage_costs = nullptr;  ///< a file of `uniperf stages`
 };
 
 /// A view a run or `uniperf report` can write to a file: a new view is one
@@ -60,7 +63,8 @@ const ReportView kViews[] = {
            out, records, context.title, context.suspects,
            context.completions != nullptr ? context.completions->to_json() : nlohmann::json(),
            context.latency_samples != nullptr ? context.latency_samples->to_json()
-                                              : nlohmann::json());
+                                              : nlohmann::json(),
+           context.stage_costs != nullptr ? *context.stage_costs : nlohmann::json());
      }},
     {"--matrix", &ReportFiles::matrix,
      "Write the node-pair matrices of `pairs: all` tests (a launched job) as JSON to FILE, with "
@@ -104,14 +108,16 @@ PendingReports::~PendingReports() = default;
 
 void PendingReports::commit(const Records& records, const std::string& title,
                             const report::CompletionSampler* completions,
-                            const report::LatencySampler* latency_samples) {
+                            const report::LatencySampler* latency_samples,
+                            const nlohmann::json* stage_costs) {
   for (const auto& [view, file] : files_) {
     std::ostringstream text;
     view->write(text, records,
                 {.title = title,
                  .suspects = suspects_,
                  .completions = completions,
-                 .latency_samples = latency_samples});
+                 .latency_samples = latency_samples,
+                 .stage_costs = stage_costs});
     file->commit(text.str());
     std::cerr << "uniperf: " << view->written << " written to " << file->target().string() << "\n";
   }
@@ -135,6 +141,11 @@ void add_report_command(CLI::App& app, ReportCommand& options) {
       ->check(CLI::ExistingFile);
   add_report_file_options(options.command, options.files);
   options.command->add_option("--title", options.title, "Report title (default: the suite's name)");
+  options.command
+      ->add_option("--stages", options.stages,
+                   "A file of `uniperf stages -o` (docs/pipeline.md): its copy and registration "
+                   "costs as tables in the HTML report, beside the fragment sweeps")
+      ->check(CLI::ExistingFile);
   options.command->add_flag("--quiet", options.quiet, "Do not print the table");
   options.command
       ->add_option("--units", options.units,
@@ -199,6 +210,21 @@ int run_report_command(const ReportCommand& options) {
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitBadInput;
   }
+  nlohmann::json stage_costs;
+  if (!options.stages.empty()) {
+    std::ifstream in(options.stages);
+    std::string problem;
+    try {
+      stage_costs = nlohmann::json::parse(in);
+      problem = report::stage_costs_problem(stage_costs);
+    } catch (const nlohmann::json::parse_error& e) {
+      problem = std::string("not JSON: ") + e.what();
+    }
+    if (!problem.empty()) {
+      std::cerr << "uniperf: " << options.stages << ": --stages: " << problem << "\n";
+      return kExitBadInput;
+    }
+  }
   // The same config in several files (a baseline and a new run) are
   // different columns, named by their file; else the last would hide the rest.
   const auto renamed = label_repeated_configs(per_input, options.inputs);
@@ -240,7 +266,7 @@ int run_report_command(const ReportCommand& options) {
     report::print_concurrent_pairs(table_out, records);
   }
   files.commit(records, options.title.empty() ? default_title(records) : options.title,
-               &completions, &latency_samples);
+               &completions, &latency_samples, stage_costs.is_null() ? nullptr : &stage_costs);
   return kExitOk;
 }
 

@@ -50,10 +50,11 @@ class PendingReports {
   /// Writes every file asked for from `records`; `title` names the report.
   /// `completions`: sampled trace rows for the HTML report's completion
   /// timelines; `latency_samples`: the kept samples' CDFs and latency over
-  /// time (none: null).
+  /// time; `stage_costs`: a file of `uniperf stages` (none: null).
   void commit(const std::vector<results::Record>& records, const std::string& title,
               const report::CompletionSampler* completions = nullptr,
-              const report::LatencySampler* latency_samples = nullptr);
+              const report::LatencySampler* latency_samples = nullptr,
+              const nlohmann::json* stage_costs = nullptr);
 
  private:
   std::vector<std::pair<const ReportView*, std::unique_ptr<results::AtomicFile>>> files_;
@@ -67,6 +68,7 @@ struct ReportCommand {
   std::string title;
   bool quiet = false;
   std::string units = "MB";  ///< --units MB|MiB for the table
+  std::string stages;        ///< --stages FILE: `uniperf stages` costs for the HTML report
 };
 
 /// Registers `uniperf report` on `app`.

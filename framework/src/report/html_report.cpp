@@ -9,6 +9,7 @@
 
 #include "report/fragment_grid.hpp"
 #include "report/pair_matrix.hpp"
+#include "report/stage_costs_view.hpp"
 #include "report/table.hpp"
 #include "report/vendor_assets.hpp"
 
@@ -205,7 +206,7 @@ void write_fragment_grids(std::ostream& out, const std::vector<Record>& records)
 
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
                 const SuspectRule& rule, const nlohmann::json& completions,
-                const nlohmann::json& latency_samples) {
+                const nlohmann::json& latency_samples, const nlohmann::json& stage_costs) {
   std::vector<std::string> configs;
   std::set<std::string> timestamps;
   nlohmann::json data = {
@@ -281,6 +282,7 @@ void write_html(std::ostream& out, const std::vector<Record>& records, std::stri
   out << "<h2>Side by side</h2>\n";
   write_table(out, records);
   write_fragment_grids(out, records);
+  write_stage_costs(out, stage_costs);
   write_matrices(out, records, rule);
   out << "</main>\n";
   out << "<footer>uniperf " << UNIPERF_VERSION

@@ -28,9 +28,12 @@ using results::Status;
 /// CompletionSampler::to_json), drawn as completion timelines; null: none.
 /// `latency_samples`: the kept samples summarised
 /// (report/latency_samples.hpp), drawn as CDFs and latency over time.
+/// `stage_costs`: a file of `uniperf stages` (report/stage_costs_view.hpp),
+/// its tables beside the fragment sweeps; null: none.
 void write_html(std::ostream& out, const std::vector<Record>& records, std::string_view title,
                 const SuspectRule& rule = {}, const nlohmann::json& completions = nlohmann::json(),
-                const nlohmann::json& latency_samples = nlohmann::json());
+                const nlohmann::json& latency_samples = nlohmann::json(),
+                const nlohmann::json& stage_costs = nlohmann::json());
 
 /// JSON text made safe inside a <script> element: '<', '>' and '&' become
 /// \u escapes (in JSON they only occur inside strings, where the escape
