@@ -83,6 +83,13 @@ with tempfile.TemporaryDirectory() as work:
     assert "broken.json: --stages: copy[0].MB_per_s is missing or not a number" in refused.stderr, \
         refused.stderr
     assert not os.path.exists(html + ".2")
+    # A number JSON cannot hold (found by fuzzing: it ended the process).
+    with open(broken, "w") as f:
+        f.write('{"schema": "1.0", "copy": [{"size": 1e999}]}')
+    refused = subprocess.run([uniperf, "report", records, "--stages", broken, "--html",
+                              html + ".2", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "number overflow" in refused.stderr, refused
+    assert not os.path.exists(html + ".2")
     for leftover in ["r.jsonl", "report.html", "broken.json"]:
         os.remove(os.path.join(work, leftover))
 

@@ -33,9 +33,10 @@ declare -A seeds=(
   [peer_protocol]="tests/fuzz/seeds/peer_protocol/*"
   [handshake]="tests/fuzz/seeds/handshake/*"
   [frames]="tests/fuzz/seeds/frames/*"
+  [stage_costs]="tests/fuzz/seeds/stage_costs/*"
 )
 failed=()
-for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames}; do
+for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames stage_costs}; do
   seed_dir=$build/fuzz-seeds/$target
   corpus=$build/fuzz-corpus/$target
   artifacts=$build/fuzz-artifacts/$target

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "report/junit_reporter.hpp"
 #include "report/stage_costs_view.hpp"
 #include "report/table.hpp"
+#include "results/bounded_json.hpp"
 #include "results/jsonl_writer.hpp"
 #include "results/samples_file.hpp"
 #include "results/trace_file.hpp"
@@ -213,12 +215,16 @@ int run_report_command(const ReportCommand& options) {
   nlohmann::json stage_costs;
   if (!options.stages.empty()) {
     std::ifstream in(options.stages);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::string problem;
     try {
-      stage_costs = nlohmann::json::parse(in);
+      stage_costs = results::parse_bounded_json(text);
       problem = report::stage_costs_problem(stage_costs);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+      // A syntax error, or a number out of range (1e999): found by fuzzing.
       problem = std::string("not JSON: ") + e.what();
+    } catch (const results::JsonTooDeep& e) {
+      problem = e.what();
     }
     if (!problem.empty()) {
       std::cerr << "uniperf: " << options.stages << ": --stages: " << problem << "\n";
