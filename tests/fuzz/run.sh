@@ -34,9 +34,10 @@ declare -A seeds=(
   [handshake]="tests/fuzz/seeds/handshake/*"
   [frames]="tests/fuzz/seeds/frames/*"
   [stage_costs]="tests/fuzz/seeds/stage_costs/*"
+  [tuning]="tests/fuzz/seeds/tuning/*"
 )
 failed=()
-for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames stage_costs}; do
+for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames stage_costs tuning}; do
   seed_dir=$build/fuzz-seeds/$target
   corpus=$build/fuzz-corpus/$target
   artifacts=$build/fuzz-artifacts/$target

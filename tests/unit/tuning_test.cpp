@@ -65,6 +65,26 @@ TEST(Tuning, ANonCandidateFragmentIsRefusedAtItsLine) {
       SpecError);
 }
 
+// Found by fuzzing: a row without `size` (or `fragment`) ended the process
+// with YAML::InvalidNode, asked for the line of a node that is not there.
+TEST(Tuning, AMissingOrNegativeNumberIsRefusedAtItsRow) {
+  const auto refusal = [](const std::string& row) {
+    try {
+      parse_tuning("tuning:\n  tests:\n    copy:\n      - " + row + "\n", "t.yaml");
+    } catch (const SpecError& e) {
+      return std::to_string(e.line) + " " + e.key + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal("{siz024, fragment: 1024}").find("4 tuning.tests.copy[0].size"),
+            std::string::npos);
+  EXPECT_NE(refusal("{size: 4096, MB_per_s: 1}").find("4 tuning.tests.copy[0].fragment"),
+            std::string::npos);
+  EXPECT_NE(refusal("{size: -1, fragment: 1024}").find("got '-1'"), std::string::npos);
+  EXPECT_NE(refusal("{size: ' 7', fragment: 1024}").find("got ' 7'"), std::string::npos);
+  EXPECT_EQ(refusal("{size: 4096, fragment: 1024}"), "accepted");
+}
+
 TEST(Tuning, EachSizeRunsItsChosenFragmentAndAnUnchosenOneEveryCandidate) {
   const std::string tuned = apply_tuning(kSuite, "s.yaml", parse_tuning(kTuning, "t.yaml"));
   EXPECT_EQ(tuned.rfind("# s.yaml tuned by t.yaml", 0), 0u) << tuned;

@@ -11,13 +11,22 @@
 namespace uniperf::suite {
 namespace {
 
-std::uint64_t number(const YAML::Node& node, const std::string& file, const std::string& key) {
-  if (!node || !node.IsScalar())
-    throw SpecError(file, line_of(node), key, "expected a number of bytes");
+/// `row[name]`, a whole number of bytes. A missing key is reported at the
+/// row's line (a missing node has no place of its own: found by fuzzing).
+std::uint64_t number(const YAML::Node& row, const char* name, const std::string& file,
+                     const std::string& at) {
+  const std::string key = at + "." + name;
+  const YAML::Node node = row[name];
+  if (!node) throw SpecError(file, line_of(row), key, "missing: expected a number of bytes");
+  if (!node.IsScalar()) throw SpecError(file, line_of(node), key, "expected a number of bytes");
   try {
+    // Digits only: std::stoull would take "-1" as 2^64 - 1 and " 7" as 7.
     std::size_t used = 0;
-    const unsigned long long value = std::stoull(node.Scalar(), &used);
-    if (used == node.Scalar().size()) return value;
+    const std::string& text = node.Scalar();
+    if (!text.empty() && text.front() >= '0' && text.front() <= '9') {
+      const unsigned long long value = std::stoull(text, &used);
+      if (used == text.size()) return value;
+    }
   } catch (const std::exception&) {
   }
   throw SpecError(file, line_of(node), key,
@@ -48,9 +57,9 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
       const YAML::Node row = entry.second[i];
       const std::string at = key + "[" + std::to_string(i) + "]";
       if (!row.IsMap()) throw SpecError(file, line_of(row), at, "expected {size, fragment}");
-      const std::uint64_t size = number(row["size"], file, at + ".size");
+      const std::uint64_t size = number(row, "size", file, at);
       if (row["unavailable"]) continue;
-      const std::uint64_t fragment = number(row["fragment"], file, at + ".fragment");
+      const std::uint64_t fragment = number(row, "fragment", file, at);
       if (std::find(std::begin(kAutoFragments), std::end(kAutoFragments), fragment) ==
           std::end(kAutoFragments))
         throw SpecError(file, line_of(row["fragment"]), at + ".fragment",
