@@ -35,9 +35,10 @@ declare -A seeds=(
   [frames]="tests/fuzz/seeds/frames/*"
   [stage_costs]="tests/fuzz/seeds/stage_costs/*"
   [tuning]="tests/fuzz/seeds/tuning/*"
+  [sidecars]="tests/fuzz/seeds/sidecars/*"
 )
 failed=()
-for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames stage_costs tuning}; do
+for target in ${UNIPERF_FUZZ_TARGETS:-suite config records peer_protocol handshake frames stage_costs tuning sidecars}; do
   seed_dir=$build/fuzz-seeds/$target
   corpus=$build/fuzz-corpus/$target
   artifacts=$build/fuzz-artifacts/$target
