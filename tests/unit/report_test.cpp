@@ -241,7 +241,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("delivery"), "direct");
   EXPECT_EQ(p.at("reassembly"), "cut_through");
   EXPECT_EQ(p.at("source"), "zero_copy");
-  EXPECT_EQ(p.size(), 38u);
+  EXPECT_EQ(p.at("pages"), "normal");
+  EXPECT_EQ(p.size(), 39u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");
