@@ -1,9 +1,7 @@
 #include "cli/report_command.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -19,6 +17,7 @@
 #include "results/jsonl_writer.hpp"
 #include "results/samples_file.hpp"
 #include "results/trace_file.hpp"
+#include "suite/diagnostics.hpp"
 
 namespace uniperf::cli {
 namespace {
@@ -214,12 +213,12 @@ int run_report_command(const ReportCommand& options) {
   }
   nlohmann::json stage_costs;
   if (!options.stages.empty()) {
-    std::ifstream in(options.stages);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::string problem;
     try {
-      stage_costs = results::parse_bounded_json(text);
+      stage_costs = results::parse_bounded_json(suite::read_whole_file(options.stages));
       problem = report::stage_costs_problem(stage_costs);
+    } catch (const suite::SpecError& e) {
+      problem = e.what();  // cannot read it
     } catch (const nlohmann::json::exception& e) {
       // A syntax error, or a number out of range (1e999): found by fuzzing.
       problem = std::string("not JSON: ") + e.what();
