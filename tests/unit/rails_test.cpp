@@ -82,7 +82,7 @@ TEST(RailPlans, StripeAndRoundRobinGiveEveryEndpointALaneOnEveryRail) {
   EXPECT_EQ(rails_of(lane_plans(latency, 0, 2)), (std::vector<std::uint32_t>{0, 1}));
 }
 
-TestSpec test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
+TestSpec rail_test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
   TestSpec test;
   test.name = std::string(1, 't');
   test.sizes = std::move(sizes);
@@ -92,7 +92,7 @@ TestSpec test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
 }
 
 TEST(RailPlans, AStripedMessageIsEvenPiecesTheFirstOnesAByteLonger) {
-  const FlowPlan plan = plan_flow(test_of(stream(RailPolicy::stripe), {4096, 1000001}), 0,
+  const FlowPlan plan = plan_flow(rail_test_of(stream(RailPolicy::stripe), {4096, 1000001}), 0,
                                   FakeContext::everything(), 3);
   EXPECT_FALSE(plan.striped_at(8192));  // at the threshold: whole
   EXPECT_TRUE(plan.striped_at(8193));
@@ -110,8 +110,8 @@ TEST(RailPlans, AStripedMessageIsEvenPiecesTheFirstOnesAByteLonger) {
 }
 
 TEST(RailPlans, RoundRobinSharesAnEndpointsMessagesOutOverTheRails) {
-  const FlowPlan plan =
-      plan_flow(test_of(stream(RailPolicy::round_robin), {64}), 0, FakeContext::everything(), 2);
+  const FlowPlan plan = plan_flow(rail_test_of(stream(RailPolicy::round_robin), {64}), 0,
+                                  FakeContext::everything(), 2);
   EXPECT_EQ(plan.lane_messages(0, 64, 1001), 501u);
   EXPECT_EQ(plan.lane_messages(1, 64, 1001), 500u);
   EXPECT_EQ(plan.lane_messages(1, 64, kUnbounded), kUnbounded);
@@ -132,7 +132,8 @@ FlowSpec ping_pong(Op op) {
 TEST(RailPlans, AStripedPingPongTakesTurnsByGroupsAndSkipsWhatItCannotStripe) {
   FlowSpec latency = ping_pong(Op::send);
   latency.endpoints = 2;
-  const FlowPlan plan = plan_flow(test_of(latency, {64, 65536}), 0, FakeContext::everything(), 2);
+  const FlowPlan plan =
+      plan_flow(rail_test_of(latency, {64, 65536}), 0, FakeContext::everything(), 2);
   EXPECT_EQ(plan.skip, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(plan.turn_stride(), 2u);
   EXPECT_EQ(plan.turn_width(64), 1u);
@@ -145,7 +146,7 @@ TEST(RailPlans, AStripedPingPongTakesTurnsByGroupsAndSkipsWhatItCannotStripe) {
   EXPECT_EQ(plan.lane_iterations(1, 64, 5), 0u);
   EXPECT_EQ(plan.lane_iterations(2, 64, 5), 2u);
   const FlowPlan write =
-      plan_flow(test_of(ping_pong(Op::write), {64}), 0, FakeContext::everything(), 2);
+      plan_flow(rail_test_of(ping_pong(Op::write), {64}), 0, FakeContext::everything(), 2);
   EXPECT_NE(write.skip[0].find("over send, write_imm and read"), std::string::npos)
       << write.skip[0];
 }
@@ -173,7 +174,7 @@ TEST(RailRuns, AStripedStreamPutsHalfOfEveryMessageOnEachRailAndValidates) {
   flow.op = Op::send;
   flow.validate = true;
   TwoRails rails;
-  rails.run(test_of(flow, {65537}), 65537);
+  rails.run(rail_test_of(flow, {65537}), 65537);
   EXPECT_EQ(rails.initiator0.counters.requests, 100u);
   EXPECT_EQ(rails.initiator1.counters.requests, 100u);
   EXPECT_EQ(rails.measured.messages, 100u);
@@ -187,7 +188,7 @@ TEST(RailRuns, AStripedStreamPutsHalfOfEveryMessageOnEachRailAndValidates) {
 
 TEST(RailRuns, BelowTheThresholdAStripedStreamUsesTheFirstRailAlone) {
   TwoRails rails;
-  rails.run(test_of(stream(RailPolicy::stripe), {4096}), 4096);
+  rails.run(rail_test_of(stream(RailPolicy::stripe), {4096}), 4096);
   EXPECT_EQ(rails.initiator0.counters.requests, 100u);
   EXPECT_EQ(rails.initiator1.counters.requests, 0u);
   EXPECT_EQ(rails.measured.bytes, 100u * 4096);
@@ -196,7 +197,7 @@ TEST(RailRuns, BelowTheThresholdAStripedStreamUsesTheFirstRailAlone) {
 
 TEST(RailRuns, AStripedPingPongSendsAPiecePerRailAndWaitsForEveryEcho) {
   TwoRails rails;
-  rails.run(test_of(ping_pong(Op::send), {65537}), 65537);
+  rails.run(rail_test_of(ping_pong(Op::send), {65537}), 65537);
   for (const FakeContext* side :
        {&rails.initiator0, &rails.initiator1, &rails.responder0, &rails.responder1})
     EXPECT_EQ(side->counters.requests, 100u);
@@ -208,7 +209,7 @@ TEST(RailRuns, AStripedPingPongSendsAPiecePerRailAndWaitsForEveryEcho) {
   EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
   // Below the threshold the first rail alone carries the ping-pong.
   TwoRails small;
-  small.run(test_of(ping_pong(Op::send), {64}), 64);
+  small.run(rail_test_of(ping_pong(Op::send), {64}), 64);
   EXPECT_EQ(small.initiator0.counters.requests, 100u);
   EXPECT_EQ(small.initiator1.counters.requests, 0u);
   EXPECT_EQ(small.measured.latency.count(), 100u);
@@ -216,7 +217,7 @@ TEST(RailRuns, AStripedPingPongSendsAPiecePerRailAndWaitsForEveryEcho) {
 
 TEST(RailRuns, AStripedReadPostsAPiecePerRail) {
   TwoRails rails;
-  rails.run(test_of(ping_pong(Op::read), {65536}), 65536);
+  rails.run(rail_test_of(ping_pong(Op::read), {65536}), 65536);
   EXPECT_EQ(rails.initiator0.counters.requests, 100u);
   EXPECT_EQ(rails.initiator1.counters.requests, 100u);
   EXPECT_EQ(rails.responder0.counters.requests, 0u);
@@ -226,7 +227,7 @@ TEST(RailRuns, AStripedReadPostsAPiecePerRail) {
 
 TEST(RailRuns, RoundRobinAlternatesWholeMessages) {
   TwoRails rails;
-  rails.run(test_of(stream(RailPolicy::round_robin), {64}), 64);
+  rails.run(rail_test_of(stream(RailPolicy::round_robin), {64}), 64);
   EXPECT_EQ(rails.initiator0.counters.requests, 50u);
   EXPECT_EQ(rails.initiator1.counters.requests, 50u);
   EXPECT_EQ(rails.measured.messages, 100u);
@@ -239,7 +240,7 @@ TEST(RailRuns, ABoundBidirectionalFlowSendsEachDirectionOnItsOwnRail) {
   flow.direction = Direction::bi;
   flow.validate = true;
   TwoRails rails;
-  rails.run(test_of(flow, {1024}), 1024);
+  rails.run(rail_test_of(flow, {1024}), 1024);
   EXPECT_EQ(rails.initiator0.counters.requests, 100u);  // its direction
   EXPECT_EQ(rails.initiator1.counters.requests, 0u);
   EXPECT_EQ(rails.responder0.counters.requests, 0u);

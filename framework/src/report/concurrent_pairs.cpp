@@ -36,7 +36,7 @@ std::string what_ran(const ConcurrentPairs& g) {
 
 /// Four significant digits, without an exponent for what a fabric measures
 /// (10740 MB/s, not 1.074e+04).
-std::string number(double value) {
+std::string four_digits(double value) {
   const double magnitude = std::abs(value);
   if (magnitude == 0 || magnitude >= 1e12 || magnitude < 1e-3) return fmt::format("{:.4g}", value);
   const int digits_before_point = static_cast<int>(std::floor(std::log10(magnitude))) + 1;
@@ -44,7 +44,7 @@ std::string number(double value) {
 }
 
 std::string duration(double ms) {
-  return ms >= 1000 ? number(ms / 1000) + " s" : number(ms) + " ms";
+  return ms >= 1000 ? four_digits(ms / 1000) + " s" : four_digits(ms) + " ms";
 }
 
 }  // namespace
@@ -108,9 +108,9 @@ std::vector<ConcurrentPairs> concurrent_pairs(const std::vector<results::Record>
 void print_concurrent_pairs(std::ostream& out, const std::vector<results::Record>& records) {
   for (const ConcurrentPairs& g : concurrent_pairs(records)) {
     out << fmt::format("\n{} / {} {} B {}: ", g.config, g.test, g.size, what_ran(g));
-    if (!g.lower_is_better) out << fmt::format("sum {} {}, ", number(g.sum()), g.metric);
-    out << fmt::format("per pair min {}, median {}, max {} {}", number(g.values.front()),
-                       number(g.median()), number(g.values.back()), g.metric);
+    if (!g.lower_is_better) out << fmt::format("sum {} {}, ", four_digits(g.sum()), g.metric);
+    out << fmt::format("per pair min {}, median {}, max {} {}", four_digits(g.values.front()),
+                       four_digits(g.median()), four_digits(g.values.back()), g.metric);
     if (g.overlap) {
       out << fmt::format("; all of them ran together for {:.0f}% of their {}", 100 * *g.overlap,
                          duration(g.span_ms));

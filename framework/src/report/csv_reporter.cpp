@@ -13,7 +13,7 @@ namespace {
 
 /// Shortest text that reads back to the same double; empty for NaN (a
 /// spreadsheet reads an empty cell as "no value", "nan" as text).
-std::string number(double value) {
+std::string csv_number(double value) {
   if (std::isnan(value)) return "";
   return fmt::format("{}", value);
 }
@@ -29,7 +29,7 @@ std::string run_text(const model::RunField& field, const model::Duration& d) {
     case model::RunKind::count32:
       return std::to_string(d.*field.count32);
     case model::RunKind::seconds:
-      return number(d.*field.seconds);
+      return csv_number(d.*field.seconds);
     case model::RunKind::flag:
       return boolean(d.*field.flag);
   }
@@ -55,9 +55,10 @@ std::vector<std::string> row_of(const Record& r) {
   }
   if (r.latency) {
     const auto& l = *r.latency;
-    for (auto field : {std::to_string(l.samples), boolean(l.one_way), number(l.min), number(l.p50),
-                       number(l.p90), number(l.p99), number(l.p999), number(l.p9999), number(l.max),
-                       number(l.mean), number(l.stdev)}) {
+    for (auto field :
+         {std::to_string(l.samples), boolean(l.one_way), csv_number(l.min), csv_number(l.p50),
+          csv_number(l.p90), csv_number(l.p99), csv_number(l.p999), csv_number(l.p9999),
+          csv_number(l.max), csv_number(l.mean), csv_number(l.stdev)}) {
       row.push_back(std::move(field));
     }
   } else {
@@ -65,8 +66,9 @@ std::vector<std::string> row_of(const Record& r) {
   }
   if (r.bandwidth) {
     const auto& b = *r.bandwidth;
-    for (auto field : {std::to_string(b.bytes), std::to_string(b.messages), number(b.seconds),
-                       number(b.mb_per_s), number(b.gbit_per_s), number(b.mmsg_per_s)}) {
+    for (auto field :
+         {std::to_string(b.bytes), std::to_string(b.messages), csv_number(b.seconds),
+          csv_number(b.mb_per_s), csv_number(b.gbit_per_s), csv_number(b.mmsg_per_s)}) {
       row.push_back(std::move(field));
     }
   } else {
@@ -90,12 +92,12 @@ std::vector<std::string> row_of(const Record& r) {
   if (r.bandwidth && r.bandwidth->messages_sent) {
     const auto& b = *r.bandwidth;
     for (auto field : {std::to_string(*b.messages_sent), std::to_string(b.messages_lost()),
-                       number(b.loss_rate())})
+                       csv_number(b.loss_rate())})
       row.push_back(std::move(field));
   } else {
     row.resize(row.size() + 3);
   }
-  row.push_back(r.bandwidth ? number(r.bandwidth->mib_per_s()) : "");
+  row.push_back(r.bandwidth ? csv_number(r.bandwidth->mib_per_s()) : "");
   for (const model::FlowField& field : model::kFlowFields) {
     if (field.csv == model::CsvColumn::after_1_8) row.push_back(field.text(f));
   }

@@ -10,7 +10,7 @@
 namespace uniperf::report {
 namespace {
 
-std::string number(double value) {
+std::string junit_number(double value) {
   return std::isfinite(value) ? fmt::format("{}", value) : "nan";
 }
 
@@ -52,20 +52,20 @@ void write_testcase(std::ostream& out, const Record& r) {
   write_property(out, "size", std::to_string(r.size));
   if (r.latency) {
     const auto& l = *r.latency;
-    write_property(out, "latency_p50_us", number(l.p50));
-    write_property(out, "latency_p90_us", number(l.p90));
-    write_property(out, "latency_p99_us", number(l.p99));
-    write_property(out, "latency_max_us", number(l.max));
+    write_property(out, "latency_p50_us", junit_number(l.p50));
+    write_property(out, "latency_p90_us", junit_number(l.p90));
+    write_property(out, "latency_p99_us", junit_number(l.p99));
+    write_property(out, "latency_max_us", junit_number(l.max));
   }
   if (r.bandwidth) {
     const auto& b = *r.bandwidth;
-    write_property(out, "MB_per_s", number(b.mb_per_s));
-    write_property(out, "Gb_per_s", number(b.gbit_per_s));
-    write_property(out, "Mmsg_per_s", number(b.mmsg_per_s));
+    write_property(out, "MB_per_s", junit_number(b.mb_per_s));
+    write_property(out, "Gb_per_s", junit_number(b.gbit_per_s));
+    write_property(out, "Mmsg_per_s", junit_number(b.mmsg_per_s));
   }
   out << "      </properties>\n";
   out << "      <system-out>"
-      << xml_escape(fmt::format("{} {} B: {} {}", r.test, r.size, number(value), metric))
+      << xml_escape(fmt::format("{} {} B: {} {}", r.test, r.size, junit_number(value), metric))
       << "</system-out>\n    </testcase>\n";
 }
 
