@@ -21,8 +21,10 @@ shift || true
 extra=("$@")
 build=${UNIPERF_FUZZ_BUILD:-build-fuzz}
 
+# A unity build, as the sanitizer builds (tests/sanitizers/run.sh says why):
+# 107 s here instead of ~4 min.
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DUNIPERF_FUZZ=ON -DUNIPERF_BUILD_TESTS=OFF >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DUNIPERF_FUZZ=ON -DUNIPERF_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 
 # target -> seed files (copied into one directory each, read-only to libFuzzer)

@@ -45,17 +45,27 @@ case $mode in
     for fixture in good no_entry wrong_abi newer_minor throwing_factory wrong_fingerprint misnamed; do
       targets+=("fixture_$fixture")
     done
-    # The unit tests (no label); the other binaries are not built here.
-    select=(-LE 'report|lab|e2e|conformance' -E 'NOT_BUILT')
+    # The unit tests (no label); the other binaries are not built here. Not
+    # the two shards of the odd-parameter sweep over the capable fake
+    # transport (130 s each under TSan, the longest pole of this step): the
+    # two shards over the limited one run the same two-thread pair, and
+    # the release and ASan passes run all four.
+    select=(-LE 'report|lab|e2e|conformance' -E 'NOT_BUILT|OddParameters.EveryCombinationRunsCleanOrSaysWhyNot_Capable')
     ;;
   *) echo "sanitizers: unknown mode '$mode' (asan or tsan)" >&2; exit 2 ;;
 esac
 build=build-$mode
 
 # -O1: what the sanitizers' authors advise (fast enough to run, quicker to
-# build than -O2, and little inlining to hide a frame in a report).
+# build than -O2, and little inlining to hide a frame in a report). A unity
+# build (CMake batches a target's sources into one translation unit): on
+# this 2-core machine the TSan build took 156 s instead of 317 s from
+# scratch, and the ASan one 400 s, as the heavy headers (nlohmann-json,
+# fmt, yaml-cpp, CLI11) and their instrumented templates are compiled once
+# per batch instead of once per file. The release build (.ci/setup) stays
+# one file at a time, so each file is still checked to include what it uses.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 \
-  -DUNIPERF_SANITIZE="$sanitize" >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DUNIPERF_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:suppressions=$here/asan.supp"
