@@ -319,13 +319,16 @@ TEST_P(Conformance, ConcurrentFlowsRunEachOnItsOwnThread) {
 }
 
 TEST_P(Conformance, MaxMessageIsHonouredAtItsEdge) {
+  // Two rounds of a window of two: every slot is posted again at the edge
+  // size. No more: at an RDMA stack's largest message (8 MiB on rxe) this
+  // is the lab's longest test; under emulation verbs-rxe took 43 s at 16
+  // iterations (window 4), 27 s at 8 and 20 s at 4.
   if (caps_.max_message == 0) GTEST_SKIP() << config_.plugin << " declares no max_message";
   std::string tests;
   for (Op op : advertised()) {
     if (is_atomic(op)) continue;
-    tests +=
-        test_entry(std::string(to_string(op)) + "_max_message", op, "bandwidth",
-                   {caps_.max_message, caps_.max_message + 1}, {"iterations: 16", "window: 4"});
+    tests += test_entry(std::string(to_string(op)) + "_max_message", op, "bandwidth",
+                        {caps_.max_message, caps_.max_message + 1}, {"iterations: 4", "window: 2"});
   }
   run_and_check(tests);
 }
