@@ -7,8 +7,9 @@ SKIPPED naming the op) and libfabric tcp. Asserts, per record: it ran clean
 its messages times the fragments a message goes as (the last one shorter),
 and a sweep's tests carry their fragment in their name and params. Prints the
 grid; asserts no figure. Then `uniperf tune` over tcp: a fragment chosen per
-size from its candidates, within the budget, written to the tuning file."""
-import json, math, os, re, subprocess, sys, tempfile
+size from its candidates, within the budget, written to the tuning file; and
+the same against a real `uniperf serve` (tune --peer)."""
+import json, math, os, re, socket, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 configs = ["ucx-shm", "tcp", "ofi-tcp"]
@@ -172,3 +173,58 @@ with tempfile.TemporaryDirectory() as work:
     assert run.returncode == 2 and "has no `fragment: auto` test named copy" in run.stderr, \
         (run.returncode, run.stderr)
 print("ok: tune chose a fragment per size within its budget")
+
+# `uniperf tune --peer`: every round a client of a real `uniperf serve` (on
+# loopback here, another host in a lab), which serves them one after another
+# from an empty directory; the tuning file names the server. A server that
+# is not there ends the tuning with the peer's exit code (3) and the reason.
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+with tempfile.TemporaryDirectory() as work:
+    suite_path = os.path.join(work, "tune.yaml")
+    with open(suite_path, "w") as f:
+        f.write(tune_suite)
+    port = free_port()
+    server_dir = os.path.join(work, "server")
+    os.mkdir(server_dir)
+    server_log = open(os.path.join(work, "server.log"), "w+")
+    server = subprocess.Popen([os.path.abspath(uniperf), "serve", "--listen", f"127.0.0.1:{port}"], cwd=server_dir,
+                              stdout=server_log, stderr=server_log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, \
+                    open(server_log.name).read()
+                time.sleep(0.2)
+        tuning_path = os.path.join(work, "tuning.yaml")
+        run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                              "--peer", f"127.0.0.1:{port}", "--budget", "16", "-o", tuning_path],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+        tuning = open(tuning_path).read()
+        assert f"peer: 127.0.0.1:{port}" in tuning, tuning
+        rows = re.findall(r"\{size: (\d+), fragment: (\d+), .*?measurements: (\d+)", tuning)
+        assert [int(r[0]) for r in rows] == [3000, 65536] and int(rows[0][1]) <= 4096, tuning
+        rounds = len(re.findall(r"tune: round \d+:", run.stderr))
+        time.sleep(1)  # the server's last "served" line
+        served = open(server_log.name).read()
+        assert rounds >= 1 and served.count("uniperf: served 127.0.0.1") == rounds, (rounds, served)
+        print(f"ok: tune --peer chose fragments {[int(r[1]) for r in rows]} for 3000 B and 64 KiB "
+              f"in {rounds} rounds, each served by uniperf serve")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    started = time.monotonic()
+    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--peer", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 3 and "round 1 failed" in run.stderr, (run.returncode, run.stderr)
+    print(f"ok: tune --peer with no server there ended in {time.monotonic() - started:.1f} s: "
+          f"{run.stderr.strip().splitlines()[-1]}")

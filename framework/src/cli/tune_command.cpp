@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cli/exit_codes.hpp"
@@ -53,13 +55,15 @@ std::string measured_name(const std::string& test, std::uint32_t fragment, std::
   return fmt::format("{}.fragment_{}.size_{}", test, fragment, size);
 }
 
-/// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet` (this executable, a
-/// local pair of its own) and waits; its output goes to `log`.
-int run_child(const fs::path& suite, const std::string& config, const fs::path& records,
-              const fs::path& log) {
+/// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet [--peer PEER]`
+/// (this executable: a local pair of its own, or a client of the server at
+/// PEER) and waits; its output goes to `log`.
+int run_child(const fs::path& suite, const std::string& config, const std::string& peer,
+              const fs::path& records, const fs::path& log) {
   const std::string exe = self_executable();
   std::vector<std::string> args = {exe,    "run",      suite.string(),   "-c",
                                    config, "--output", records.string(), "--quiet"};
+  if (!peer.empty()) args.insert(args.end(), {"--peer", peer});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -82,6 +86,35 @@ int run_child(const fs::path& suite, const std::string& config, const fs::path& 
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/// Whether a round's run was turned away by a server still busy with a run.
+/// A round's client exits as soon as its records are written, while the
+/// server may still be tearing down its side of that run: the next round
+/// can come in that moment and be told "busy" (cli/serve_command.cpp).
+bool server_was_busy(const fs::path& log) {
+  try {
+    return suite::read_whole_file(log.string()).find("the server refused the run: busy") !=
+           std::string::npos;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+/// One round's run; against a server, a round turned away as busy is tried
+/// again for up to `kBusyPatience`.
+int run_round(const fs::path& suite, const std::string& config, const std::string& peer,
+              const fs::path& records, const fs::path& log) {
+  constexpr auto kBusyPatience = std::chrono::seconds(30);
+  const auto give_up = std::chrono::steady_clock::now() + kBusyPatience;
+  for (;;) {
+    const int status = run_child(suite, config, peer, records, log);
+    if (peer.empty() || status != kExitNoPeer || !server_was_busy(log) ||
+        std::chrono::steady_clock::now() > give_up) {
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 std::string last_lines(const fs::path& log) {
   std::string text;
   try {
@@ -95,16 +128,18 @@ std::string last_lines(const fs::path& log) {
 }
 
 std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& suite_path,
-                        const std::string& config) {
+                        const std::string& config, const std::string& peer) {
   YAML::Emitter out;
   out.SetDoublePrecision(6);  // MB/s to a few parts per million: more is noise
   out << YAML::Comment(fmt::format(
-      "uniperf tune {} -c {}: the fragment that moved the most bytes per second, per test "
+      "uniperf tune {} -c {}{}: the fragment that moved the most bytes per second, per test "
       "and size (docs/pipeline.md)",
-      suite_path, config));
+      suite_path, config, peer.empty() ? "" : " --peer " + peer));
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "suite" << YAML::Value << suite_path;
   out << YAML::Key << "config" << YAML::Value << config;
+  // The server tuned against: the choices are for the path to that host.
+  if (!peer.empty()) out << YAML::Key << "peer" << YAML::Value << peer;
   out << YAML::Key << "tests" << YAML::Value << YAML::BeginMap;
   for (std::size_t i = 0; i < tunings.size();) {
     const std::string& test = tunings[i].test;
@@ -142,12 +177,15 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
 void add_tune_command(CLI::App& app, TuneCommand& tune) {
   tune.command = app.add_subcommand(
       "tune",
-      "Find the best fragment per size for the suite's `fragment: auto` tests on this host and "
-      "config (docs/pipeline.md); writes a tuning file");
+      "Find the best fragment per size for the suite's `fragment: auto` tests on this host (or "
+      "to a --peer) and config (docs/pipeline.md); writes a tuning file");
   tune.command->add_option("suite", tune.suite, "Suite file (YAML), or a shipped suite's name")
       ->required();
   tune.command->add_option("-c,--config", tune.config, "Provider config (a YAML file)")->required();
   tune.command->add_option("-o,--output", tune.output, "Write the tuning file (YAML) to FILE");
+  tune.command->add_option("--peer", tune.peer,
+                           "Tune against `uniperf serve` on HOST[:PORT] (each round a run of its "
+                           "own there) instead of a local pair");
   tune.command
       ->add_option("--budget", tune.budget,
                    "Measurements per test and size, at most (every candidate twice first)")
@@ -192,6 +230,8 @@ int run_tune_command(const TuneCommand& tune) {
     }
   } cleanup{work};
 
+  if (!tune.peer.empty())
+    std::cerr << "tune: each round against the server at " << tune.peer << "\n";
   for (int round = 1;; ++round) {
     // Every measurement the searches ask for, as a test each (a candidate
     // asked for n times: n trials of one test).
@@ -230,7 +270,7 @@ int run_tune_command(const TuneCommand& tune) {
       for (const auto& test : tests) n += test["trials"].as<std::size_t>();
       return n;
     }());
-    const int status = run_child(suite_file, config_path, records_file, log);
+    const int status = run_round(suite_file, config_path, tune.peer, records_file, log);
     if (status == kExitNoPeer || status == kExitBadInput || status >= 100 ||
         !fs::exists(records_file)) {
       std::cerr << fmt::format("uniperf: tune: round {} failed (exit {}):{}\n", round, status,
@@ -273,7 +313,8 @@ int run_tune_command(const TuneCommand& tune) {
     std::cout << curve << "\n";
   }
   if (!tune.output.empty())
-    results::write_file_atomically(tune.output, tuning_file(tunings, suite_path, tune.config));
+    results::write_file_atomically(tune.output,
+                                   tuning_file(tunings, suite_path, tune.config, tune.peer));
   return kExitOk;
 }
 

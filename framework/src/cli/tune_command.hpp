@@ -3,7 +3,8 @@
 // fragment that gives the most bandwidth on this host and config
 // (results/setting_search.hpp: every candidate measured, then the contenders
 // again until their 95% intervals separate or the budget ends), by runs of
-// this same executable over generated suites in a local pair. Prints the
+// this same executable over generated suites in a local pair, or against a
+// `uniperf serve` (--peer) to tune the path between two hosts. Prints the
 // choice per size with its interval, the runner-up and the measured curve,
 // and writes them as a tuning file.
 #pragma once
@@ -18,6 +19,7 @@ struct TuneCommand {
   std::string suite;
   std::string config;
   std::string output;           ///< -o: the tuning file (YAML); "" = none
+  std::string peer;             ///< --peer HOST[:PORT]: a `uniperf serve`; "" = a local pair
   std::size_t first_round = 2;  ///< measurements of every candidate before any repeat
   std::size_t budget = 40;      ///< measurements per (test, size), at most
 };
