@@ -214,8 +214,13 @@ with tempfile.TemporaryDirectory() as work:
         rows = re.findall(r"\{size: (\d+), fragment: (\d+), .*?measurements: (\d+)", tuning)
         assert [int(r[0]) for r in rows] == [3000, 65536] and int(rows[0][1]) <= 4096, tuning
         rounds = len(re.findall(r"tune: round \d+:", run.stderr))
-        time.sleep(1)  # the server's last "served" line
+        # The server says "served" once it has ended its side, which can be
+        # after the client's exit on a loaded machine: wait for the line.
+        deadline = time.monotonic() + 60
         served = open(server_log.name).read()
+        while served.count("uniperf: served 127.0.0.1") < rounds and time.monotonic() < deadline:
+            time.sleep(0.2)
+            served = open(server_log.name).read()
         assert rounds >= 1 and served.count("uniperf: served 127.0.0.1") == rounds, (rounds, served)
         print(f"ok: tune --peer chose fragments {[int(r[1]) for r in rows]} for 3000 B and 64 KiB "
               f"in {rounds} rounds, each served by uniperf serve")
