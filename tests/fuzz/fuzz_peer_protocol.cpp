@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   using namespace uniperf::engine;
   try {
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
       case 0:
         same(encode(decode_region(message)));
         break;
@@ -35,8 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 3:
         same(encode_delivered(decode_delivered(message)));
         break;
-      default:
+      case 4:
         same(encode_placing(decode_placing(message)));
+        break;
+      default:
+        decode_settled(message);
+        same(encode_settled());
         break;
     }
   } catch (const ProtocolError&) {

@@ -265,6 +265,12 @@ TEST(PeerProtocol, MessagesRoundTrip) {
   EXPECT_EQ(decode_placing(encode_placing(0.125)), 0.125);
   EXPECT_THROW(decode_placing(encode_placing(-1)), ProtocolError);
   EXPECT_THROW(decode_placing(encode_delivered(1)), ProtocolError);
+
+  EXPECT_NO_THROW(decode_settled(encode_settled()));
+  EXPECT_THROW(decode_settled(encode_delivered(1)), ProtocolError);
+  std::vector<std::byte> longer = encode_settled();
+  longer.push_back(std::byte{0});
+  EXPECT_THROW(decode_settled(longer), ProtocolError);
 }
 
 // The kernel's accounting, read around an interval: a thread that spins

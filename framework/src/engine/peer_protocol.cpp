@@ -15,7 +15,8 @@ enum class Kind : std::uint8_t {
   corrupted = 3,
   delivered = 4,
   cpu = 5,
-  placing = 6
+  placing = 6,
+  settled = 7
 };
 
 const char* name_of(Kind kind) {
@@ -32,6 +33,8 @@ const char* name_of(Kind kind) {
       return "CPU time of the phase";
     case Kind::placing:
       return "time spent placing the last message";
+    case Kind::settled:
+      return "word that its requests of the phase are complete";
   }
   return "message";
 }
@@ -193,6 +196,15 @@ double decode_placing(std::span<const std::byte> bytes) {
   return seconds;
 }
 
+std::vector<std::byte> encode_settled() {
+  return Writer(Kind::settled).take();
+}
+
+void decode_settled(std::span<const std::byte> bytes) {
+  Reader reader(bytes, Kind::settled);
+  reader.finish();
+}
+
 CpuUse decode_cpu(std::span<const std::byte> bytes) {
   Reader reader(bytes, Kind::cpu);
   CpuUse message;
@@ -224,6 +236,14 @@ void PeerLink::receive_done() {
 void PeerLink::forget_done() {
   peer_done_ = PhaseDone{};
   done_received_ = false;
+}
+
+void PeerLink::send_settled() {
+  control_.send(encode_settled());
+}
+
+void PeerLink::receive_settled() {
+  decode_settled(control_.receive(control_.timeout()));
 }
 
 std::uint64_t PeerLink::exchange_corrupted(std::uint64_t mine) {

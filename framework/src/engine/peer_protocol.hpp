@@ -56,6 +56,11 @@ class PeerLink {
   }
   void forget_done();
 
+  /// The end of a latency phase (TestRunner::settle): this side's requests
+  /// are complete; the other side's word, taken once message_ready().
+  void send_settled();
+  void receive_settled();
+
   /// Sends our count of corrupted bytes, returns the peer's.
   std::uint64_t exchange_corrupted(std::uint64_t mine);
   /// The end of every stream phase: sends how many of the peer's messages
@@ -88,11 +93,13 @@ std::vector<std::byte> encode_corrupted(std::uint64_t count);
 std::vector<std::byte> encode_delivered(std::uint64_t count);
 std::vector<std::byte> encode(const CpuUse& message);
 std::vector<std::byte> encode_placing(double seconds);
+std::vector<std::byte> encode_settled();
 RegionAdvert decode_region(std::span<const std::byte> bytes);
 PhaseDone decode_done(std::span<const std::byte> bytes);
 std::uint64_t decode_corrupted(std::span<const std::byte> bytes);
 std::uint64_t decode_delivered(std::span<const std::byte> bytes);
 CpuUse decode_cpu(std::span<const std::byte> bytes);
 double decode_placing(std::span<const std::byte> bytes);
+void decode_settled(std::span<const std::byte> bytes);
 
 }  // namespace uniperf::engine
