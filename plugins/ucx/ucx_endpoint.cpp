@@ -75,9 +75,8 @@ UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
   // front of each handle; every header starts on its own cache line.
   const std::size_t stride =
       (state.request_size + kRequestAlignment - 1) / kRequestAlignment * kRequestAlignment;
-  // Two requests per send (a signaled put and its flush), one per receive.
   rings_->request_memory =
-      std::make_unique<std::byte[]>((2 * sends + receives) * stride + kRequestAlignment);
+      std::make_unique<std::byte[]>((sends + receives) * stride + kRequestAlignment);
   const auto raw = reinterpret_cast<std::uintptr_t>(rings_->request_memory.get());
   auto* base = reinterpret_cast<std::byte*>((raw + kRequestAlignment - 1) / kRequestAlignment *
                                             kRequestAlignment);
@@ -88,8 +87,6 @@ UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
       slot.handle = base + next++ * stride + state.request_size;
     }
   }
-  for (Slot& slot : rings_->sends.storage())
-    slot.put_handle = base + next++ * stride + state.request_size;
 
   if (api_ == TwoSidedApi::active_message) {
     rings_->am_header = peer.tag_channel;
@@ -314,10 +311,6 @@ void UcxEndpoint::start(const WorkRequest& wr, Slot& slot) {
                                      local, wr.length, &param);
       break;
     case Op::write:
-      if (slot.signaled) {
-        start_delivered_put(slot, local, wr.length, remote_address, rkey);
-        return;
-      }
       result = ucp_put_nbx(ep_, local, wr.length, remote_address, rkey, &param);
       break;
     case Op::read:
@@ -354,34 +347,6 @@ void UcxEndpoint::finish_start(Slot& slot, ucs_status_ptr_t result) {
   } else if (!slot.done) {
     slot.in_flight = result;
   }
-}
-
-void UcxEndpoint::start_delivered_put(Slot& slot, const void* local, std::size_t length,
-                                      std::uint64_t remote_address, ucp_rkey_h rkey) {
-  // A put completes when its source buffer may be reused: over tcp that is
-  // before the target's progress has placed the bytes. The flush completes
-  // once every operation before it on the endpoint has completed remotely,
-  // which also covers the unsignaled puts before this one.
-  ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_REQUEST | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.cb.send = &UcxEndpoint::on_put_part_done;
-  param.user_data = &slot;
-  slot.parts = 2;
-  auto started = [&slot](ucs_status_ptr_t result) {
-    if (UCS_PTR_IS_PTR(result)) return true;  // its callback counts it down
-    if (UCS_PTR_IS_ERR(result) && slot.status == UCS_OK) slot.status = UCS_PTR_STATUS(result);
-    --slot.parts;
-    return !UCS_PTR_IS_ERR(result);
-  };
-  param.request = slot.put_handle;
-  if (started(ucp_put_nbx(ep_, local, length, remote_address, rkey, &param))) {
-    param.request = slot.handle;
-    started(ucp_ep_flush_nbx(ep_, &param));
-  } else {
-    --slot.parts;  // no flush for a put that never started
-  }
-  slot.done = slot.parts == 0;
 }
 
 void UcxEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
@@ -577,14 +542,6 @@ void UcxEndpoint::on_send_done(void* /*request*/, ucs_status_t status, void* use
   slot->status = status;
   slot->done = true;
   slot->in_flight = nullptr;
-  ++slot->state->callbacks;
-}
-
-void UcxEndpoint::on_put_part_done(void* /*request*/, ucs_status_t status, void* user_data) {
-  auto* slot = static_cast<Slot*>(user_data);
-  if (status != UCS_OK && slot->status == UCS_OK) slot->status = status;
-  if (--slot->parts != 0) return;
-  slot->done = true;
   ++slot->state->callbacks;
 }
 

@@ -76,7 +76,6 @@ class UcxEndpoint final : public Endpoint {
     // find something valid when UCP finally completes or purges it.
     WorkerState* state = nullptr;
     void* handle = nullptr;       // our request memory, handed to UCP as param.request
-    void* put_handle = nullptr;   // sends: a signaled put's own, beside the flush's (handle)
     void* in_flight = nullptr;    // what UCP returned while the request runs
     std::byte* buffer = nullptr;  // receives: where the payload goes
     std::uint64_t id = 0;
@@ -85,7 +84,6 @@ class UcxEndpoint final : public Endpoint {
     std::uint32_t length = 0;
     ucs_status_t status = UCS_OK;
     bool signaled = false;
-    std::uint8_t parts = 0;  // a signaled put: of its put and its flush, those still running
     bool done = true;
   };
 
@@ -117,10 +115,6 @@ class UcxEndpoint final : public Endpoint {
   bool collect();
   void start(const WorkRequest& request, Slot& slot);
   void finish_start(Slot& slot, ucs_status_ptr_t result);
-  /// A signaled put: the put, then an endpoint flush whose completion says
-  /// the bytes were placed at the target (plugin.hpp "Unsignaled posts").
-  void start_delivered_put(Slot& slot, const void* local, std::size_t length,
-                           std::uint64_t remote_address, ucp_rkey_h rkey);
   void post_tag_recv(Slot& slot);
   /// Hands an active message to the oldest unmatched receive. Returns what
   /// the AM callback must return when it is called from there.
@@ -138,8 +132,6 @@ class UcxEndpoint final : public Endpoint {
 
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_send_done(void* request, ucs_status_t status, void* user_data);
-  /// The put or the flush of a signaled put; the slot is done with both.
-  static void on_put_part_done(void* request, ucs_status_t status, void* user_data);
   static void on_tag_received(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                               void* user_data);
   static void on_am_data_received(void* request, ucs_status_t status, std::size_t length,
