@@ -398,14 +398,8 @@ bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
       case Op::write_imm: {
         const fi_rma_iov rma{remote->target(wr.remote_offset), wr.length, remote->key()};
         const fi_msg_rma msg{&iov, &desc, 1, peer_, &rma, 1, &slot.context, wr.immediate};
-        // A signaled write completes once placed at the target (plugin.hpp
-        // "Unsignaled posts"); the provider's default may be transmit
-        // complete, which the tcp provider reports when the bytes are in its
-        // socket, before the target's progress has placed them. Ordered on
-        // the endpoint, it covers the unsignaled writes before it.
-        const std::uint64_t delivered = slot.signaled ? FI_DELIVERY_COMPLETE : 0;
         rc = fi_writemsg(ep_.get(), &msg,
-                         (wr.op == Op::write_imm ? flags | FI_REMOTE_CQ_DATA : flags) | delivered);
+                         wr.op == Op::write_imm ? flags | FI_REMOTE_CQ_DATA : flags);
         break;
       }
       case Op::read: {

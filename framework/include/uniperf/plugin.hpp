@@ -431,13 +431,7 @@ struct WorkRequest {
 /// Unsignaled posts. When kSignaled is clear the plugin produces no
 /// Completion for that request. A signaled request's Completion means that
 /// it and every earlier request on the same endpoint have completed (RC
-/// ordering); the engine relies on this to credit its window. For a write
-/// or write_imm, completed means placed in the target's memory, as an RC
-/// acknowledgement says: the target of a write stream checks its buffer once
-/// the initiator has its last completion. A transport that completes a
-/// write when the local buffer may be reused (libfabric's transmit-complete
-/// default, an eager UCX put) asks for remote completion on the signaled
-/// ones (FI_DELIVERY_COMPLETE, an endpoint flush). The engine
+/// ordering); the engine relies on this to credit its window. The engine
 /// guarantees at most `EndpointParams::send_depth` requests outstanding
 /// (posted and not yet covered by a signaled Completion) and that the last
 /// request of every burst is signaled.
