@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -49,8 +50,16 @@ struct FakeWire {
     std::uint32_t immediate = 0;
     bool has_data = true;  // false: write_imm notification only
   };
+  /// A write that lands only when its target calls progress() at or after
+  /// `due` (FakeContext::late_writes).
+  struct LateWrite {
+    std::byte* target = nullptr;
+    std::vector<std::byte> data;
+    std::chrono::steady_clock::time_point due;
+  };
   std::mutex mutex;
   std::deque<Message> to_rank[2];
+  std::deque<LateWrite> late_to_rank[2];
 };
 
 struct FakeFabric {
@@ -87,7 +96,8 @@ class FakeEndpoint final : public Endpoint {
   FakeEndpoint(std::shared_ptr<FakeWire> wire, FakeFabric& fabric, int rank,
                const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
                std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from,
-               std::uint32_t stall_from = 0)
+               std::uint32_t stall_from = 0,
+               std::chrono::milliseconds late_writes = std::chrono::milliseconds(0))
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
@@ -97,7 +107,8 @@ class FakeEndpoint final : public Endpoint {
         corrupt_every_(corrupt_every),
         reverse_atomics_(reverse_atomics),
         fail_receives_from_(fail_receives_from),
-        stall_from_(stall_from) {}
+        stall_from_(stall_from),
+        late_writes_(late_writes) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -179,8 +190,16 @@ class FakeEndpoint final : public Endpoint {
   }
 
   void progress() override {
-    std::lock_guard counters_lock(counters_mutex_);
-    ++counters_.progress_calls;
+    {
+      std::lock_guard counters_lock(counters_mutex_);
+      ++counters_.progress_calls;
+    }
+    std::lock_guard lock(wire_->mutex);
+    auto& late = wire_->late_to_rank[rank_];
+    while (!late.empty() && std::chrono::steady_clock::now() >= late.front().due) {
+      std::memcpy(late.front().target, late.front().data.data(), late.front().data.size());
+      late.pop_front();
+    }
   }
 
   std::string describe(std::int32_t status) const override {
@@ -200,7 +219,15 @@ class FakeEndpoint final : public Endpoint {
         push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
         break;
       case Op::write:
-        land(remote, local, wr.length);
+        if (late_writes_.count() > 0) {
+          // Completed here, placed when the target progresses after a while.
+          std::lock_guard lock(wire_->mutex);
+          wire_->late_to_rank[1 - rank_].push_back(
+              {remote, std::vector<std::byte>(local, local + wr.length),
+               std::chrono::steady_clock::now() + late_writes_});
+        } else {
+          land(remote, local, wr.length);
+        }
         break;
       case Op::write_imm:
         land(remote, local, wr.length);
@@ -307,6 +334,7 @@ class FakeEndpoint final : public Endpoint {
   std::uint64_t lose_every_ = 0;
   std::uint64_t pushed_ = 0;
   std::uint32_t stall_from_;
+  std::chrono::milliseconds late_writes_;
   bool stalled_ = false;  // a post of stall_from_ bytes or more: no completion ever again
   std::vector<WorkRequest> deferred_atomics_;
   std::uint64_t writes_ = 0;
@@ -333,9 +361,10 @@ class FakeContext final : public Context {
     if (std::string(reinterpret_cast<const char*>(reply.data()), reply.size()) != hello) {
       throw TransportError("fake: peer connected another endpoint");
     }
-    auto endpoint = std::make_unique<FakeEndpoint>(
-        fabric_.next_wire(channel.rank()), fabric_, channel.rank(), params, counters,
-        counters_mutex, corrupt_every, reverse_atomics, fail_receives_from, stall_from);
+    auto endpoint = std::make_unique<FakeEndpoint>(fabric_.next_wire(channel.rank()), fabric_,
+                                                   channel.rank(), params, counters, counters_mutex,
+                                                   corrupt_every, reverse_atomics,
+                                                   fail_receives_from, stall_from, late_writes);
     endpoint->lose_every(lose_every);
     return endpoint;
   }
@@ -355,6 +384,10 @@ class FakeContext final : public Context {
   /// endpoint's poll() never returns a completion again (a stalled
   /// transport: no error, nothing at all).
   std::uint32_t stall_from = 0;
+  /// Non-zero: a write completes at once and lands only when the target
+  /// calls progress() this long after (a socket transport whose target
+  /// places writes in its progress; give the capabilities target_progress).
+  std::chrono::milliseconds late_writes{0};
 
   static Capabilities everything() {
     Capabilities caps;

@@ -431,7 +431,11 @@ struct WorkRequest {
 /// Unsignaled posts. When kSignaled is clear the plugin produces no
 /// Completion for that request. A signaled request's Completion means that
 /// it and every earlier request on the same endpoint have completed (RC
-/// ordering); the engine relies on this to credit its window. The engine
+/// ordering); the engine relies on this to credit its window. A write's
+/// completion says its source may be reused, as the transport reports it:
+/// over RDMA its bytes are placed by then, over a socket (libfabric's tcp
+/// provider, UCX over tcp) they may still be on their way, and the engine's
+/// validating target waits for them. The engine
 /// guarantees at most `EndpointParams::send_depth` requests outstanding
 /// (posted and not yet covered by a signaled Completion) and that the last
 /// request of every burst is signaled.
