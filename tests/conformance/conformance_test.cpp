@@ -19,12 +19,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <future>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -369,93 +365,6 @@ TEST_P(Conformance, QueueLimitsAreHonouredAtTheirEdge) {
   }
   if (tests.empty()) GTEST_SKIP() << config_.plugin << ": no op to fill its queues with";
   run_and_check(tests);
-}
-
-// A signaled write's completion means its bytes are in the target's memory
-// (plugin.hpp "Unsignaled posts"): the engine checks a write stream's target
-// buffer once the initiator has its last completion, with nothing more
-// driven on the target. Here the target is driven only while the initiator
-// waits, so a plugin that completes a write when its bytes have merely left
-// (libfabric's transmit-complete default over the tcp provider) is caught
-// every time, where the engine's tests catch it only on a loaded machine.
-TEST_P(Conformance, ASignaledWriteHasLandedWhenItCompletes) {
-  if (caps_.op(Op::write) == Support::none) GTEST_SKIP() << config_.plugin << ": no write";
-  Plugin* plugin = loaded_->find(config_.plugin);
-  const Options options = suite::validate_options(config_, plugin->options());
-  std::vector<std::uint64_t> sizes = {1, 4099, 65537};
-  if (caps_.max_message != 0) std::erase_if(sizes, [&](auto s) { return s > caps_.max_message; });
-  const std::uint64_t length = sizes.back();
-
-  // Declared in the order the engine creates them (plugin.hpp "Ownership"),
-  // so that an early return destroys them in reverse, as the engine does.
-  std::vector<std::byte> host0(length), host1(length);
-  auto context0 = plugin->open(options);
-  auto context1 = plugin->open(options);
-  // Memory as the engine gets it: the transport's own kind where it has one.
-  auto region = [&](Context& context, std::vector<std::byte>& host) {
-    auto mine = context.allocate_memory(length);
-    return mine ? std::move(mine) : context.register_memory(host.data(), length);
-  };
-  auto source = region(*context0, host0);
-  auto sink = region(*context1, host1);
-  auto [end0, end1] = bootstrap::make_in_process_pair();
-  bootstrap::BootstrapPeerChannel channel0(*end0), channel1(*end1);
-  EndpointParams params;
-  params.max_message = static_cast<std::uint32_t>(length);
-  auto responder =
-      std::async(std::launch::async, [&] { return context1->connect(params, channel1); });
-  auto initiator = context0->connect(params, channel0);
-  auto target = responder.get();
-  auto remote = initiator->import_region(reinterpret_cast<std::uint64_t>(sink->address()), length,
-                                         sink->remote_key());
-  auto* sent = static_cast<std::byte*>(source->address());
-  auto* landed = static_cast<std::byte*>(sink->address());
-
-  WorkRequest write;
-  write.op = Op::write;
-  write.local = source.get();
-  write.remote = remote.get();
-  // Polls the initiator until the write completes, driving the target
-  // between polls when `drive_target` (else another thread drives it).
-  auto complete = [&](std::uint64_t size, bool drive_target) {
-    Completion done;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (initiator->poll(&done, 1) == 0) {
-      if (std::chrono::steady_clock::now() > give_up) return std::string("no completion");
-      if (drive_target) target->progress();
-    }
-    if (done.status != 0) return initiator->describe(done.status);
-    return done.id == size ? std::string() : "completion of id " + std::to_string(done.id);
-  };
-
-  // A first write, the target driven meanwhile on another thread as the
-  // engine's serving side does: some providers (libfabric's shm) admit an
-  // endpoint's first request only once the peer has answered its hello.
-  {
-    std::atomic<bool> stop{false};
-    std::thread serve([&] {
-      while (!stop) target->progress();
-    });
-    write.id = 0;
-    write.length = 1;
-    initiator->post(&write, 1);
-    const std::string failed = complete(0, false);
-    stop = true;
-    serve.join();
-    ASSERT_EQ(failed, "") << "the first write";
-  }
-
-  for (std::uint64_t size : sizes) {
-    for (std::uint64_t b = 0; b < size; ++b) sent[b] = std::byte(1 + (b + size) % 251);
-    std::memset(landed, 0, length);
-    write.id = size;
-    write.length = static_cast<std::uint32_t>(size);
-    initiator->post(&write, 1);
-    ASSERT_EQ(complete(size, true), "") << "size " << size;
-    // No target call since the completion: what is there is what landed.
-    EXPECT_EQ(std::memcmp(landed, sent, size), 0)
-        << "size " << size << ": the write completed before its bytes were placed at the target";
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, Conformance, testing::ValuesIn(config_files()), test_name);
