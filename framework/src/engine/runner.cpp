@@ -510,15 +510,16 @@ struct TestRunner::Impl {
   }
 
   /// The end of a latency phase. A request may complete only while the
-  /// peer's transport moves (the flush that completes a UCX put over tcp,
-  /// a delivery-complete write over libfabric's tcp provider), and each
-  /// side's last request is in flight when the other's loop ends: a side
-  /// that went on to block on the control channel once its own requests
-  /// were complete could leave the peer's waiting for ever. Each side says
-  /// its requests are complete, then keeps its endpoints moving until the
-  /// peer has said the same. A peer that never does is a stall, which the
-  /// session's watchdog ends (abort_requested); a dead one closes the
-  /// control connection, which message_ready() reports.
+  /// peer's transport moves (a UCX rendezvous send ends with the receiver's
+  /// acknowledgement; remote completion for writes, tried and measured in
+  /// docs/architecture.md, stalled ucx-tcp write latency here for 10 s),
+  /// and each side's last request is in flight when the other's loop ends:
+  /// a side that went on to block on the control channel once its own
+  /// requests were complete could leave the peer's waiting for ever. Each
+  /// side says its requests are complete, then keeps its endpoints moving
+  /// until the peer has said the same. A peer that never does is a stall,
+  /// which the session's watchdog ends (abort_requested); a dead one closes
+  /// the control connection, which message_ready() reports.
   void settle() {
     peer.send_settled();
     while (!peer.message_ready()) {
