@@ -386,7 +386,7 @@ class FakeContext final : public Context {
   std::uint32_t stall_from = 0;
   /// Non-zero: a write completes at once and lands only when the target
   /// calls progress() this long after (a socket transport whose target
-  /// places writes in its progress; give the capabilities target_progress).
+  /// places writes in its progress).
   std::chrono::milliseconds late_writes{0};
 
   static Capabilities everything() {

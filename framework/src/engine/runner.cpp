@@ -184,8 +184,7 @@ struct TestRunner::Impl {
     }
 
     if (flow.validate) {
-      await_landing();
-      const std::uint64_t bad = corrupted_bytes(lanes, peer, rank == 0);
+      const std::uint64_t bad = corrupted_after_landing();
       out.corrupted_bytes = bad + peer.exchange_corrupted(bad);
     }
     return out;
@@ -202,16 +201,21 @@ struct TestRunner::Impl {
   /// from fi_rma_bw's. Over RDMA the bytes are there by the first check.
   /// Bytes that are wrong rather than late stay wrong, and are counted
   /// once kLandingSeconds have passed.
-  void await_landing() {
+  /// Returns this side's count of corrupted bytes, from the last scan.
+  std::uint64_t corrupted_after_landing() {
     const bool writes_here = flow.op == Op::write && flow.pattern != Pattern::latency &&
                              (rank == 1 || flow.direction == Direction::bi);
-    if (!writes_here) return;
+    std::uint64_t bad = corrupted_bytes(lanes, peer, rank == 0);
+    if (!writes_here) return bad;
     const Ticks give_up = deadline_after(now(), kLandingSeconds);
-    while (corrupted_bytes(lanes, peer, rank == 0) != 0 && now() < give_up) {
+    while (bad != 0 && now() < give_up) {
+      // Many progress passes per scan: a scan reads the whole buffer.
       for (int pass = 0; pass < 64; ++pass) {
         for (Lane& lane : lanes.all()) lane.endpoint->progress();
       }
+      bad = corrupted_bytes(lanes, peer, rank == 0);
     }
+    return bad;
   }
 
   /// How long a write stream's target waits for late bytes before it
