@@ -8,6 +8,7 @@ directory, so it has no suite or config file: each client sends its own.
 2. A one-off test (`uniperf lat`) over IPv6, `--peer [::1]:PORT`.
 3. A second client while the first runs is told at once that the server is
    busy (exit 3), instead of waiting 30 s in the listen queue.
+   A client that comes as the last run ends is served next, not refused.
 4. An offer the server cannot build (a suite this version cannot parse) is
    refused with the parser's message, and the server goes on serving.
 5. --once ends the server after one client with its run's exit code; a
@@ -115,6 +116,18 @@ def local_sockets(pid):
     return ports
 
 
+def broken_offer(port):
+    """Offers a suite this version cannot parse; returns the server's answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        offer = {"magic": "uniperf", "protocol": protocol_version(), "version": "test",
+                 "suite": {"name": "broken", "hash": "0", "trials": [1]},
+                 "configs": [], "provenance": None,
+                 "offer": {"suite": {"label": "broken.yaml", "text": "suite: broken\ntests: 5\n"},
+                           "configs": [], "overrides": {}}}
+        s.sendall(frame(json.dumps(offer).encode()))
+        return json.loads(read_frame(s))
+
+
 def wait_for(log, text, seconds=60, times=1):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -172,15 +185,21 @@ with tempfile.TemporaryDirectory() as work:
         assert long_run.returncode == 0, (long_run.returncode, err)
         wait_for(log, "uniperf: served", times=3)  # the server's side of it ended too
 
+        # 3b. Back to back, as `uniperf tune --peer` and scripts run: the
+        # next client comes as soon as the last has its records, while the
+        # server still ends that run. It is served next, never told "busy".
+        # A raw offer comes sooner than a client process could; the offer of
+        # step 4 is one the server cannot parse, so the answer is the parser's
+        # words if it was served, "busy" if not.
+        for attempt in range(4):
+            quick = client("lat", "-s", "8", "-n", "50", "-c", "tcp", "--peer",
+                           f"127.0.0.1:{port}", "-o", os.devnull, "--quiet")
+            assert quick.returncode == 0, (attempt, quick.returncode, quick.stderr)
+            answer = broken_offer(port)
+            assert "broken.yaml" in answer.get("refused", ""), (attempt, answer)
+
         # 4. An offer the server cannot parse: refused with the parser's words.
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-            offer = {"magic": "uniperf", "protocol": protocol_version(), "version": "test",
-                     "suite": {"name": "broken", "hash": "0", "trials": [1]},
-                     "configs": [], "provenance": None,
-                     "offer": {"suite": {"label": "broken.yaml", "text": "suite: broken\ntests: 5\n"},
-                               "configs": [], "overrides": {}}}
-            s.sendall(frame(json.dumps(offer).encode()))
-            answer = json.loads(read_frame(s))
+        answer = broken_offer(port)
         assert "broken.yaml" in answer.get("refused", "") and "tests" in answer["refused"], answer
         assert "provenance" not in answer, answer
         wait_for(log, "refused the run of 127.0.0.1")
@@ -190,7 +209,7 @@ with tempfile.TemporaryDirectory() as work:
         assert again.returncode == 0, (again.returncode, again.stderr)
 
         # 5. A signal between clients (the last one's side ended): exit 0.
-        wait_for(log, "uniperf: served", times=4 if ipv6_loopback() else 3)
+        wait_for(log, "uniperf: served", times=(4 if ipv6_loopback() else 3) + 4)
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=30) == 0, open(log.name).read()
     finally:

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <stop_token>
 #include <thread>
 
@@ -53,64 +56,109 @@ std::string config_names(const std::vector<model::ConfigSpec>& configs) {
   return names;
 }
 
-/// While one client runs, the others are told so at once ("busy") rather
-/// than left waiting in the listen queue for their handshake to time out.
+/// A connection whose offer has been read: a client to serve or refuse.
+struct Arrival {
+  std::unique_ptr<bootstrap::Bootstrap> control;
+  session::Offer offer;
+
+  explicit operator bool() const { return control != nullptr; }
+};
+
+/// Refuses the offer with `why`, as far as the client is still there to hear it.
+void turn_away(Arrival& arrival, const std::string& why) {
+  try {
+    session::refuse_offer(*arrival.control, why);
+  } catch (const std::exception&) {
+    // The client is gone already: nothing to tell.
+  }
+}
+
+/// How long a client that comes while a run is ending waits to be served
+/// next rather than told "busy": a client exits as soon as its records are
+/// written, while this side may still be tearing its side of the run down,
+/// so the next client of a script (`uniperf tune --peer`, a CI loop) often
+/// comes in that moment.
+constexpr auto kHandOverGrace = 3s;
+
+/// While one client runs, the others are told so ("busy") rather than left
+/// waiting in the listen queue for their handshake to time out: after
+/// kHandOverGrace, or at once for one that sends no offer.
 class BusyRefusals {
  public:
   BusyRefusals(bootstrap::TcpListener& listener, std::string serving)
-      : thread_([&listener, serving = std::move(serving)](std::stop_token stop) {
-          while (!stop.stop_requested()) {
-            std::unique_ptr<bootstrap::Bootstrap> other;
-            try {
-              other = listener.try_accept(1, 200ms);
-              if (!other) continue;
-              other->set_timeout(5s);  // a silent stranger holds this thread no longer
-              session::receive_offer(*other);
-              session::refuse_offer(
-                  *other, "busy: serving " + serving + "; try again when that run is done");
-              std::cerr << fmt::format("uniperf: told {} that the server is busy\n",
-                                       other->peer_host());
-            } catch (const std::exception&) {
-              // A stranger, or a client gone already: nothing to tell.
-            }
-          }
+      : thread_([this, &listener, serving = std::move(serving)](std::stop_token stop) {
+          refuse_until(stop, listener, serving);
         }) {}
 
+  /// The run has ended: the client that came while it was ending, if any,
+  /// to be served next.
+  std::optional<Arrival> end() {
+    thread_.request_stop();
+    thread_.join();
+    return std::move(handed_over_);
+  }
+
  private:
-  std::jthread thread_;
+  void refuse_until(std::stop_token stop, bootstrap::TcpListener& listener,
+                    const std::string& serving) {
+    while (!stop.stop_requested()) {
+      Arrival other;
+      try {
+        other.control = listener.try_accept(1, 200ms, true);
+        if (!other.control) continue;
+        const auto usual = other.control->timeout();
+        other.control->set_timeout(5s);  // a silent stranger holds this thread no longer
+        other.offer = session::receive_offer(*other.control);
+        other.control->set_timeout(usual);
+      } catch (const std::exception&) {
+        continue;  // a stranger, or a client gone already: nothing to tell
+      }
+      std::unique_lock lock(mutex_);
+      // Nothing notifies it but the stop: wakes when the run ends, or after the grace.
+      run_ended_.wait_for(lock, stop, kHandOverGrace, [] { return false; });
+      if (stop.stop_requested()) {
+        handed_over_ = std::move(other);
+        return;
+      }
+      turn_away(other, "busy: serving " + serving + "; try again when that run is done");
+      std::cerr << fmt::format("uniperf: told {} that the server is busy\n",
+                               other.control->peer_host());
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable_any run_ended_;
+  std::optional<Arrival> handed_over_;  // written by the thread, read after join()
+  std::jthread thread_;                 // last: it uses the members above
 };
 
-/// One client, from its handshake to the end of its run: the run's exit
-/// code as a `--listen` responder's would be, or nullopt for a connection
-/// that was no client of ours (refused, the server keeps serving).
-std::optional<int> serve_client(bootstrap::Bootstrap& control, bootstrap::TcpListener& listener,
-                                loader::PluginRegistry& plugins, const ServeOptions& options) {
+/// What serving one client left: the run's exit code as a `--listen`
+/// responder's would be, and the client that came as it ended, to serve next.
+struct Served {
+  int exit_code;
+  std::optional<Arrival> next;
+};
+
+/// One client, from its offer to the end of its run.
+Served serve_client(Arrival& arrival, bootstrap::TcpListener& listener,
+                    loader::PluginRegistry& plugins, const ServeOptions& options) {
+  bootstrap::Bootstrap& control = *arrival.control;
+  const session::Offer& offer = arrival.offer;
   const std::string client = control.peer_host();
-  session::Offer offer;
-  try {
-    offer = session::receive_offer(control);
-  } catch (const session::HandshakeError& e) {
-    std::cerr << fmt::format("uniperf: refused a connection from {}: {}\n", client, e.what());
-    return std::nullopt;
-  }
   OfferedRun run;
   try {
     run = build_offered_run(offer, plugins);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("uniperf: refused the run of {}: {}\n", client, e.what());
-    try {
-      session::refuse_offer(control, e.what());
-    } catch (const std::exception&) {
-      // The client is gone already; nothing to tell it.
-    }
-    return kExitBadInput;
+    turn_away(arrival, e.what());
+    return {kExitBadInput, std::nullopt};
   }
   try {
     session::answer_offer(control, offer, run.suite, run.configs, session::provenance());
   } catch (const std::exception& e) {
     std::cerr << fmt::format("uniperf: lost the client {} in its handshake: {}\n", client,
                              e.what());
-    return kExitNoPeer;
+    return {kExitNoPeer, std::nullopt};
   }
   std::cerr << fmt::format("uniperf: serving {}: suite '{}' ({} tests) over {}\n", client,
                            run.suite.name, run.suite.tests.size(), config_names(run.configs));
@@ -131,12 +179,11 @@ std::optional<int> serve_client(bootstrap::Bootstrap& control, bootstrap::TcpLis
     if (exit_code != kExitNoPeer) exit_code = peer_lost ? kExitNoPeer : kExitTestErrors;
     if (peer_lost && lost.empty()) lost = why;
   };
-  {
-    // Until the run ended: the next client is then served, not refused.
-    const BusyRefusals busy(listener, client);
-    session::run_from(control, run.suite, run.configs, plugins, settings, observer, std::nullopt,
-                      false);
-  }
+  // Until the run ended: the next client is then served, not refused.
+  BusyRefusals busy(listener, client);
+  session::run_from(control, run.suite, run.configs, plugins, settings, observer, std::nullopt,
+                    false);
+  Served served{exit_code, busy.end()};
   if (exit_code == kExitNoPeer) {
     std::cerr << fmt::format("uniperf: lost the client {}: {}\n", client,
                              lost.empty() ? "the control connection closed" : lost);
@@ -145,7 +192,29 @@ std::optional<int> serve_client(bootstrap::Bootstrap& control, bootstrap::TcpLis
         "uniperf: served {}{}\n", client,
         exit_code == kExitOk ? "" : " (a test failed: the client's records say why)");
   }
-  return exit_code;
+  return served;
+}
+
+/// The next connection and its offer; empty on a slice's timeout or for
+/// a connection that was no client of ours (refused with a message).
+Arrival next_arrival(bootstrap::TcpListener& listener) {
+  Arrival arrival;
+  try {
+    // The client's heartbeat comes to this same port: one port to open.
+    arrival.control = listener.try_accept(1, 500ms, true);
+  } catch (const bootstrap::BootstrapError& e) {
+    std::cerr << "uniperf: " << e.what() << "\n";  // a connection that reset before accept
+    return {};
+  }
+  if (!arrival.control) return {};
+  try {
+    arrival.offer = session::receive_offer(*arrival.control);
+  } catch (const session::HandshakeError& e) {
+    std::cerr << fmt::format("uniperf: refused a connection from {}: {}\n",
+                             arrival.control->peer_host(), e.what());
+    return {};
+  }
+  return arrival;
 }
 
 /// The control listener: the address given, else every address, IPv6 and
@@ -208,19 +277,20 @@ int run_serve_command(const ServeOptions& options) {
   StopOnSignals signals(
       [] { RunOutput::end_now("interrupted again: ending now", kExitInterrupted); });
   std::cerr << fmt::format("uniperf: serving on port {} (Ctrl-C stops)\n", listener->port());
+  std::optional<Arrival> next;  // came as the last run ended
   while (!stop_requested()) {
-    std::unique_ptr<bootstrap::Bootstrap> control;
-    try {
-      // The client's heartbeat comes to this same port: one port to open.
-      control = listener->try_accept(1, 500ms, true);
-    } catch (const bootstrap::BootstrapError& e) {
-      std::cerr << "uniperf: " << e.what() << "\n";  // a connection that reset before accept
+    Arrival arrival;
+    if (next) {
+      arrival = std::move(*next);
+      next.reset();
+    } else if (!(arrival = next_arrival(*listener))) {
       continue;
     }
-    if (!control) continue;
-    const std::optional<int> exit_code = serve_client(*control, *listener, plugins, options);
+    Served served = serve_client(arrival, *listener, plugins, options);
+    next = std::move(served.next);
+    if (next && (stop_requested() || options.once)) turn_away(*next, "the server is ending");
     if (stop_requested()) return kExitInterrupted;
-    if (exit_code && options.once) return *exit_code;
+    if (options.once) return served.exit_code;
   }
   return kExitOk;
 }

@@ -9,13 +9,11 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "cli/exit_codes.hpp"
@@ -57,7 +55,8 @@ std::string measured_name(const std::string& test, std::uint32_t fragment, std::
 
 /// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet [--peer PEER]`
 /// (this executable: a local pair of its own, or a client of the server at
-/// PEER) and waits; its output goes to `log`.
+/// PEER) and waits; its output goes to `log`. A round that comes while the
+/// server still ends the last one's run is served next (cli/serve_command.cpp).
 int run_child(const fs::path& suite, const std::string& config, const std::string& peer,
               const fs::path& records, const fs::path& log) {
   const std::string exe = self_executable();
@@ -84,35 +83,6 @@ int run_child(const fs::path& suite, const std::string& config, const std::strin
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/// Whether a round's run was turned away by a server still busy with a run.
-/// A round's client exits as soon as its records are written, while the
-/// server may still be tearing down its side of that run: the next round
-/// can come in that moment and be told "busy" (cli/serve_command.cpp).
-bool server_was_busy(const fs::path& log) {
-  try {
-    return suite::read_whole_file(log.string()).find("the server refused the run: busy") !=
-           std::string::npos;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-/// One round's run; against a server, a round turned away as busy is tried
-/// again for up to `kBusyPatience`.
-int run_round(const fs::path& suite, const std::string& config, const std::string& peer,
-              const fs::path& records, const fs::path& log) {
-  constexpr auto kBusyPatience = std::chrono::seconds(30);
-  const auto give_up = std::chrono::steady_clock::now() + kBusyPatience;
-  for (;;) {
-    const int status = run_child(suite, config, peer, records, log);
-    if (peer.empty() || status != kExitNoPeer || !server_was_busy(log) ||
-        std::chrono::steady_clock::now() > give_up) {
-      return status;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
 }
 
 std::string last_lines(const fs::path& log) {
@@ -270,7 +240,7 @@ int run_tune_command(const TuneCommand& tune) {
       for (const auto& test : tests) n += test["trials"].as<std::size_t>();
       return n;
     }());
-    const int status = run_round(suite_file, config_path, tune.peer, records_file, log);
+    const int status = run_child(suite_file, config_path, tune.peer, records_file, log);
     if (status == kExitNoPeer || status == kExitBadInput || status >= 100 ||
         !fs::exists(records_file)) {
       std::cerr << fmt::format("uniperf: tune: round {} failed (exit {}):{}\n", round, status,
