@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -22,15 +25,29 @@ struct BothSides {
   engine::SizeOutcome served;    ///< the responder's
 };
 
+/// A test of a stall the engine must not have passes `give_up`: past it,
+/// both sides are aborted as the session's watchdog would, and
+/// engine::Aborted is thrown instead of the test hanging.
 inline BothSides run_both_sides(const std::vector<Context*>& initiator,
                                 const engine::FlowPlan& initiator_plan,
                                 const std::vector<Context*>& responder,
-                                const engine::FlowPlan& responder_plan, std::uint64_t size) {
+                                const engine::FlowPlan& responder_plan, std::uint64_t size,
+                                std::chrono::seconds give_up = std::chrono::seconds(0)) {
   BothSides out;
   auto [control0, control1] = bootstrap::make_in_process_pair();
   control0->set_timeout(std::chrono::seconds(10));
   control1->set_timeout(std::chrono::seconds(10));
   std::atomic<bool> abort{false};
+  std::mutex watch_mutex;
+  std::condition_variable_any watch;
+  std::jthread watchdog;
+  if (give_up.count() > 0) {
+    watchdog = std::jthread([&](std::stop_token done) {
+      std::unique_lock lock(watch_mutex);
+      if (!watch.wait_for(lock, done, give_up, [] { return false; }) && !done.stop_requested())
+        abort = true;
+    });
+  }
   std::exception_ptr responder_error;
   std::thread peer([&, c1 = control1.get()] {
     try {

@@ -52,16 +52,18 @@ struct PairRun {
 
   /// Runs `size`, which must be one of test.sizes (buffers are sized for
   /// them), on both sides' plans as `adjust` leaves them.
+  /// With `give_up`, a stall past it throws engine::Aborted (both_sides.hpp).
   void run(
       const TestSpec& test, std::uint64_t size,
-      const std::function<void(FlowPlan&)>& adjust = [](FlowPlan&) {}) {
+      const std::function<void(FlowPlan&)>& adjust = [](FlowPlan&) {},
+      std::chrono::seconds give_up = std::chrono::seconds(0)) {
     const auto plan = [&](const FakeContext& side) {
       FlowPlan p = plan_flow(test, 0, side.capabilities());
       adjust(p);
       return p;
     };
-    BothSides both =
-        testing::run_both_sides({&initiator}, plan(initiator), {&responder}, plan(responder), size);
+    BothSides both = testing::run_both_sides({&initiator}, plan(initiator), {&responder},
+                                             plan(responder), size, give_up);
     measured = std::move(both.measured);
     served = std::move(both.served);
   }
@@ -349,6 +351,30 @@ TEST(EnginePolicy, WriteWithImmediateIsValidatedWhereItLanded) {
         EXPECT_EQ(pair.measured.corrupted_bytes, 0u) << what;
       }
     }
+  }
+}
+
+// Both directions over two endpoints of a transport whose sends complete
+// only while the peer polls (the tcp plugin's sockets): each side finishes
+// its sends on a different endpoint first (here each side's other wire is
+// unbounded). A side that stopped draining an endpoint once its own sends
+// there were done left the peer's sends on it waiting, while it waited for
+// the peer on the other one: over tcp, no completion for 10 s in one run of
+// three.
+TEST(EnginePolicy, BothDirectionsKeepDrainingEveryEndpointTheirPeerSendsOn) {
+  for (const CompletionMode mode : {CompletionMode::poll, CompletionMode::event}) {
+    PairRun pair;
+    pair.initiator.bounded_wires = {{0, 1}};
+    pair.responder.bounded_wires = {{1, 1}};
+    TestSpec test = make_test(Op::send, Pattern::bandwidth, 300, 8, 4);
+    test.flows[0].direction = Direction::bi;
+    test.flows[0].endpoints = 2;
+    test.flows[0].completion = mode;
+    const char* which = mode == CompletionMode::event ? "event" : "poll";
+    ASSERT_NO_THROW(pair.run(
+        test, 64, [](FlowPlan&) {}, std::chrono::seconds(20)))
+        << which;
+    EXPECT_EQ(pair.measured.bytes, 2u * 2 * 300 * 64) << which;
   }
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <uniperf/plugin.hpp>
@@ -97,7 +98,8 @@ class FakeEndpoint final : public Endpoint {
                const EndpointParams& params, FakeCounters& counters, std::mutex& counters_mutex,
                std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from,
                std::uint32_t stall_from = 0,
-               std::chrono::milliseconds late_writes = std::chrono::milliseconds(0))
+               std::chrono::milliseconds late_writes = std::chrono::milliseconds(0),
+               std::size_t wire_capacity = 0)
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
@@ -108,7 +110,8 @@ class FakeEndpoint final : public Endpoint {
         reverse_atomics_(reverse_atomics),
         fail_receives_from_(fail_receives_from),
         stall_from_(stall_from),
-        late_writes_(late_writes) {}
+        late_writes_(late_writes),
+        wire_capacity_(wire_capacity) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -143,10 +146,16 @@ class FakeEndpoint final : public Endpoint {
         ++counters_.signaled;
         // Once the engine has polled it, this completion covers every
         // request posted up to here.
-        completions_.push_back(Completion{wr.id, CompletionType::send, 0, wr.length, 0});
-        covers_.push_back(posted_);
+        const Completion done{wr.id, CompletionType::send, 0, wr.length, 0};
+        if (wire_capacity_ != 0) {
+          outbox_.push_back({std::nullopt, Outgoing::Done{done, posted_}});
+        } else {
+          completions_.push_back(done);
+          covers_.push_back(posted_);
+        }
       }
     }
+    flush_outbox();
     // Nothing orders the atomics of one chain: run them last to first.
     for (auto it = deferred_atomics_.rbegin(); it != deferred_atomics_.rend(); ++it) execute(*it);
     deferred_atomics_.clear();
@@ -169,6 +178,7 @@ class FakeEndpoint final : public Endpoint {
 
   std::size_t poll(Completion* out, std::size_t max) override {
     if (stalled_) return 0;
+    flush_outbox();
     deliver();
     std::size_t n = 0;
     while (n < max && !completions_.empty()) {
@@ -194,6 +204,7 @@ class FakeEndpoint final : public Endpoint {
       std::lock_guard counters_lock(counters_mutex_);
       ++counters_.progress_calls;
     }
+    flush_outbox();
     std::lock_guard lock(wire_->mutex);
     auto& late = wire_->late_to_rank[rank_];
     while (!late.empty() && std::chrono::steady_clock::now() >= late.front().due) {
@@ -216,7 +227,13 @@ class FakeEndpoint final : public Endpoint {
         wr.remote ? reinterpret_cast<std::byte*>(wr.remote->address()) + wr.remote_offset : nullptr;
     switch (wr.op) {
       case Op::send:
-        push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
+        if (wire_capacity_ != 0) {
+          outbox_.push_back({FakeWire::Message{std::vector<std::byte>(local, local + wr.length),
+                                               wr.immediate, true},
+                             std::nullopt});
+        } else {
+          push({std::vector<std::byte>(local, local + wr.length), wr.immediate, true});
+        }
         break;
       case Op::write:
         if (late_writes_.count() > 0) {
@@ -283,6 +300,29 @@ class FakeEndpoint final : public Endpoint {
     wire_->to_rank[1 - rank_].push_back(std::move(message));
   }
 
+  /// A bounded wire: sends leave, and their completions surface, in post
+  /// order, while the wire toward the peer holds fewer than wire_capacity_
+  /// messages; the peer takes them off only in its poll() with receives
+  /// posted, as a socket's bytes leave the kernel only when its reader reads.
+  void flush_outbox() {
+    while (!outbox_.empty()) {
+      Outgoing& next = outbox_.front();
+      if (next.message) {
+        {
+          // Only this endpoint adds to the wire: room seen here stays.
+          std::lock_guard lock(wire_->mutex);
+          if (wire_->to_rank[1 - rank_].size() >= wire_capacity_) return;
+        }
+        push(std::move(*next.message));
+      }
+      if (next.done) {
+        completions_.push_back(next.done->completion);
+        covers_.push_back(next.done->covers);
+      }
+      outbox_.pop_front();
+    }
+  }
+
   // The wire's lock is let go before the counters' is taken: post() takes
   // the counters' lock, then the wire's (push), and one order everywhere
   // is what keeps a shared Context from deadlocking (ThreadSanitizer
@@ -343,6 +383,18 @@ class FakeEndpoint final : public Endpoint {
   std::deque<std::uint64_t> covers_;
   std::deque<RecvRequest> receives_;
   std::deque<Completion> completions_;
+  /// With a bounded wire: what waits for room, a message or a signaled
+  /// request's completion (kept in order behind the messages before it).
+  struct Outgoing {
+    struct Done {
+      Completion completion;
+      std::uint64_t covers;
+    };
+    std::optional<FakeWire::Message> message;
+    std::optional<Done> done;
+  };
+  std::size_t wire_capacity_;
+  std::deque<Outgoing> outbox_;
 };
 
 class FakeContext final : public Context {
@@ -361,10 +413,10 @@ class FakeContext final : public Context {
     if (std::string(reinterpret_cast<const char*>(reply.data()), reply.size()) != hello) {
       throw TransportError("fake: peer connected another endpoint");
     }
-    auto endpoint = std::make_unique<FakeEndpoint>(fabric_.next_wire(channel.rank()), fabric_,
-                                                   channel.rank(), params, counters, counters_mutex,
-                                                   corrupt_every, reverse_atomics,
-                                                   fail_receives_from, stall_from, late_writes);
+    auto endpoint = std::make_unique<FakeEndpoint>(
+        fabric_.next_wire(channel.rank()), fabric_, channel.rank(), params, counters,
+        counters_mutex, corrupt_every, reverse_atomics, fail_receives_from, stall_from, late_writes,
+        wire_capacity(params.index));
     endpoint->lose_every(lose_every);
     return endpoint;
   }
@@ -388,6 +440,15 @@ class FakeContext final : public Context {
   /// calls progress() this long after (a socket transport whose target
   /// places writes in its progress).
   std::chrono::milliseconds late_writes{0};
+  /// Per endpoint index: the messages its wire toward the peer holds (0 or
+  /// absent: unbounded). A send completes once it is on the wire, and the
+  /// peer takes messages off only while it polls that endpoint (the tcp
+  /// plugin over a socket whose buffers are full).
+  std::map<std::uint32_t, std::size_t> bounded_wires;
+  std::size_t wire_capacity(std::uint32_t endpoint) const {
+    const auto found = bounded_wires.find(endpoint);
+    return found == bounded_wires.end() ? 0 : found->second;
+  }
 
   static Capabilities everything() {
     Capabilities caps;

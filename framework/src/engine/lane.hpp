@@ -192,9 +192,10 @@ struct Lane {
   std::uint64_t target = 0;     // id after the last request of the phase
   std::uint32_t to_signal = 1;  // posts until the next signaled one
   std::uint8_t marker = 0;      // write latency: the last iteration marker
-  // A stream's lane on which only the peer sends (a direction per rail):
-  // the streaming side still drains its receives while it posts elsewhere.
-  bool receives_only = false;
+  // A bidirectional stream's lane on which the peer sends: the streaming
+  // side drains its receives for as long as it streams, also once its own
+  // sends on it are complete (or when it has none: a direction per rail).
+  bool peer_sends = false;
   std::uint64_t length = 0;  // bytes per request at this size (a stripe's piece)
   // A pipelined flow: the next fragment this side posts, and the next one
   // it places, within their messages (both 0 between phases).

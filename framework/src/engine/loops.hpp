@@ -245,8 +245,13 @@ class Loops {
         if (lane.completed < lane.target) {
           all_done = false;
           lanes_.pump<M>(lane);
-        } else if (lane.receives_only) {
-          lanes_.pump<M>(lane);  // the peer's direction: its receives, re-posted
+        } else if (lane.peer_sends) {
+          // The peer's direction: its receives, re-posted. Over a transport
+          // that moves bytes only while polled (the tcp plugin), a peer
+          // still sending on this lane would otherwise wait for this side,
+          // while this side waits for the peer on another lane (both
+          // directions over two tcp endpoints stalled for 10 s so).
+          lanes_.pump<M>(lane);
         }
       }
       if (all_done) break;

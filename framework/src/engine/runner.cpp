@@ -279,7 +279,7 @@ struct TestRunner::Impl {
                                                  : plan.lane_messages(k, size, total);
       // A pipeline posts each message as its fragments.
       lane.target = mine == kUnbounded ? kUnbounded : lane.posted + mine * plan.fragments_at(size);
-      lane.receives_only = !latency && bidirectional && !mine_to_send && theirs_to_send;
+      lane.peer_sends = !latency && bidirectional && theirs_to_send;
       if (flow.op == Op::write && flow.pattern == Pattern::latency) {
         // The iteration markers restart at every phase.
         std::memset(lanes.rx(lane, 0) + size - 1, 0, 1);
