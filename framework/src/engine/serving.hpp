@@ -56,8 +56,9 @@ class Server {
       if (lanes_.abort_requested()) [[unlikely]]
         Lanes::aborted();
       if constexpr (M.event) {
+        // Every lane was just polled; sleep on each in turn (Lanes::sleep_on).
         if (!peer_.done_received())
-          lanes_[0].endpoint->wait(std::chrono::milliseconds(10), flow_.cq_moderation);
+          lanes_.sleep_on(lanes_[++asleep_on_ % lanes_.size()], std::chrono::milliseconds(10));
       } else {
         lanes_.backoff.empty_poll();
       }
@@ -138,6 +139,7 @@ class Server {
   PeerLink& peer_;
   const FlowSpec& flow_;
   std::uint32_t idle_polls_ = 0;  // wait()'s count between control checks
+  std::size_t asleep_on_ = 0;     // serve()'s lane to sleep on next, in event mode
 };
 
 }  // namespace uniperf::engine
