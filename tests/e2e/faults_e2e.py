@@ -64,8 +64,9 @@ FAULTS_CONFIGS=tcp,ucx-shm limits the configs.
 Prints one line per case and a summary table: config, mode, victim, phase,
 survivor exit, seconds to exit.
 """
-import ctypes, json, os, queue, random, re, signal, socket, subprocess, sys, tempfile, threading
+import ctypes, json, os, queue, random, re, signal, subprocess, sys, tempfile, threading
 import time
+from servers import free_port
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 
@@ -117,12 +118,6 @@ def become_subreaper():
     PR_SET_CHILD_SUBREAPER = 36
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def children_of(pid):

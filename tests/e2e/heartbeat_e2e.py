@@ -9,7 +9,8 @@ the survivor is the initiator, its results file holds the finished records,
 whole, and says why the others did not run. A local pair stopped as a whole
 (Ctrl-Z) and resumed runs on: neither side blames the other for the time it
 was stopped itself."""
-import json, os, signal, socket, subprocess, sys, tempfile, time
+import json, os, signal, subprocess, sys, tempfile, time
+from servers import free_port
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 config = os.path.join(source_dir, "configs/tcp.yaml")
@@ -23,12 +24,6 @@ tests:
   - {name: long, op: send, pattern: bandwidth, sizes: [4K, 64K], duration: 60s}
   - {name: never, op: send, pattern: latency, sizes: [8], iterations: 100}
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_listening(proc):

@@ -5,17 +5,12 @@ uniperf of another suite) is refused with a message naming it, learns
 nothing about the host (no provenance before the peer identified itself),
 and the server goes on waiting; then a real peer runs the suite with it."""
 import os, socket, struct, subprocess, sys, tempfile, time
+from servers import free_port
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 config = os.path.join(source_dir, "configs/tcp.yaml")
 SUITE = "suite: listener\ntests:\n  - {name: lat, op: send, pattern: latency, sizes: [8], iterations: 100}\n"
 OTHER = SUITE.replace("listener", "another")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def probe(port, payload, linger=0.5):

@@ -9,7 +9,8 @@ and a sweep's tests carry their fragment in their name and params. Prints the
 grid; asserts no figure. Then `uniperf tune` over tcp: a fragment chosen per
 size from its candidates, within the budget, written to the tuning file; and
 the same against a real `uniperf serve` (tune --peer)."""
-import json, math, os, re, socket, subprocess, sys, tempfile, time
+import json, math, os, re, subprocess, sys, tempfile, time
+from servers import free_port, start_serve
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 configs = ["ucx-shm", "tcp", "ofi-tcp"]
@@ -178,32 +179,13 @@ print("ok: tune chose a fragment per size within its budget")
 # loopback here, another host in a lab), which serves them one after another
 # from an empty directory; the tuning file names the server. A server that
 # is not there ends the tuning with the peer's exit code (3) and the reason.
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 with tempfile.TemporaryDirectory() as work:
     suite_path = os.path.join(work, "tune.yaml")
     with open(suite_path, "w") as f:
         f.write(tune_suite)
     port = free_port()
-    server_dir = os.path.join(work, "server")
-    os.mkdir(server_dir)
-    server_log = open(os.path.join(work, "server.log"), "w+")
-    server = subprocess.Popen([os.path.abspath(uniperf), "serve", "--listen", f"127.0.0.1:{port}"], cwd=server_dir,
-                              stdout=server_log, stderr=server_log)
+    server, server_log = start_serve(uniperf, os.path.join(work, "server"), f"127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, \
-                    open(server_log.name).read()
-                time.sleep(0.2)
         tuning_path = os.path.join(work, "tuning.yaml")
         run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
                               "--peer", f"127.0.0.1:{port}", "--budget", "16", "-o", tuning_path],

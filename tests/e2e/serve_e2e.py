@@ -18,17 +18,12 @@ directory, so it has no suite or config file: each client sends its own.
    connection, the heartbeat's, the data's) has one of those as its local
    port, none an ephemeral one."""
 import json, os, re, signal, socket, struct, subprocess, sys, tempfile, time
+from servers import free_port, start_serve
 
 uniperf, source_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
 SUITE = ("suite: served\ntests:\n"
          "  - {name: lat, op: send, pattern: latency, sizes: [8, 64], iterations: 200}\n"
          "  - {name: bw, op: send, pattern: bandwidth, sizes: [4K], iterations: 500}\n")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ipv6_loopback():
@@ -38,23 +33,6 @@ def ipv6_loopback():
         return True
     except OSError:
         return False
-
-
-def start_server(work, port, *extra):
-    empty = os.path.join(work, f"server-{port}")
-    os.mkdir(empty)
-    log = open(os.path.join(empty, "log"), "w+")
-    server = subprocess.Popen([uniperf, "serve", "--listen", str(port), *extra], cwd=empty,
-                              stdout=log, stderr=log, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server, log
-        except OSError:
-            assert server.poll() is None, open(log.name).read()
-            time.sleep(0.2)
-    raise AssertionError("the server never listened")
 
 
 def client(*args, timeout=300):
@@ -141,7 +119,7 @@ with tempfile.TemporaryDirectory() as work:
     suite = os.path.join(work, "served.yaml")
     open(suite, "w").write(SUITE)
     port = free_port()
-    server, log = start_server(work, port)
+    server, log = start_serve(uniperf, os.path.join(work, f"server-{port}"), port)
     try:
         # 1. The client's own suite and configs, and its --trials.
         results = os.path.join(work, "r.jsonl")
@@ -218,7 +196,7 @@ with tempfile.TemporaryDirectory() as work:
 
     # 6. One port for a firewall, and the data port the config names.
     port, data_port = free_port(), free_port()
-    single, single_log = start_server(work, port, "--once")
+    single, single_log = start_serve(uniperf, os.path.join(work, f"server-{port}"), port, "--once")
     try:
         stream = subprocess.Popen(
             [uniperf, "bw", "--op", "send", "-s", "4K", "-D", "3s", "-c", f"tcp:port={data_port}",
@@ -243,7 +221,7 @@ with tempfile.TemporaryDirectory() as work:
     # 127.0.0.2, and tcp's bind_address takes its data connection there too;
     # an address this host does not have is said at once, on either.
     port = free_port()
-    bound, bound_log = start_server(work, port, "--once")
+    bound, bound_log = start_serve(uniperf, os.path.join(work, f"server-{port}"), port, "--once")
     try:
         stream = subprocess.Popen(
             [uniperf, "bw", "--op", "send", "-s", "4K", "-D", "3s", "-c",
@@ -273,7 +251,7 @@ with tempfile.TemporaryDirectory() as work:
 
     # 5. --once: the first client's run decides the exit code.
     port = free_port()
-    once, once_log = start_server(work, port, "--once")
+    once, once_log = start_serve(uniperf, os.path.join(work, f"server-{port}"), port, "--once")
     try:
         run = client("lat", "-s", "8", "-n", "100", "-c", "tcp", "--peer", f"127.0.0.1:{port}",
                      "--quiet")

@@ -18,6 +18,7 @@ Skipped (77) with the reason when Slurm cannot run here (not installed, not
 root, a daemon refused to start)."""
 import os, signal, socket, subprocess, sys, tempfile
 from launched import records, run_once
+from servers import free_port
 
 uniperf, source_dir = (os.path.abspath(a) for a in sys.argv[1:3])
 CLUSTER = os.path.join(source_dir, "tests", "launchers", "slurm-localhost")
@@ -32,12 +33,6 @@ SRUN = ["srun", "--time=3", "--job-name=uniperf-e2e"]
 
 
 
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def check_ok(what, result, out, expect_method, expect_records=3):
