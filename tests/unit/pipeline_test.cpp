@@ -84,6 +84,12 @@ TEST(PipelinePlans, ARingBeyondTheMemoryBoundIsSkippedNamingTheFragment) {
   tiny.reassembly = Reassembly::store_and_forward;
   const FlowPlan plan = plan_flow(test_of(tiny, {1u << 30}), 0, FakeContext::everything());
   EXPECT_THAT(plan.skip[0], ::testing::HasSubstr("fragment ring"));
+  // The ring it would need is named; the one laid out is a slot.
+  EXPECT_THAT(plan.skip[0], ::testing::HasSubstr(
+                                std::to_string(plan.buffers.oversized_stage_slots) + " fragments"));
+  EXPECT_GT(plan.buffers.oversized_stage_slots, 1u);
+  EXPECT_EQ(plan.buffers.stage_slots, 1u);
+  EXPECT_EQ(plan.buffers.recv_slots, 1u);
 }
 
 /// Both sides of a pipelined flow over the fake transport.

@@ -145,6 +145,10 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
     }
     g.stage_slots =
         static_cast<std::uint32_t>(std::bit_ceil(std::min<std::uint64_t>(ring, 1u << 30)));
+    if (std::size_t{g.stage_slots} * g.stage_slot_size > kMaxBufferBytes) {
+      g.oversized_stage_slots = g.stage_slots;
+      g.stage_slots = 1;
+    }
   }
   g.tx_base = 0;
   g.rx_base = g.slots * g.slot_size;
@@ -270,20 +274,13 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   plan.run = model::run_length_of(test, test.flows.at(index));
   plan.max_size = plan.sizes.empty() ? 0 : *std::max_element(plan.sizes.begin(), plan.sizes.end());
   plan.buffers = buffer_geometry(plan.flow, plan.max_size);
-  if (const std::size_t stage =
-          std::size_t{plan.buffers.stage_slots} * plan.buffers.stage_slot_size;
-      stage > kMaxBufferBytes) {
+  if (const std::uint32_t ring = plan.buffers.oversized_stage_slots; ring != 0) {
     for (std::string& why : plan.skip) {
       if (why.empty())
-        why = "the pipeline's fragment ring (" + std::to_string(plan.buffers.stage_slots) +
-              " fragments of " + std::to_string(plan.buffers.stage_slot_size) + " B) exceeds " +
+        why = "the pipeline's fragment ring (" + std::to_string(ring) + " fragments of " +
+              std::to_string(plan.buffers.stage_slot_size) + " B) exceeds " +
               std::to_string(kMaxBufferBytes >> 20) + " MiB per endpoint: a larger fragment";
     }
-    // Nothing runs: a ring of one keeps the memory the endpoints still get small.
-    BufferGeometry& g = plan.buffers;
-    g.stage_slots = 1;
-    if (g.recv_base == g.stage_base) g.recv_slots = 1;
-    g.lane_bytes = (g.stage_base + g.stage_slot_size + kPageSize - 1) / kPageSize * kPageSize;
   }
   plan.recv_depth = plan.flow.rx_depth;
   plan.reliable_delivery = caps.reliable_delivery;

@@ -50,6 +50,11 @@ struct BufferGeometry {
   std::size_t stage_base = 0;
   std::size_t stage_slot_size = 0;
   std::uint32_t stage_slots = 0;  ///< a power of two, or 0
+  /// Non-zero: the ring the flow needs, in slots, when it would pass the
+  /// bound on one endpoint's memory. Nothing runs then (plan_flow says
+  /// why), and the ring laid out is one slot, so the endpoints the plan
+  /// still opens stay small.
+  std::uint32_t oversized_stage_slots = 0;
 };
 
 /// FlowPlan::latency_segment: 2^20 iterations, 8 MiB of stamps.
