@@ -378,6 +378,38 @@ TEST(EnginePolicy, BothDirectionsKeepDrainingEveryEndpointTheirPeerSendsOn) {
   }
 }
 
+// Receives are posted where messages come: a one-way stream's sender posts
+// none (they sat unused, in a copying pipeline over its own bounce buffers);
+// a stream in both directions, a window's acknowledgements and a ping-pong
+// post on both sides.
+TEST(EnginePolicy, OnlyASideThatTakesMessagesPostsReceives) {
+  struct Case {
+    const char* name;
+    Direction direction;
+    WindowMode window_mode;
+    Pattern pattern;
+    bool initiator_receives;
+  };
+  for (const Case& c :
+       {Case{"one-way", Direction::uni, WindowMode::streaming, Pattern::bandwidth, false},
+        Case{"both ways", Direction::bi, WindowMode::streaming, Pattern::bandwidth, true},
+        Case{"window_ack", Direction::uni, WindowMode::window_ack, Pattern::bandwidth, true},
+        Case{"ping-pong", Direction::uni, WindowMode::streaming, Pattern::latency, true}}) {
+    PairRun pair;
+    const bool latency = c.pattern == Pattern::latency;
+    TestSpec test = make_test(Op::send, c.pattern, 64, latency ? 1 : 8, latency ? 1 : 4);
+    test.flows[0].direction = c.direction;
+    test.flows[0].window_mode = c.window_mode;
+    pair.run(test, 64);
+    EXPECT_GT(pair.responder.counters.receives_posted, 0u) << c.name;
+    if (c.initiator_receives) {
+      EXPECT_GT(pair.initiator.counters.receives_posted, 0u) << c.name;
+    } else {
+      EXPECT_EQ(pair.initiator.counters.receives_posted, 0u) << c.name;
+    }
+  }
+}
+
 TEST(EnginePolicy, BidirectionalBandwidthAddsBothDirections) {
   PairRun pair;
   TestSpec test = make_test(Op::send, Pattern::bandwidth, 100, 8, 4);
