@@ -175,24 +175,24 @@ std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::u
     // Each endpoint once per rail, the rails of one endpoint side by side:
     // a striped message's pieces, or a round-robin's turns.
     for (std::uint32_t e = 0; e < endpoints; ++e)
-      for (std::uint32_t r = 0; r < rails; ++r) lanes.push_back({r, r, true, true});
+      for (std::uint32_t r = 0; r < rails; ++r) lanes.push_back({r, true, true});
   } else if (rails > 1 && flow.direction == Direction::bi) {
     // bind, both directions: the initiator's on the flow's rail, the
     // responder's on the next, each direction on endpoints of its own.
     const std::uint32_t other = (home + 1) % rails;
-    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, false});
-    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({other, 0, false, true});
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, true, false});
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({other, false, true});
   } else {
     // bind: every endpoint on one rail.
-    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, 0, true, true});
+    for (std::uint32_t e = 0; e < endpoints; ++e) lanes.push_back({home, true, true});
   }
   return lanes;
 }
 
 std::uint64_t FlowPlan::lane_length(std::size_t k, std::uint64_t size) const {
   if (!striped_at(size)) return size;
-  const std::uint64_t slot = lanes[k].slot;
-  return size / rails + (slot < size % rails ? 1 : 0);
+  const std::uint64_t piece = lanes[k].rail;
+  return size / rails + (piece < size % rails ? 1 : 0);
 }
 
 std::uint64_t FlowPlan::lane_iterations(std::size_t k, std::uint64_t size,
@@ -212,9 +212,9 @@ std::uint64_t FlowPlan::lane_messages(std::size_t k, std::uint64_t size,
       return total;
     case model::RailPolicy::stripe:
       // At or below the threshold a message goes whole over the first rail.
-      return striped_at(size) || lane.slot == 0 ? total : 0;
+      return striped_at(size) || lane.rail == 0 ? total : 0;
     case model::RailPolicy::round_robin:
-      return policy::latency_share(total, rails, lane.slot);
+      return policy::latency_share(total, rails, lane.rail);
   }
   return total;
 }

@@ -64,12 +64,11 @@ inline constexpr std::uint64_t kLatencySegment = std::uint64_t{1} << 20;
 inline constexpr std::size_t kKeptSamplesLimit = std::size_t{1} << 24;
 
 /// One lane of a flow over a config's rails: which rail its endpoint is on,
-/// its place in a stripe (or round-robin) group, and who sends on it.
+/// and who sends on it.
 struct LanePlan {
+  /// Under stripe and round_robin, where a flow's endpoints each have a lane
+  /// per rail, also the lane's piece of a striped message or its turn.
   std::uint32_t rail = 0;
-  /// The lane's piece of a striped message, or its turn of a round-robin:
-  /// 0 .. the rails - 1 (0 for every lane of bind).
-  std::uint32_t slot = 0;
   bool initiator_sends = true;  ///< a stream's initiator posts on it
   bool responder_sends = true;  ///< a bi-directional stream's responder posts on it
 };
