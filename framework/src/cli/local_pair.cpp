@@ -1,5 +1,6 @@
 #include "cli/local_pair.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -30,6 +31,28 @@ using namespace std::chrono_literals;
 
 }  // namespace
 
+pid_t start_self(const std::vector<std::string>& argv, const std::string& output) {
+  const std::string exe = self_executable();
+  // Built before the fork: the child only opens, duplicates and execs.
+  std::vector<std::string> args = argv;
+  std::vector<char*> child_argv;
+  for (auto& a : args) child_argv.push_back(a.data());
+  child_argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (!output.empty()) {
+      const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+    }
+    ::execv(exe.c_str(), child_argv.data());
+    std::_Exit(127);
+  }
+  return child;
+}
+
 LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0), args_(argv, argv + argc) {
   args_.emplace_back("--pair-connect");
   args_.push_back("127.0.0.1:" + std::to_string(listener_.port()));
@@ -37,22 +60,13 @@ LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0), args_(a
 }
 
 void LocalPair::spawn(const std::vector<std::string>& extra) {
-  const std::string exe = self_executable();
   std::vector<std::string> args = args_;
   args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> child_argv;
-  for (auto& a : args) child_argv.push_back(a.data());
-  child_argv.push_back(nullptr);
-
-  child_ = ::fork();
+  // The responder prints nothing on success; its errors go to stderr.
+  child_ = start_self(args);
   if (child_ < 0)
     throw bootstrap::BootstrapError(std::string("cannot start the responder: ") +
                                     std::strerror(errno));
-  if (child_ == 0) {
-    // The responder prints nothing on success; its errors go to stderr.
-    ::execv(exe.c_str(), child_argv.data());
-    std::_Exit(127);
-  }
 }
 
 LocalPair::~LocalPair() {

@@ -19,6 +19,12 @@ namespace uniperf::cli {
 /// This uniperf executable's path (/proc/self/exe), to start it again.
 std::string self_executable();
 
+/// Starts this executable in a child process with `argv` (argv[0] first),
+/// its standard output and error into the file `output` when one is named
+/// (else this process's own). Returns the child's pid, or -1 with errno set
+/// when it cannot fork.
+pid_t start_self(const std::vector<std::string>& argv, const std::string& output = "");
+
 class LocalPair {
  public:
   /// Listens on an ephemeral loopback port and starts this executable again

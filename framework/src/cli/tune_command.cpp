@@ -1,6 +1,5 @@
 #include "cli/tune_command.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,26 +58,12 @@ std::string measured_name(const std::string& test, std::uint32_t fragment, std::
 /// server still ends the last one's run is served next (cli/serve_command.cpp).
 int run_child(const fs::path& suite, const std::string& config, const std::string& peer,
               const fs::path& records, const fs::path& log) {
-  const std::string exe = self_executable();
-  std::vector<std::string> args = {exe,    "run",      suite.string(),   "-c",
-                                   config, "--output", records.string(), "--quiet"};
+  std::vector<std::string> args = {"uniperf", "run",      suite.string(),   "-c",
+                                   config,    "--output", records.string(), "--quiet"};
   if (!peer.empty()) args.insert(args.end(), {"--peer", peer});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t child = ::fork();
+  const pid_t child = start_self(args, log.string());
   if (child < 0)
     throw std::runtime_error(std::string("cannot start a run: ") + std::strerror(errno));
-  if (child == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    ::execv(exe.c_str(), argv.data());
-    std::_Exit(127);
-  }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
