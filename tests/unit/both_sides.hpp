@@ -44,8 +44,9 @@ inline BothSides run_both_sides(const std::vector<Context*>& initiator,
   if (give_up.count() > 0) {
     watchdog = std::jthread([&](std::stop_token done) {
       std::unique_lock lock(watch_mutex);
-      if (!watch.wait_for(lock, done, give_up, [] { return false; }) && !done.stop_requested())
-        abort = true;
+      // Nothing notifies it: it wakes when the run ended (stop) or at give_up.
+      watch.wait_for(lock, done, give_up, [] { return false; });
+      if (!done.stop_requested()) abort = true;
     });
   }
   std::exception_ptr responder_error;

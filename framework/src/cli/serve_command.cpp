@@ -8,6 +8,7 @@
 #include <optional>
 #include <stop_token>
 #include <thread>
+#include <utility>
 
 #include "bootstrap/bootstrap.hpp"
 #include "cli/addresses.hpp"
@@ -60,8 +61,6 @@ std::string config_names(const std::vector<model::ConfigSpec>& configs) {
 struct Arrival {
   std::unique_ptr<bootstrap::Bootstrap> control;
   session::Offer offer;
-
-  explicit operator bool() const { return control != nullptr; }
 };
 
 /// Refuses the offer with `why`, as far as the client is still there to hear it.
@@ -195,24 +194,24 @@ Served serve_client(Arrival& arrival, bootstrap::TcpListener& listener,
   return served;
 }
 
-/// The next connection and its offer; empty on a slice's timeout or for
+/// The next connection and its offer; nullopt on a slice's timeout or for
 /// a connection that was no client of ours (refused with a message).
-Arrival next_arrival(bootstrap::TcpListener& listener) {
+std::optional<Arrival> next_arrival(bootstrap::TcpListener& listener) {
   Arrival arrival;
   try {
     // The client's heartbeat comes to this same port: one port to open.
     arrival.control = listener.try_accept(1, 500ms, true);
   } catch (const bootstrap::BootstrapError& e) {
     std::cerr << "uniperf: " << e.what() << "\n";  // a connection that reset before accept
-    return {};
+    return std::nullopt;
   }
-  if (!arrival.control) return {};
+  if (!arrival.control) return std::nullopt;
   try {
     arrival.offer = session::receive_offer(*arrival.control);
   } catch (const session::HandshakeError& e) {
     std::cerr << fmt::format("uniperf: refused a connection from {}: {}\n",
                              arrival.control->peer_host(), e.what());
-    return {};
+    return std::nullopt;
   }
   return arrival;
 }
@@ -279,14 +278,10 @@ int run_serve_command(const ServeOptions& options) {
   std::cerr << fmt::format("uniperf: serving on port {} (Ctrl-C stops)\n", listener->port());
   std::optional<Arrival> next;  // came as the last run ended
   while (!stop_requested()) {
-    Arrival arrival;
-    if (next) {
-      arrival = std::move(*next);
-      next.reset();
-    } else if (!(arrival = next_arrival(*listener))) {
-      continue;
-    }
-    Served served = serve_client(arrival, *listener, plugins, options);
+    std::optional<Arrival> arrival = std::exchange(next, std::nullopt);
+    if (!arrival) arrival = next_arrival(*listener);
+    if (!arrival) continue;
+    Served served = serve_client(*arrival, *listener, plugins, options);
     next = std::move(served.next);
     if (next && (stop_requested() || options.once)) turn_away(*next, "the server is ending");
     if (stop_requested()) return kExitInterrupted;
