@@ -31,8 +31,9 @@ The promise, for every case:
     run (exit 0) if the kill came after the two sides' last meeting. A local
     pair's initiator replaces a killed responder and goes on
     (responder_replacement_e2e checks how): exit 1 (the killed test failed),
-    0 when the kill came before the first test began (a fresh responder then
-    runs it, so the bound grows by that test's 20 s), 3 before the handshake;
+    0 when the kill came before the first test began, the handshake included
+    (a fresh responder then runs it, so the bound grows by that test's 20 s);
+    never 3, and always with a results file;
   * its stderr names the lost peer ("peer", "responder" or "initiator");
   * the results file (written by the initiator) holds only complete records,
     every line valid JSON with a status and, unless ok, a reason (a killed
@@ -396,8 +397,9 @@ class Case:
         allowed = {3, 0} if self.phase == "teardown" or self.config in SHORT_RUNS else {3}
         if self.mode == "local-pair" and self.victim == "responder":
             # Replaced: the killed test failed and the run went on (1), or the
-            # kill came before the first test began and it then ran (0).
-            allowed |= {0, 1}
+            # kill came before the first test began (in the handshake too)
+            # and it then ran (0). The run never loses its peer.
+            allowed = {0, 1}
         if self.victim_exit not in (None, 0):
             # The victim's own test failed before the kill (its reason is in
             # the note, and in the table): the survivor was told, and its

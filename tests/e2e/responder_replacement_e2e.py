@@ -5,7 +5,9 @@ the middle of a bandwidth stream, once to SIGKILL and once to SIGSTOP (alive
 but silent). The test under way becomes an error record, a fresh responder
 takes over from the next test, and every later test and config runs. The run
 exits 1 (a test failed), not 3: only a lost peer on another host ends a run.
-No responder process is left behind."""
+A responder killed before the run began (while it connects and handshakes)
+is replaced too: the run then exits 0 with every record. No responder
+process is left behind."""
 import json, os, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -95,6 +97,35 @@ def run(work, how):
     return lost["reason"]
 
 
+def lost_while_connecting(work):
+    """Kills the responder the moment it exists: it cannot have finished
+    its handshake (its start-up alone takes longer), so this is a loss
+    before the first test."""
+    suite = os.path.join(work, "suite.yaml")
+    with open(suite, "w") as f:
+        f.write(SUITE.replace("duration: 6s", "iterations: 500"))
+    results = os.path.join(work, "results.jsonl")
+    p = subprocess.Popen([uniperf, "run", suite, "-o", results, "--quiet", "-c",
+                          os.path.join(source_dir, "configs", "tcp.yaml")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not children(p.pid):
+        assert p.poll() is None and time.monotonic() < deadline, "no responder appeared"
+    os.kill(children(p.pid)[0], signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, f"exit {p.returncode}\n{out}\n{err}"
+    assert "lost the local responder while connecting" in err, err
+    records = [json.loads(line) for line in open(results)]
+    assert len(records) == 5 and all(r["status"] == "ok" for r in records), records
+    time.sleep(0.5)
+    leftovers = processes_mentioning(suite)
+    assert not leftovers, f"processes left behind: {leftovers}"
+
+
+with tempfile.TemporaryDirectory() as work:
+    lost_while_connecting(work)
+    print("SIGKILL before the handshake ended: a fresh responder ran the whole suite")
 for how in (signal.SIGKILL, signal.SIGSTOP):
     with tempfile.TemporaryDirectory() as work:
         started = time.monotonic()

@@ -62,6 +62,8 @@ LocalPair::LocalPair(int argc, char** argv) : listener_("127.0.0.1", 0), args_(a
 void LocalPair::spawn(const std::vector<std::string>& extra) {
   std::vector<std::string> args = args_;
   args.insert(args.end(), extra.begin(), extra.end());
+  extra_ = extra;
+  ended_status_ = 0;
   // The responder prints nothing on success; its errors go to stderr.
   child_ = start_self(args);
   if (child_ < 0)
@@ -96,6 +98,7 @@ std::unique_ptr<bootstrap::Bootstrap> LocalPair::accept() {
       int status = 0;
       if (::waitpid(child_, &status, WNOHANG) == child_) {
         child_ = -1;
+        ended_status_ = status;
         throw bootstrap::BootstrapError(
             "the local responder process exited before connecting (status " +
             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) + ")");
@@ -103,6 +106,34 @@ std::unique_ptr<bootstrap::Bootstrap> LocalPair::accept() {
     }
   }
   throw bootstrap::BootstrapError("the local responder process did not connect within 20 s");
+}
+
+bool LocalPair::exited_by_itself() {
+  int status = 0;
+  if (child_ > 0 && ::waitpid(child_, &status, WNOHANG) == child_) {
+    child_ = -1;
+    ended_status_ = status;
+  }
+  return child_ < 0 && WIFEXITED(ended_status_) && WEXITSTATUS(ended_status_) != 0;
+}
+
+std::unique_ptr<bootstrap::Bootstrap> LocalPair::connect(
+    const std::function<void(bootstrap::Bootstrap&)>& handshake) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      std::unique_ptr<bootstrap::Bootstrap> control = accept();
+      handshake(*control);
+      return control;
+    } catch (const std::exception& e) {
+      // A responder with an error of its own would only say it again.
+      if (attempt == kConnectAttempts || exited_by_itself()) throw;
+      std::cerr << fmt::format(
+          "uniperf: lost the local responder while connecting ({}); starting a fresh one\n",
+          e.what());
+      reap();
+      spawn(extra_);
+    }
+  }
 }
 
 int LocalPair::wait() {
@@ -143,8 +174,7 @@ std::vector<results::Record> LocalPair::run_replacing(
     control.reset();
     try {
       replace(fmt::format("{}:{}", resume->config, resume->test));
-      control = accept();
-      handshake(*control);
+      control = connect(handshake);
     } catch (const std::exception& e) {
       std::cerr << "uniperf: cannot start a fresh local responder: " << e.what() << "\n";
       control.reset();

@@ -38,6 +38,13 @@ class LocalPair {
   /// The control connection to the responder (rank 0 here). Fails fast when
   /// the responder exits before connecting.
   std::unique_ptr<bootstrap::Bootstrap> accept();
+  /// accept() and then `handshake` over the connection. A responder lost on
+  /// the way (killed, or its connection closed or wedged before the
+  /// handshake ended) is replaced by a fresh one started the same way, up
+  /// to kConnectAttempts responders in all; one that exited by itself said
+  /// why on stderr and is not started again. Throws when none connected.
+  std::unique_ptr<bootstrap::Bootstrap> connect(
+      const std::function<void(bootstrap::Bootstrap&)>& handshake);
   /// Waits a few seconds for the responder to exit; kills it otherwise.
   /// Returns its exit status.
   int wait();
@@ -64,12 +71,20 @@ class LocalPair {
   pid_t responder() const { return child_; }
 
  private:
+  static constexpr int kConnectAttempts = 3;
+
   void spawn(const std::vector<std::string>& extra);
   void reap();
+  /// Whether the responder ended with an exit status of its own (not by a
+  /// signal, and not still running).
+  bool exited_by_itself();
 
   bootstrap::TcpListener listener_;
-  std::vector<std::string> args_;  // this command line plus --pair-connect ADDRESS
+  std::vector<std::string> args_;   // this command line plus --pair-connect ADDRESS
+  std::vector<std::string> extra_;  // what the running responder was started with besides
   pid_t child_ = -1;
+  int ended_status_ = 0;  // the responder's wait status once reaped by accept() or
+                          // exited_by_itself(); 0 otherwise
 };
 
 }  // namespace uniperf::cli

@@ -403,8 +403,14 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
         }
       }
     } else {
+      // A responder lost before the run began is replaced as one lost
+      // later is (run_replacing): the run starts with a fresh one.
       pair.emplace(argc, argv);
-      control = pair->accept();
+      control = pair->connect([&](bootstrap::Bootstrap& fresh) {
+        peer_facts =
+            session::handshake(fresh, suite, configs, my_facts, offered_overrides(options));
+      });
+      handshaken = true;
     }
     if (!handshaken && control)
       peer_facts =
