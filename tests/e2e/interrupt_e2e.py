@@ -4,8 +4,10 @@ TCP on loopback) is ended by a terminal-style signal to its process group
 while a long test runs. The run ends within seconds, exit 130; the results
 file holds the finished records, the interrupted and later tests as skipped
 "not run: interrupted"; no temporary file stays beside it. Then twice: a
-second signal ends the run at once, keeping the same. Then SIGKILL: nothing
-can be kept, and nothing is left behind."""
+second signal ends the run at once, keeping the same. Then SIGABRT to the
+initiator alone, as a transport library's failed assertion raises it: the
+finished records are kept, exit 1 (the responder lives on: no lost peer).
+Then SIGKILL: nothing can be kept, and nothing is left behind."""
 import json, os, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -18,7 +20,7 @@ tests:
 """
 
 
-def run_and_interrupt(work, signals, expect_exit=130):
+def run_and_interrupt(work, signals, expect_exit=130, group=True):
     suite = os.path.join(work, "suite.yaml")
     with open(suite, "w") as f:
         f.write(SUITE)
@@ -47,7 +49,10 @@ def run_and_interrupt(work, signals, expect_exit=130):
     assert p.poll() is None, "ended on its own: " + p.stderr.read()
     started = time.monotonic()
     for s in signals:
-        os.killpg(p.pid, s)
+        if group:
+            os.killpg(p.pid, s)
+        else:
+            os.kill(p.pid, s)
         time.sleep(0.05)
     out, err = p.communicate(timeout=60)
     took = time.monotonic() - started
@@ -87,6 +92,14 @@ with tempfile.TemporaryDirectory() as work:
             assert r["status"] == "skipped" and r["reason"] == "not run: interrupted", r
     assert "interrupted" in err, err
     print(f"ok: SIGTERM twice: {len(records)} records, stopped in {took:.1f} s")
+
+with tempfile.TemporaryDirectory() as work:
+    records, by_key, err, took = run_and_interrupt(work, [signal.SIGABRT], expect_exit=1,
+                                                   group=False)
+    # The test under way has no record: the process ended inside it.
+    assert len(records) == 2, records
+    assert "SIGABRT ended the run" in err and "keeping the 2 finished records" in err, err
+    print(f"ok: SIGABRT: 2 finished records kept, stopped in {took:.1f} s")
 
 with tempfile.TemporaryDirectory() as work:
     _, _, _, took = run_and_interrupt(work, [signal.SIGKILL], expect_exit=-signal.SIGKILL)

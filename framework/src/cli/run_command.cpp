@@ -1,6 +1,7 @@
 #include "cli/run_command.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <atomic>
@@ -116,6 +117,19 @@ std::unique_ptr<bootstrap::Bootstrap> connect_to_server(const std::string& host,
         "{} (after {:g} s: is `uniperf serve` or `uniperf ... --listen` running there?)", e.what(),
         timeout_s));
   }
+}
+
+/// Whether the connection behind `fd` (Bootstrap::liveness_fd) is closed
+/// by its peer, or closes within `wait`. -1: no connection to ask.
+bool closes_within(int fd, std::chrono::milliseconds wait) {
+  if (fd < 0) return false;
+  pollfd watched{fd, POLLRDHUP, 0};
+  const auto until = std::chrono::steady_clock::now() + wait;
+  do {
+    if (::poll(&watched, 1, 50) > 0 && (watched.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+      return true;
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
 }
 
 }  // namespace
@@ -507,9 +521,23 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   bool forever = false;
   for (const auto& test : suite.tests) forever |= test.duration.forever;
   // The first signal ends the run cleanly (at once, or at a run-forever
-  // window's end); a second one ends it now, keeping what finished.
+  // window's end); a second one ends it now, keeping what finished. So does
+  // a transport library's abort: seen so far from UCX 1.13's tcp transport,
+  // asserting on the error path of a connection its peer reset. A peer gone
+  // by then is said as a lost peer (exit 3), else the run failed (exit 1).
+  std::atomic<int> peer_liveness_fd{control ? control->liveness_fd() : -1};
   StopOnSignals signals(
-      [&finish_now] { finish_now("interrupted again: ending now", kExitInterrupted); });
+      [&finish_now] { finish_now("interrupted again: ending now", kExitInterrupted); },
+      [&finish_now, &peer_liveness_fd, &peer_host, initiator] {
+        const std::string aborted =
+            "SIGABRT ended the run (a library's own assertion failing: its words, if any, are "
+            "above)";
+        if (!closes_within(peer_liveness_fd.load(), 2s)) finish_now(aborted, kExitTestErrors);
+        finish_now(fmt::format("lost the peer ({}{}): {} after the peer closed the connection",
+                               initiator ? "the responder" : "the initiator",
+                               peer_host.empty() ? "" : " on " + peer_host, aborted),
+                   kExitNoPeer);
+      });
   // How the run ended decides the exit status: the responder keeps no
   // records, so this is how a script on the server's host can tell that it
   // failed; on both sides a lost peer is 3, not just a failed test.
@@ -550,6 +578,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
         [&](bootstrap::Bootstrap& fresh) {
           session::handshake(fresh, suite, configs, my_facts, offered_overrides(options));
           peer_host = fresh.peer_host();
+          peer_liveness_fd = fresh.liveness_fd();
         },
         [&lost_peer] { return std::exchange(lost_peer, std::string()); });
     if (!control) failure_exit = kExitNoPeer;
@@ -562,6 +591,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
             .records;
   }
   if (!control) peer_host.clear();  // a fresh local responder could not be started
+  peer_liveness_fd = -1;            // its number is free for reuse from here on
   control.reset();                  // closes the control connection: the peer ends now
   // Exit 3 is said in words on both sides: a peer lost between tests (at a
   // meeting of the control connection) fails no record's test and leaves

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 
 namespace uniperf::cli {
 namespace {
@@ -24,31 +25,57 @@ extern "C" void request_stop(int signal_number) {
   }
 }
 
+/// SIGABRT: the byte goes to the same thread, which ends the process with
+/// what finished; this thread waits for it to. The handler is reset on
+/// entry (SA_RESETHAND), so an abort in that thread, or a second one
+/// anywhere, is the default action at once. Returning from a handler that
+/// abort() raised makes abort() go on to the default action (and one sent
+/// with kill goes on with the run, which the waiting thread ends).
+extern "C" void end_on_abort(int signal_number) {
+  const int saved_errno = errno;
+  const char byte = static_cast<char>(signal_number);
+  if (::write(g_second_signal_pipe[1], &byte, 1) == 1) {
+    timespec left{StopOnSignals::kAbortGraceSeconds, 0};
+    while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+  }
+  errno = saved_errno;
+}
+
 }  // namespace
 
 const std::atomic<bool>& stop_requested() {
   return g_stop_requested;
 }
 
-StopOnSignals::StopOnSignals(std::function<void()> on_second_signal)
-    : on_second_(std::move(on_second_signal)) {
+StopOnSignals::StopOnSignals(std::function<void()> on_second_signal, std::function<void()> on_abort)
+    : on_second_(std::move(on_second_signal)), on_abort_(std::move(on_abort)) {
   if (::pipe2(g_second_signal_pipe, O_CLOEXEC) != 0) return;
   waiter_ = std::thread([this] {
     char byte = 0;
     while (true) {
       const ssize_t n = ::read(g_second_signal_pipe[0], &byte, 1);
       if (n < 0 && errno == EINTR) continue;
-      if (n == 1 && byte != 0) on_second_();  // does not return
-      return;                                 // a zero byte: the run ended normally
+      if (n == 1 && byte == SIGABRT) on_abort_();  // does not return
+      if (n == 1 && byte != 0) on_second_();       // does not return
+      return;                                      // a zero byte: the run ended normally
     }
   });
   struct sigaction action {};
   action.sa_handler = request_stop;
   action.sa_flags = SA_RESTART;
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
+  if (on_abort_) {
+    struct sigaction abort_action {};
+    abort_action.sa_handler = end_on_abort;
+    abort_action.sa_flags = SA_RESETHAND;
+    ::sigaction(SIGABRT, &abort_action, nullptr);
+  }
 }
 
 StopOnSignals::~StopOnSignals() {
+  // Nothing reads the pipe from here on: an abort later is the default one.
+  if (on_abort_) ::signal(SIGABRT, SIG_DFL);
   if (!waiter_.joinable()) return;
   const char done = 0;
   [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &done, 1);
