@@ -124,6 +124,21 @@ def main():
     expected_samples = len({k for k in kept
                             if (k[0], k[1], k[2]) in {(r["config"], r["test"], r["size"])
                                                       for r in records}})
+    # Fragment sweeps (tests NAME.fragment_F of two fragments or more) over
+    # two message sizes or more: a best-fragment envelope chart per config.
+    sweep_cells = {}
+    for r in records:
+        at = r["test"].find(".fragment_")
+        if measured(r) and not r.get("flows") and r["params"]["pattern"] == "bandwidth" and \
+                at > 0 and r["params"].get("fragment"):
+            cell = sweep_cells.setdefault((r["config"], r["test"][:at]), (set(), set()))
+            cell[0].add(r["params"]["fragment"])
+            cell[1].add(r["size"])
+    envelope_sizes = {}
+    for (config, _), (fragments, sizes) in sweep_cells.items():
+        if len(fragments) >= 2:
+            envelope_sizes.setdefault(config, set()).update(sizes)
+    expected_envelopes = sum(1 for sizes in envelope_sizes.values() if len(sizes) >= 2)
     url = "file://" + os.path.abspath(page)
 
     with tempfile.TemporaryDirectory(prefix="uniperf-chromium-") as profile:
@@ -147,6 +162,10 @@ def main():
     if rail_series is None or int(rail_series.group(1)) != expected_rail_series:
         fail(f"rail series rendered {rail_series.group(1) if rail_series else None}, "
              f"expected {expected_rail_series}")
+    envelopes = re.search(r'data-envelopes-rendered="(\d+)"', root.group(0))
+    if envelopes is None or int(envelopes.group(1)) != expected_envelopes:
+        fail(f"best-fragment envelope charts rendered {envelopes.group(1) if envelopes else None}, "
+             f"expected {expected_envelopes}")
     bars = re.search(r'data-bars-rendered="(\d+)"', root.group(0))
     if bars is None or int(bars.group(1)) != expected_bars:
         fail(f"bar charts rendered {bars.group(1) if bars else None}, expected {expected_bars}")
@@ -177,7 +196,7 @@ def main():
         fail("a competing-flows section without any traced concurrent flows")
     canvases = dom.count("<canvas")
     if canvases < (expected_plots + expected_timelines + expected_alone + expected_completions +
-                   2 * expected_samples):
+                   2 * expected_samples + expected_envelopes):
         fail(f"{canvases} canvases for {expected_plots} plots, {expected_timelines} timelines "
              f"and {expected_alone} alone-against-beside charts")
     table = re.search(r'<table id="comparison">(.*?)</table>', dom, re.S)
@@ -245,7 +264,7 @@ def main():
     print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
           f"{expected_samples} latency sample series, {expected_trial_bands} trial CI bands, "
-          f"{expected_rail_series} rail series, "
+          f"{expected_rail_series} rail series, {expected_envelopes} best-fragment envelopes, "
           f"{canvases} canvases, "
           f"{rows} table rows, no errors; "
           f"screenshot {screenshot}")

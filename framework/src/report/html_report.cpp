@@ -169,7 +169,9 @@ void write_fragment_grids(std::ostream& out, const std::vector<Record>& records)
          "fragment sizes (docs/pipeline.md): MB/s per message size (rows) and fragment "
          "(columns). A cell is green at its row's best and red at half of it or less; the "
          "best per size is in bold and, with its fragment, in the last column: the "
-         "best-fragment envelope.</p>\n";
+         "best-fragment envelope. Plotted first, per config: each sweep's envelope against "
+         "message size, and whole messages of the same op dashed beside them.</p>\n"
+         "<div id=\"envelopes\"></div>\n";
   for (const FragmentGrid& g : grids) {
     out << "<div class=\"card table-wrap\"><table class=\"fragment-grid\">\n<caption>"
         << html_escape(fmt::format("{} / {}: MB/s by message size and fragment", g.config, g.test))

@@ -11,6 +11,8 @@
 //   data-alone-rendered="N"  latency flows' alone-against-beside-others charts
 //   data-completions-rendered="N"  records' completion timelines (trace files)
 //   data-samples-rendered="N"  kept latency samples' CDF and over-time charts
+//   data-envelopes-rendered="N"  best-fragment envelope charts (one per config
+//                            with a fragment sweep over two sizes or more)
 //   data-errors="..."        any script error (set by the handler in <head>)
 (function () {
   "use strict";
@@ -596,6 +598,87 @@
     return series.length;
   }
 
+  // The best-fragment envelopes (docs/pipeline.md), a chart per config: a
+  // line per fragment sweep (tests NAME.fragment_F, two fragments or more,
+  // as the heatmaps above it) of the most bandwidth any fragment gave at
+  // each message size, and dashed beside them whole messages of the same
+  // ops (bandwidth tests without fragments, in the colour of their op's
+  // first sweep): what fragmenting gains or costs per size, and direct
+  // against copy delivery on one plot. The legend names the fragment that
+  // gave each point.
+  function drawEnvelopes(container) {
+    const unit = bandwidthUnits[bandwidthUnit];
+    const sweepOf = (r) => {
+      const at = r.test.indexOf(".fragment_");
+      return at > 0 ? r.test.slice(0, at) : null;
+    };
+    const measuredBandwidth = (r) => r.status === "ok" && r.params.pattern === "bandwidth" &&
+        !(r.flows && r.flows.length) && r.bandwidth && positive(r.bandwidth.MB_per_s);
+    let drawn = 0;
+    for (const config of configs) {
+      const mine = records.filter((r) => r.config === config && measuredBandwidth(r));
+      const sweeps = new Map();  // name: {op, fragments, best: size -> {mb, fragment}}
+      for (const r of mine) {
+        const name = sweepOf(r);
+        if (!name || !r.params.fragment) continue;
+        if (!sweeps.has(name)) sweeps.set(name, { op: r.params.op, fragments: new Set(), best: new Map() });
+        const sweep = sweeps.get(name);
+        sweep.fragments.add(r.params.fragment);
+        const held = sweep.best.get(r.size);
+        if (!held || r.bandwidth.MB_per_s > held.mb)
+          sweep.best.set(r.size, { mb: r.bandwidth.MB_per_s, fragment: r.params.fragment });
+      }
+      const shown = [...sweeps].filter(([, sweep]) => sweep.fragments.size >= 2);
+      const ops = new Set(shown.map(([, sweep]) => sweep.op));
+      const wholes = new Map();  // test: {op, bySize: size -> MB/s}
+      for (const r of mine) {
+        if (sweepOf(r) || r.params.fragment || !ops.has(r.params.op)) continue;
+        if (!wholes.has(r.test)) wholes.set(r.test, { op: r.params.op, bySize: new Map() });
+        wholes.get(r.test).bySize.set(r.size, r.bandwidth.MB_per_s);
+      }
+      const sizes = [...new Set(shown.flatMap(([, sweep]) => [...sweep.best.keys()]))]
+        .sort((a, b) => a - b);
+      if (!shown.length || sizes.length < 2) continue;
+      const section = addSection(container, `${config}: best fragment per message size`,
+                                 ` ${shown.length} sweep${shown.length > 1 ? "s" : ""}` +
+                                 (wholes.size ? `, whole messages dashed` : ""));
+      const columns = [sizes];
+      const series = [{ label: "size", value: (u, v) => (v == null ? "-" : formatSize(v) + " B") }];
+      shown.forEach(([name, sweep], k) => {
+        const best = sizes.map((size) => sweep.best.get(size));
+        const color = palette[k % palette.length];
+        columns.push(best.map((b) => (b ? b.mb * unit.fromMB : null)));
+        series.push({ label: `${name} (${sweep.op})`, stroke: color, width: 2.5, spanGaps: true,
+                      points: { show: true, size: 6, fill: color },
+                      value: (u, v, si, i) => (v == null ? "-"
+                        : `${formatNumber(v)} (fragment ${formatSize(best[i].fragment)} B)`) });
+      });
+      // Whole messages dashed in the colour of the first sweep of their op.
+      const colorOfOp = (op) => palette[shown.findIndex(([, sweep]) => sweep.op === op) % palette.length];
+      for (const [name, { op, bySize }] of wholes) {
+        columns.push(sizes.map((size) => (bySize.has(size) ? bySize.get(size) * unit.fromMB : null)));
+        series.push({ label: `${name} (whole messages)`, stroke: colorOfOp(op), width: 1.5, dash: [6, 4],
+                      spanGaps: true, points: { show: false }, value: (u, v) => formatNumber(v) });
+      }
+      const plot = addPlot(section);
+      charts.push([section, new uPlot({
+        width: chartWidth(section),
+        height: 320,
+        series,
+        scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10 } },
+        axes: [
+          { label: "message size (bytes, log scale)", values: (u, splits) => splits.map(formatSize) },
+          { label: unit.label + ", log scale", size: 70, splits: decadeSplits,
+            values: (u, splits) => splits.map(tick) },
+        ],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      }, columns, plot)]);
+      drawn += 1;
+    }
+    return drawn;
+  }
+
   provenance();
   const timelineCharts = [];
   let timelines = 0;
@@ -637,11 +720,18 @@
   let barCharts = 0;
   let trialBands = 0;
   let railSeries = 0;  // a rail's line or bar under its config's (records of several rails)
+  const envelopeContainer = document.getElementById("envelopes");
   function drawPlots() {
     for (const [, chart] of charts.splice(0)) chart.destroy();
     container.replaceChildren();
     rendered = barCharts = trialBands = railSeries = 0;
     for (const test of tests) rendered += drawTest(test, container);
+    let envelopes = 0;
+    if (envelopeContainer) {
+      envelopeContainer.replaceChildren();
+      envelopes = drawEnvelopes(envelopeContainer);
+    }
+    document.documentElement.setAttribute("data-envelopes-rendered", String(envelopes));
     document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
     document.documentElement.setAttribute("data-trial-bands-rendered", String(trialBands));
     document.documentElement.setAttribute("data-rail-series-rendered", String(railSeries));
