@@ -98,7 +98,7 @@ with tempfile.TemporaryDirectory() as work:
                                                    group=False)
     # The test under way has no record: the process ended inside it.
     assert len(records) == 2, records
-    assert "SIGABRT ended the run" in err and "keeping the 2 finished records" in err, err
+    assert "SIGABRT ended the process" in err and "keeping the 2 finished records" in err, err
     print(f"ok: SIGABRT: 2 finished records kept, stopped in {took:.1f} s")
 
 with tempfile.TemporaryDirectory() as work:

@@ -529,9 +529,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   StopOnSignals signals(
       [&finish_now] { finish_now("interrupted again: ending now", kExitInterrupted); },
       [&finish_now, &peer_liveness_fd, &peer_host, initiator] {
-        const std::string aborted =
-            "SIGABRT ended the run (a library's own assertion failing: its words, if any, are "
-            "above)";
+        const std::string aborted = kAbortedWords;
         if (!closes_within(peer_liveness_fd.load(), 2s)) finish_now(aborted, kExitTestErrors);
         finish_now(fmt::format("lost the peer ({}{}): {} after the peer closed the connection",
                                initiator ? "the responder" : "the initiator",

@@ -275,12 +275,7 @@ int run_serve_command(const ServeOptions& options) {
   // records) or the wait for the next; a second ends the server now.
   StopOnSignals signals(
       [] { RunOutput::end_now("interrupted again: ending now", kExitInterrupted); },
-      [] {
-        RunOutput::end_now(
-            "SIGABRT ended the run (a library's own assertion failing: its words, if any, are "
-            "above)",
-            kExitTestErrors);
-      });
+      [] { RunOutput::end_now(kAbortedWords, kExitTestErrors); });
   std::cerr << fmt::format("uniperf: serving on port {} (Ctrl-C stops)\n", listener->port());
   std::optional<Arrival> next;  // came as the last run ended
   while (!stop_requested()) {

@@ -25,8 +25,9 @@ extern "C" void request_stop(int signal_number) {
   }
 }
 
-/// SIGABRT: the byte goes to the same thread, which ends the process with
-/// what finished; this thread waits for it to. The handler is reset on
+/// SIGABRT: the byte goes to the thread that waits for a second signal,
+/// which ends the process with what finished; the thread that aborted
+/// waits here meanwhile, for at most kAbortGraceSeconds. The handler is reset on
 /// entry (SA_RESETHAND), so an abort in that thread, or a second one
 /// anywhere, is the default action at once. Returning from a handler that
 /// abort() raised makes abort() go on to the default action (and one sent

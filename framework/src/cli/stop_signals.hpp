@@ -12,6 +12,11 @@
 
 namespace uniperf::cli {
 
+/// What an `on_abort` callback says first (cli/run_command.cpp, serve).
+inline constexpr const char* kAbortedWords =
+    "SIGABRT ended the process (a library's own assertion failing: its words, if any, are "
+    "above)";
+
 /// Raised by the first signal once StopOnSignals is installed; what the
 /// session's RunSettings::stop_requested points at.
 const std::atomic<bool>& stop_requested();
@@ -19,7 +24,7 @@ const std::atomic<bool>& stop_requested();
 /// Installs the handlers, and a thread that waits for a second signal and
 /// calls `on_second_signal`, or for SIGABRT and calls `on_abort` (neither
 /// returns). The thread that aborted waits in the handler meanwhile; if the
-/// process is still there kAbortGrace later (the callback itself broke or
+/// process is still there kAbortGraceSeconds later (the callback itself broke or
 /// blocked: the heap or a lock the abort left behind), the abort goes on
 /// as the default action: a core, never a hang. Without `on_abort` SIGABRT
 /// keeps its default action. Installed after the plugins loaded: some
