@@ -2,7 +2,10 @@
 """A run started by `mpirun -np 2` measures what a local pair measures: its two
 ranks find each other through the launcher (PMIx when built with libpmix,
 else the launcher's environment), rank 0 writes the records, and every record
-says which bootstrap it used. Jobs of more ranks are rank_job_e2e's.
+says which bootstrap it used. Jobs of more ranks are rank_job_e2e's. Over a
+config of two rails (two loopback addresses, docs/rails.md) a launched pair
+and a launched job of four ranks stripe, alternate and ping-pong over both,
+each rail carrying its share, as a local pair does.
 Skipped (77) when mpirun is absent."""
 import os, shutil, socket, sys, tempfile
 from launched import records, run_once
@@ -89,6 +92,53 @@ with tempfile.TemporaryDirectory() as work:
             assert how["rendezvous"].startswith("127.0.0.1:") and 20000 <= port < 30000, how
         print(f"ok: mpirun -np 2 without PMIx, rendezvous {how['rendezvous']}: {seconds:.1f} s, "
               f"connect {how['connect_ms']:.0f} ms")
+
+    # Rails under a launcher: each pair's session opens every rail of the
+    # config, as between two hosts. Two loopback addresses are two rails of
+    # this host (the tcp plugin binds and connects each rail's own).
+    rails_config = os.path.join(work, "rails.yaml")
+    open(rails_config, "w").write(
+        "name: tcp-loopback-rails\nplugin: tcp\ndescription: two rails, two loopback addresses\n"
+        "rails:\n  - {peer_address: 127.0.0.1, bind_address: 127.0.0.1}\n"
+        "  - {peer_address: 127.0.0.2, bind_address: 127.0.0.2}\n")
+    rails_suites = {
+        2: ("suite: launched-rails\ntests:\n"
+            "  - {name: stripe, op: send, pattern: bandwidth, sizes: [1M], iterations: 200, "
+            "rail_policy: stripe, validate: true}\n"
+            "  - {name: round_robin, op: send, pattern: bandwidth, sizes: [64K], iterations: 200, "
+            "rail_policy: round_robin, validate: true}\n"
+            "  - {name: lat_stripe, op: send, pattern: latency, sizes: [1M], iterations: 50, "
+            "rail_policy: stripe, validate: true}\n"),
+        4: ("suite: launched-rails-job\ntests:\n"
+            "  - {name: stripe, op: send, pattern: bandwidth, sizes: [1M], iterations: 200, "
+            "rail_policy: stripe, validate: true, pairs: all}\n"
+            "  - {name: incast, op: send, pattern: bandwidth, sizes: [64K], iterations: 200, "
+            "rail_policy: round_robin, validate: true, pairs: incast}\n"),
+    }
+    for np, text in rails_suites.items():
+        rails_suite = os.path.join(work, f"rails-{np}.yaml")
+        open(rails_suite, "w").write(text)
+        out = os.path.join(work, f"rails-{np}.jsonl")
+        result, seconds = launched(np, rails_suite, rails_config, out)
+        assert result.returncode == 0, (np, result.returncode, result.stdout, result.stderr)
+        got = records(out)
+        assert got and all(r["status"] == "ok" for r in got), \
+            (np, [(r["test"], r["status"], r.get("reason")) for r in got])
+        for r in got:
+            assert r["provenance"]["bootstrap"]["method"] in ("pmix", "launcher-env"), r["provenance"]
+            assert r["plugin"]["device"].count(" | ") == 1, r["plugin"]
+            # Every message's bytes over the two rails, half on each: a
+            # striped message in two even pieces, round-robin messages in turn.
+            per_rail = [rail["bytes"] for rail in r["rails"]["per_rail"]]
+            moved = r["bandwidth"]["bytes"] if "bandwidth" in r else None
+            assert len(per_rail) == 2 and per_rail[0] == per_rail[1] > 0, (r["test"], per_rail)
+            if moved is not None:
+                assert sum(per_rail) == moved, (r["test"], per_rail, moved)
+        pairs = {(r["placement"]["initiator"]["rank"], r["placement"]["responder"]["rank"])
+                 for r in got if "placement" in r}
+        assert np == 2 or len(pairs) >= 6, pairs
+        print(f"ok: mpirun -np {np} over two rails: {len(got)} records, every one half on each "
+              f"rail, in {seconds:.1f} s")
 
     # A local pair of the same suite, for the bootstrap time beside it.
     out = os.path.join(work, "pair.jsonl")
