@@ -66,6 +66,25 @@ class OfiPlugin final : public Plugin {
     ::setenv("FI_MR_CACHE_MAX_COUNT", "0", /*overwrite=*/0);
   }
 
+  /// libfabric's own multi-rail provider, as of 1.17, ends the process
+  /// with SIGSEGV on the first send a rail refuses for now (-FI_EAGAIN, its
+  /// ordinary flow control): mrail_send_common's error path closes a memory
+  /// registration it never made (a null fid) when the buffer came with its
+  /// descriptor, and without one its own per-message registration soon
+  /// fails into the same path. Seen over tcp;ofi_rxm on two addresses with
+  /// 64 KiB sends, every run. A crash would lose every record of the run,
+  /// other configs' too: such a config is unavailable, saying why.
+  static void refuse_crashing_mrail(const std::string& provider) {
+    const std::uint32_t v = fi_version();
+    if (provider.find("ofi_mrail") == std::string::npos || v > FI_VERSION(1, 17)) return;
+    throw Unavailable("libfabric " + std::to_string(FI_MAJOR(v)) + "." +
+                      std::to_string(FI_MINOR(v)) +
+                      "'s ofi_mrail crashes the process (SIGSEGV) on the first send a rail "
+                      "refuses for now (-FI_EAGAIN): its error path closes a memory registration "
+                      "it never made; uniperf's own rails stripe over libfabric instead "
+                      "(`rails:` in the config, docs/rails.md)");
+  }
+
   std::string name() const override { return "ofi"; }
   std::string version() const override { return "0.1.0"; }
 
@@ -137,6 +156,7 @@ class OfiPlugin final : public Plugin {
     Settings s;
     s.provider = options.string("provider");
     if (s.provider.empty()) throw OptionError("ofi: option 'provider' is empty");
+    refuse_crashing_mrail(s.provider);
     s.kind = support::choice(options, "endpoint", kEndpointKinds, "ofi");
     s.fabric = options.string("fabric");
     s.domain = options.string("domain");
