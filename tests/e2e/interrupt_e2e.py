@@ -7,7 +7,8 @@ file holds the finished records, the interrupted and later tests as skipped
 second signal ends the run at once, keeping the same. Then SIGABRT to the
 initiator alone, as a transport library's failed assertion raises it: the
 finished records are kept, exit 1 (the responder lives on: no lost peer).
-Then SIGKILL: nothing can be kept, and nothing is left behind."""
+Then SIGSEGV, a crash, the same way: the finished records are kept before the
+crash ends the process. Then SIGKILL: nothing can be kept, and nothing is left behind."""
 import json, os, signal, subprocess, sys, tempfile, time
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -56,12 +57,15 @@ def run_and_interrupt(work, signals, expect_exit=130, group=True):
         time.sleep(0.05)
     out, err = p.communicate(timeout=60)
     took = time.monotonic() - started
-    assert p.returncode == expect_exit, f"exit {p.returncode}\n{out}\n{err}"
+    if expect_exit is None:  # a crash: whatever the libraries' handlers end it with
+        assert p.returncode != 0, f"exit {p.returncode}\n{out}\n{err}"
+    else:
+        assert p.returncode == expect_exit, f"exit {p.returncode}\n{out}\n{err}"
     # Bounded, not timed: the long test would run for 240 s.
     assert took < 30, f"took {took:.1f} s to stop"
     leftovers = [n for n in os.listdir(work) if n not in ("suite.yaml", "results.jsonl")]
     assert not leftovers, leftovers
-    if expect_exit < 0:  # killed: nothing could be kept, nothing may be left
+    if expect_exit is not None and expect_exit < 0:  # killed: nothing kept, nothing left
         assert not os.path.exists(results), "a killed run left a results file"
         return [], {}, err, took
     records = [json.loads(l) for l in open(results)]
@@ -100,6 +104,16 @@ with tempfile.TemporaryDirectory() as work:
     assert len(records) == 2, records
     assert "SIGABRT ended the process" in err and "keeping the 2 finished records" in err, err
     print(f"ok: SIGABRT: 2 finished records kept, stopped in {took:.1f} s")
+
+with tempfile.TemporaryDirectory() as work:
+    # A crash (sent here; a transport library's fault takes the same path):
+    # what finished is written, then the crash ends the process as it would
+    # have (the libraries' own handlers print their backtraces).
+    records, by_key, err, took = run_and_interrupt(work, [signal.SIGSEGV], expect_exit=None,
+                                                   group=False)
+    assert len(records) == 2, records
+    assert "Segmentation fault (a crash" in err and "keeping the 2 finished records" in err, err
+    print(f"ok: SIGSEGV: 2 finished records kept, the process ended in {took:.1f} s")
 
 with tempfile.TemporaryDirectory() as work:
     _, _, _, took = run_and_interrupt(work, [signal.SIGKILL], expect_exit=-signal.SIGKILL)

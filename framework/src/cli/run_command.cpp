@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <thread>
@@ -535,6 +536,16 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                                initiator ? "the responder" : "the initiator",
                                peer_host.empty() ? "" : " on " + peer_host, aborted),
                    kExitNoPeer);
+      },
+      // A crash keeps what finished; its signal then ends the process.
+      [&output](int signal_number) {
+        const std::string why = fmt::format(
+            "{} (a crash, most likely in a transport library): the process ends with it",
+            ::strsignal(signal_number));
+        if (output)
+          output->keep_finished(why);
+        else
+          std::cerr << "\nuniperf: " << why << std::endl;
       });
   // How the run ended decides the exit status: the responder keeps no
   // records, so this is how a script on the server's host can tell that it

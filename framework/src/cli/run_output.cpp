@@ -70,6 +70,11 @@ namespace {
 }  // namespace
 
 void RunOutput::finish_now(const std::string& why, int exit_code) {
+  keep_finished(why);
+  exit_without_teardown(exit_code);
+}
+
+void RunOutput::keep_finished(const std::string& why) {
   std::cerr << "\nuniperf: " << why << "\n";
   try {
     std::lock_guard lock(mutex_);
@@ -81,7 +86,7 @@ void RunOutput::finish_now(const std::string& why, int exit_code) {
   } catch (const std::exception& e) {
     std::cerr << "uniperf: " << e.what() << "\n";
   }
-  exit_without_teardown(exit_code);
+  std::cerr.flush();
 }
 
 void RunOutput::end_now(const std::string& why, int exit_code) {

@@ -1,6 +1,7 @@
 // Where a run's finished records go (the results file, the report files)
 // and how they get there when the run cannot end normally: a second Ctrl-C,
-// or a transport call that never returns after its loop was aborted. The
+// a transport call that never returns after its loop was aborted, or a
+// crash. The
 // records that finished land in the files either way, and no temporary file
 // stays behind.
 #pragma once
@@ -37,6 +38,9 @@ class RunOutput {
   /// process with `exit_code` without unwinding (the session's thread may
   /// be inside a transport call that never returns).
   [[noreturn]] void finish_now(const std::string& why, int exit_code);
+  /// finish_now() without the end: says why and writes what finished, from
+  /// any thread, for a crash whose signal then ends the process.
+  void keep_finished(const std::string& why);
   /// finish_now() for a side that writes nothing (a responder): says why
   /// and ends the process the same way.
   [[noreturn]] static void end_now(const std::string& why, int exit_code);

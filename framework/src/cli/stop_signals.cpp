@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <iterator>
 
 namespace uniperf::cli {
 namespace {
@@ -43,14 +45,52 @@ extern "C" void end_on_abort(int signal_number) {
   errno = saved_errno;
 }
 
+/// The synchronous crash signals, and what handled each before uniperf.
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+struct sigaction g_before_crash[std::size(kCrashSignals)];
+std::atomic<bool> g_crashed{false};  // the first crash is being kept
+std::atomic<bool> g_kept{false};     // ... and what finished is written
+
+void restore_crash_action(int signal_number) {
+  for (std::size_t i = 0; i < std::size(kCrashSignals); ++i)
+    if (kCrashSignals[i] == signal_number) ::sigaction(signal_number, &g_before_crash[i], nullptr);
+}
+
+/// A crash: the byte goes to the waiting thread, which writes what
+/// finished; this thread waits for it (at most kAbortGraceSeconds), then
+/// gives the crash to the action installed before. A fault happens again
+/// when its instruction runs again, on returning; a signal someone sent is
+/// raised again. A crash while the first is being kept (in the waiting
+/// thread itself, say) goes to the previous action at once.
+extern "C" void keep_on_crash(int signal_number, siginfo_t* info, void*) {
+  const int saved_errno = errno;
+  if (!g_crashed.exchange(true)) {
+    const char byte = static_cast<char>(signal_number);
+    if (::write(g_second_signal_pipe[1], &byte, 1) == 1) {
+      for (int waited_ms = 0;
+           !g_kept.load() && waited_ms < StopOnSignals::kAbortGraceSeconds * 1000;
+           waited_ms += 10) {
+        timespec slice{0, 10'000'000};
+        ::nanosleep(&slice, nullptr);
+      }
+    }
+  }
+  restore_crash_action(signal_number);
+  errno = saved_errno;
+  if (info == nullptr || info->si_code <= 0) ::raise(signal_number);
+}
+
 }  // namespace
 
 const std::atomic<bool>& stop_requested() {
   return g_stop_requested;
 }
 
-StopOnSignals::StopOnSignals(std::function<void()> on_second_signal, std::function<void()> on_abort)
-    : on_second_(std::move(on_second_signal)), on_abort_(std::move(on_abort)) {
+StopOnSignals::StopOnSignals(std::function<void()> on_second_signal, std::function<void()> on_abort,
+                             std::function<void(int)> on_crash)
+    : on_second_(std::move(on_second_signal)),
+      on_abort_(std::move(on_abort)),
+      on_crash_(kKeepsCrashes ? std::move(on_crash) : nullptr) {
   if (::pipe2(g_second_signal_pipe, O_CLOEXEC) != 0) return;
   waiter_ = std::thread([this] {
     char byte = 0;
@@ -58,8 +98,14 @@ StopOnSignals::StopOnSignals(std::function<void()> on_second_signal, std::functi
       const ssize_t n = ::read(g_second_signal_pipe[0], &byte, 1);
       if (n < 0 && errno == EINTR) continue;
       if (n == 1 && byte == SIGABRT) on_abort_();  // does not return
-      if (n == 1 && byte != 0) on_second_();       // does not return
-      return;                                      // a zero byte: the run ended normally
+      if (n == 1 && std::find(std::begin(kCrashSignals), std::end(kCrashSignals), byte) !=
+                        std::end(kCrashSignals)) {
+        on_crash_(byte);
+        g_kept = true;  // the crashed thread hands the crash on
+        return;
+      }
+      if (n == 1 && byte != 0) on_second_();  // does not return
+      return;                                 // a zero byte: the run ended normally
     }
   });
   struct sigaction action {};
@@ -72,11 +118,20 @@ StopOnSignals::StopOnSignals(std::function<void()> on_second_signal, std::functi
     abort_action.sa_flags = SA_RESETHAND;
     ::sigaction(SIGABRT, &abort_action, nullptr);
   }
+  if (on_crash_) {
+    struct sigaction crash_action {};
+    crash_action.sa_sigaction = keep_on_crash;
+    crash_action.sa_flags = SA_SIGINFO;
+    for (std::size_t i = 0; i < std::size(kCrashSignals); ++i)
+      ::sigaction(kCrashSignals[i], &crash_action, &g_before_crash[i]);
+  }
 }
 
 StopOnSignals::~StopOnSignals() {
   // Nothing reads the pipe from here on: an abort later is the default one.
   if (on_abort_) ::signal(SIGABRT, SIG_DFL);
+  if (on_crash_)
+    for (const int s : kCrashSignals) restore_crash_action(s);
   if (!waiter_.joinable()) return;
   const char done = 0;
   [[maybe_unused]] const auto written = ::write(g_second_signal_pipe[1], &done, 1);

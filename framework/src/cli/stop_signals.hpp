@@ -3,7 +3,9 @@
 // process at once through a callback that writes what finished. SIGABRT, a
 // transport library's own assertion failing (UCX's, libfabric's, glibc's
 // assert()), ends it through another callback that does the same: a
-// library's abort must not cost the records that finished before it.
+// library's abort must not cost the records that finished before it. A
+// crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) writes them too, through a third
+// callback, and then ends the process as it would have without uniperf.
 #pragma once
 
 #include <atomic>
@@ -27,15 +29,30 @@ const std::atomic<bool>& stop_requested();
 /// process is still there kAbortGraceSeconds later (the callback itself broke or
 /// blocked: the heap or a lock the abort left behind), the abort goes on
 /// as the default action: a core, never a hang. Without `on_abort` SIGABRT
-/// keeps its default action. Installed after the plugins loaded: some
+/// keeps its default action. A crash signal calls `on_crash` (which
+/// returns, having written what finished) while the thread that crashed
+/// waits, at most kAbortGraceSeconds; then the action installed before
+/// (a library's own handler, UCX's backtrace, or the default) takes the
+/// crash. Without `on_crash`, or in a build with a sanitizer (whose own
+/// handler reports the crash), the crash signals are left alone. Installed
+/// after the plugins loaded: some
 /// transport libraries install their own SIGINT handler when loaded
 /// (libinfinipath, under libfabric, exits).
 class StopOnSignals {
  public:
   static constexpr int kAbortGraceSeconds = 10;
+  /// Whether `on_crash` is installed at all: not in a build with a
+  /// sanitizer, whose own handler reports a crash with its cause.
+  static constexpr bool kKeepsCrashes =
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+      false;
+#else
+      true;
+#endif
 
   explicit StopOnSignals(std::function<void()> on_second_signal,
-                         std::function<void()> on_abort = {});
+                         std::function<void()> on_abort = {},
+                         std::function<void(int signal_number)> on_crash = {});
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
@@ -43,6 +60,7 @@ class StopOnSignals {
  private:
   std::function<void()> on_second_;
   std::function<void()> on_abort_;
+  std::function<void(int)> on_crash_;
   std::thread waiter_;
 };
 
