@@ -5,7 +5,8 @@ else the launcher's environment), rank 0 writes the records, and every record
 says which bootstrap it used. Jobs of more ranks are rank_job_e2e's. Over a
 config of two rails (two loopback addresses, docs/rails.md) a launched pair
 and a launched job of four ranks stripe, alternate and ping-pong over both,
-each rail carrying its share, as a local pair does.
+each rail carrying its share, as a local pair does; two pairs at once,
+bound, each on a rail of its own (the seed's two process pairs).
 Skipped (77) when mpirun is absent."""
 import os, shutil, socket, sys, tempfile
 from launched import records, run_once
@@ -113,7 +114,10 @@ with tempfile.TemporaryDirectory() as work:
             "  - {name: stripe, op: send, pattern: bandwidth, sizes: [1M], iterations: 200, "
             "rail_policy: stripe, validate: true, pairs: all}\n"
             "  - {name: incast, op: send, pattern: bandwidth, sizes: [64K], iterations: 200, "
-            "rail_policy: round_robin, validate: true, pairs: incast}\n"),
+            "rail_policy: round_robin, validate: true, pairs: incast}\n"
+            # Two process pairs at once, bound: each pair on a rail of its own.
+            "  - {name: bound_pairs, op: send, pattern: bandwidth, sizes: [64K], "
+            "iterations: 200, rail_policy: bind, validate: true, pairs: bisection}\n"),
     }
     for np, text in rails_suites.items():
         rails_suite = os.path.join(work, f"rails-{np}.yaml")
@@ -131,9 +135,19 @@ with tempfile.TemporaryDirectory() as work:
             # striped message in two even pieces, round-robin messages in turn.
             per_rail = [rail["bytes"] for rail in r["rails"]["per_rail"]]
             moved = r["bandwidth"]["bytes"] if "bandwidth" in r else None
-            assert len(per_rail) == 2 and per_rail[0] == per_rail[1] > 0, (r["test"], per_rail)
             if moved is not None:
                 assert sum(per_rail) == moved, (r["test"], per_rail, moved)
+            if r["test"] == "bound_pairs":
+                continue  # below: a rail per pair
+            assert len(per_rail) == 2 and per_rail[0] == per_rail[1] > 0, (r["test"], per_rail)
+        # Bound, the two pairs of a bisection round each had a rail of their
+        # own: the first pair's bytes all on rail 0, the second's on rail 1.
+        bound = [[rail["bytes"] for rail in r["rails"]["per_rail"]]
+                 for r in got if r["test"] == "bound_pairs" and not r["placement"].get("retest")]
+        if np == 4:
+            assert sorted(bound) == sorted([[bound[0][0] or bound[0][1], 0],
+                                            [0, bound[0][0] or bound[0][1]]]) and \
+                all(max(b) > 0 for b in bound), bound
         pairs = {(r["placement"]["initiator"]["rank"], r["placement"]["responder"]["rank"])
                  for r in got if "placement" in r}
         assert np == 2 or len(pairs) >= 6, pairs

@@ -91,6 +91,27 @@ TestSpec rail_test_of(const FlowSpec& flow, std::vector<std::uint64_t> sizes) {
   return test;
 }
 
+// A job's pairs that run at once bind from a rail of their own on
+// (session::RunSettings::first_rail): the second pair's first flow on rail
+// 1, its second flow on the rail after; spreading policies use every rail
+// whatever the first.
+TEST(RailPlans, APairsFirstRailShiftsWhereItsBoundFlowsGo) {
+  TestSpec test = rail_test_of(stream(RailPolicy::bind), {64});
+  test.flows.push_back(test.flows.front());
+  const auto caps = FakeContext::everything();
+  const auto first_rails = [&](std::uint32_t first_rail) {
+    std::vector<std::uint32_t> rails;
+    for (const FlowPlan& plan : plan_flows(test, caps, 2, first_rail))
+      rails.push_back(plan.lanes.at(0).rail);
+    return rails;
+  };
+  EXPECT_EQ(first_rails(0), (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(first_rails(1), (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_EQ(first_rails(2), (std::vector<std::uint32_t>{0, 1}));
+  test.flows = {stream(RailPolicy::stripe)};
+  EXPECT_EQ(rails_of(plan_flow(test, 0, caps, 2, 1).lanes), (std::vector<std::uint32_t>{0, 1}));
+}
+
 TEST(RailPlans, AStripedMessageIsEvenPiecesTheFirstOnesAByteLonger) {
   const FlowPlan plan = plan_flow(rail_test_of(stream(RailPolicy::stripe), {4096, 1000001}), 0,
                                   FakeContext::everything(), 3);

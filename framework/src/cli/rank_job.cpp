@@ -213,6 +213,7 @@ struct Leg {
   int partner = 0;              ///< the other rank
   std::string partner_address;  ///< an initiator's: the responder's pair listener
   results::Placement placement;
+  std::uint32_t slot = 0;  ///< the pair's place in its round: its bound flows' first rail
 };
 
 /// One rank's part in one round of one test: the pairs it is in, each run
@@ -231,7 +232,8 @@ json to_json(const Part& part) {
     legs.push_back({{"initiator", leg.initiator},
                     {"partner", leg.partner},
                     {"address", leg.partner_address},
-                    {"placement", results::to_json(leg.placement)}});
+                    {"placement", results::to_json(leg.placement)},
+                    {"slot", leg.slot}});
   }
   return {{"step", "round"},     {"config", part.config},         {"test", part.test},
           {"round", part.round}, {"connect_ms", part.connect_ms}, {"legs", legs}};
@@ -247,7 +249,8 @@ Part part_from_json(const json& j) {
     part.legs.push_back({.initiator = leg.at("initiator").get<bool>(),
                          .partner = leg.at("partner").get<int>(),
                          .partner_address = leg.at("address").get<std::string>(),
-                         .placement = results::placement_from_json(leg.at("placement"))});
+                         .placement = results::placement_from_json(leg.at("placement")),
+                         .slot = leg.at("slot").get<std::uint32_t>()});
   }
   return part;
 }
@@ -366,7 +369,8 @@ class RankRunner {
       p.round = round;
       p.connect_ms = connect_ms_;
     }
-    for (const session::RankPair& pair : pairs) {
+    for (std::uint32_t slot = 0; slot < pairs.size(); ++slot) {
+      const session::RankPair& pair = pairs[slot];
       const results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
                                          .round = round,
                                          .ranks = ranks,
@@ -377,11 +381,13 @@ class RankRunner {
           {.initiator = true,
            .partner = pair.responder,
            .partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address,
-           .placement = placement});
+           .placement = placement,
+           .slot = slot});
       parts[static_cast<std::size_t>(pair.responder)].legs.push_back({.initiator = false,
                                                                       .partner = pair.initiator,
                                                                       .partner_address = "",
-                                                                      .placement = placement});
+                                                                      .placement = placement,
+                                                                      .slot = slot});
     }
     for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
     PartResult own = play(parts[0]);
@@ -671,6 +677,7 @@ class RankRunner {
                           : "rank " + std::to_string(*lost) + " was lost";
       };
       settings.placement = leg.placement;
+      settings.first_rail = leg.slot;
       if (leg.initiator) {
         settings.provenance = {{"uniperf", session::build_info()},
                                {"bootstrap",

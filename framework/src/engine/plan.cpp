@@ -166,10 +166,10 @@ std::uint64_t FlowPlan::fragments_at(std::uint64_t size) const {
   return fragments_of(size, flow.fragment);
 }
 
-std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::uint32_t rails) {
+std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t place, std::uint32_t rails) {
   const std::uint32_t endpoints = flow.endpoints;
   std::vector<LanePlan> lanes;
-  const auto home = static_cast<std::uint32_t>(index % rails);
+  const auto home = static_cast<std::uint32_t>(place % rails);
   const bool spread = rails > 1 && flow.rail_policy != model::RailPolicy::bind;
   if (spread) {
     // Each endpoint once per rail, the rails of one endpoint side by side:
@@ -237,7 +237,7 @@ std::uint64_t FlowPlan::messages_of(const std::vector<std::uint64_t>& posted,
 }
 
 FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps,
-                   std::uint32_t rails) {
+                   std::uint32_t rails, std::uint32_t first_rail) {
   FlowPlan plan;
   plan.flow = effective_flow(test.flows.at(index), caps);
   plan.emulated = emulated_features(plan.flow, caps);
@@ -247,7 +247,7 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
   if (rails > model::kMaxRails)  // a config lists at most that many
     throw std::invalid_argument("more than " + std::to_string(model::kMaxRails) + " rails");
   plan.rails = std::max<std::uint32_t>(1, rails);
-  plan.lanes = lane_plans(plan.flow, index, plan.rails);
+  plan.lanes = lane_plans(plan.flow, first_rail + index, plan.rails);
   for (const std::uint64_t size : plan.sizes) {
     std::string why = skip_reason(plan.flow, caps, size);
     if (why.empty() && plan.stripes() && plan.flow.pattern == Pattern::latency &&
@@ -296,10 +296,10 @@ FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& 
 }
 
 std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps,
-                                 std::uint32_t rails) {
+                                 std::uint32_t rails, std::uint32_t first_rail) {
   std::vector<FlowPlan> plans;
   for (std::size_t k = 0; k < test.flows.size(); ++k)
-    plans.push_back(plan_flow(test, k, caps, rails));
+    plans.push_back(plan_flow(test, k, caps, rails, first_rail));
   return plans;
 }
 

@@ -143,15 +143,17 @@ struct FlowPlan {
 };
 
 /// Plans flow `index` of `test` on a plugin with `caps`, over `rails`
-/// rails (a config's `rails:`; 1 without).
+/// rails (a config's `rails:`; 1 without). A bound flow's rail is its
+/// index after `first_rail` (mod rails): a job's pairs that run at once
+/// each start at their own (session::RunSettings::first_rail).
 FlowPlan plan_flow(const TestSpec& test, std::size_t index, const Capabilities& caps,
-                   std::uint32_t rails = 1);
+                   std::uint32_t rails = 1, std::uint32_t first_rail = 0);
 /// Every flow of `test`, in order.
 std::vector<FlowPlan> plan_flows(const TestSpec& test, const Capabilities& caps,
-                                 std::uint32_t rails = 1);
-/// The lanes of flow `index` (of `flows`) over `rails` rails by its
-/// rail_policy (docs/rails.md).
-std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t index, std::uint32_t rails);
+                                 std::uint32_t rails = 1, std::uint32_t first_rail = 0);
+/// The lanes of the flow that binds to rail `place` mod `rails` (its index,
+/// after the first rail) by its rail_policy (docs/rails.md).
+std::vector<LanePlan> lane_plans(const FlowSpec& flow, std::size_t place, std::uint32_t rails);
 
 /// Why a test of these flows cannot run at size `size_index` ("" when it
 /// can): the first flow that cannot, numbered when there are several.

@@ -257,8 +257,8 @@ class SuiteRun {
     watchdog_.abort_on(test.duration.forever ? nullptr : settings_.stop_requested);
     // Every flow planned once, from what both sides know alike (the test
     // and the plugin's capabilities); the runners and the records use it.
-    const std::vector<engine::FlowPlan> plans =
-        engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count()));
+    const std::vector<engine::FlowPlan> plans = engine::plan_flows(
+        test, caps_, static_cast<std::uint32_t>(config.rail_count()), settings_.first_rail);
     std::vector<std::string> reasons;
     for (std::size_t i = 0; i < test.sizes.size(); ++i)
       reasons.push_back(engine::skip_reason(plans, i));
@@ -521,8 +521,9 @@ class SuiteRun {
                   results::Status status, const std::string& reason) {
     sink_.record_all(
         record_builder_,
-        engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count())), config,
-        test, status, reason);
+        engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count()),
+                           settings_.first_rail),
+        config, test, status, reason);
   }
 
   bootstrap::Bootstrap& control_;

@@ -128,6 +128,11 @@ struct RunSettings {
   /// Copied into every record: where it was measured, in a launched job of
   /// more than two ranks (cli/rank_job.hpp).
   std::optional<results::Placement> placement;
+  /// The rail a test's first flow binds to (rail_policy: bind; flow k the
+  /// k-th rail after it): in a job of more ranks the pairs that run at once
+  /// take rails in turn, as the seed's two process pairs each had a port of
+  /// their own. 0 elsewhere. Both sides of a pair must be given the same.
+  std::uint32_t first_rail = 0;
   /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
   /// current window (the two sides agree on it at each window boundary, so
   /// either side's Ctrl-C ends both cleanly); any other test is aborted at
