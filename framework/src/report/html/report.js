@@ -257,6 +257,13 @@
       bands.push({ series: [base, base + 1], fill: withAlpha(color, 0.14) });
       trialBands += 1;
     }
+    drawOverSizes(section, series, bands, columns, metric.label);
+    return 1;
+  }
+
+  // A chart of `columns` over message size, both axes logarithmic, at the
+  // end of `section` (redrawn and resized with the others).
+  function drawOverSizes(section, series, bands, columns, yLabel) {
     const plot = addPlot(section);
     const options = {
       width: chartWidth(section),
@@ -269,14 +276,13 @@
       },
       axes: [
         { label: "message size (bytes, log scale)", values: (u, splits) => splits.map(formatSize) },
-        { label: metric.label + ", log scale", size: 70, splits: decadeSplits,
+        { label: yLabel + ", log scale", size: 70, splits: decadeSplits,
           values: (u, splits) => splits.map(tick) },
       ],
       legend: { live: true },
       cursor: { drag: { x: false, y: false } },
     };
     charts.push([section, new uPlot(options, columns, plot)]);
-    return 1;
   }
 
   // A test measured at one size: a horizontal bar per config on a linear
@@ -660,20 +666,7 @@
         series.push({ label: `${name} (whole messages)`, stroke: colorOfOp(op), width: 1.5, dash: [6, 4],
                       spanGaps: true, points: { show: false }, value: (u, v) => formatNumber(v) });
       }
-      const plot = addPlot(section);
-      charts.push([section, new uPlot({
-        width: chartWidth(section),
-        height: 320,
-        series,
-        scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10 } },
-        axes: [
-          { label: "message size (bytes, log scale)", values: (u, splits) => splits.map(formatSize) },
-          { label: unit.label + ", log scale", size: 70, splits: decadeSplits,
-            values: (u, splits) => splits.map(tick) },
-        ],
-        legend: { live: true },
-        cursor: { drag: { x: false, y: false } },
-      }, columns, plot)]);
+      drawOverSizes(section, series, [], columns, unit.label);
       drawn += 1;
     }
     return drawn;
