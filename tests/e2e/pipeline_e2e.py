@@ -171,9 +171,55 @@ with tempfile.TemporaryDirectory() as work:
     # A tuning file of a test the suite does not sweep is refused, naming it.
     run = subprocess.run([uniperf, "run", plain, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
                           "--tuning", tuning_path], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 2 and "has no `fragment: auto` test named copy" in run.stderr, \
+    assert run.returncode == 2 and "has no `fragment: auto` or `source: auto` test named copy" in run.stderr, \
         (run.returncode, run.stderr)
 print("ok: tune chose a fragment per size within its budget")
+
+# `source: auto`: the tuner chooses between sending from the message buffer
+# and staging through a bounce buffer, alone (one fragment) or with the
+# fragment; the tuned run runs each size at its choice.
+source_suite = """suite: tune-source
+defaults: {pattern: bandwidth, window: 16, duration: 0.05s, warmup: 4}
+tests:
+  - {name: staging, op: send, delivery: copy, fragment: 4K, source: auto, sizes: [64K]}
+  - {name: both, op: send, delivery: copy, fragment: auto, source: auto, sizes: [3000]}
+"""
+with tempfile.TemporaryDirectory() as work:
+    suite_path = os.path.join(work, "tune-source.yaml")
+    with open(suite_path, "w") as f:
+        f.write(source_suite)
+    tuning_path = os.path.join(work, "tuning.yaml")
+    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--budget", "24", "-o", tuning_path],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    tuning = open(tuning_path).read()
+    staging = re.findall(r"staging:\n\s+- \{size: 65536, source: (zero_copy|staged), .*?curve: \{([^}]*)\}",
+                         tuning)
+    assert len(staging) == 1, tuning
+    assert sorted(c.split(":")[0].strip() for c in staging[0][1].split(",")) == ["staged", "zero_copy"], \
+        staging
+    both = re.findall(r"\{size: 3000, fragment: (\d+), source: (zero_copy|staged), .*?curve: \{([^}]*)\}",
+                      tuning)
+    assert len(both) == 1, tuning
+    labels = [c.split(":")[0].strip() for c in both[0][2].split(",")]
+    # 256 B to 4 KiB (the first fragment that sends 3000 B whole), each both ways.
+    assert labels == [f"{f}/{s}" for f in (256, 512, 1024, 2048, 4096) for s in ("zero_copy", "staged")], \
+        labels
+    print(run.stdout.strip())
+
+    tuned_out = os.path.join(work, "tuned.jsonl")
+    run = subprocess.run([uniperf, "run", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--tuning", tuning_path, "--quiet", "-o", tuned_out],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    tuned = sorted((r["test"], r["size"], r["params"]["fragment"], r["params"]["source"], r["status"])
+                   for r in map(json.loads, open(tuned_out)))
+    fragment, source = int(both[0][0]), both[0][1]
+    assert tuned == sorted([(f"staging.source_{staging[0][0]}", 65536, 4096, staging[0][0], "ok"),
+                            (f"both.fragment_{fragment}.source_{source}", 3000, fragment, source, "ok")]), \
+        tuned
+print("ok: tune chose the source, alone and with the fragment, and the tuned run ran them")
 
 # `uniperf tune --peer`: every round a client of a real `uniperf serve` (on
 # loopback here, another host in a lab), which serves them one after another

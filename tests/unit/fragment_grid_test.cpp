@@ -68,6 +68,24 @@ TEST(FragmentGrid, ALaterRecordOfACellReplacesTheEarlier) {
   EXPECT_EQ(grids[0].best[0], 1u);
 }
 
+// A `source: auto` sweep beside `fragment: auto`: NAME.fragment_F.source_S
+// is a grid per source, NAME.source_S, not one grid whose cells the two
+// sources overwrite.
+TEST(FragmentGrid, ASourceSweepIsAGridPerSource) {
+  Record staged = swept("tcp", "d", 4096, 1024, 10), zero_copy = swept("tcp", "d", 4096, 1024, 20);
+  Record staged2 = swept("tcp", "d", 4096, 2048, 30), zero_copy2 = swept("tcp", "d", 4096, 2048, 5);
+  for (Record* r : {&staged, &staged2}) r->test += ".source_staged";
+  for (Record* r : {&zero_copy, &zero_copy2}) r->test += ".source_zero_copy";
+  const auto grids = build_fragment_grids({staged, zero_copy, staged2, zero_copy2});
+  ASSERT_EQ(grids.size(), 2u);
+  EXPECT_EQ(grids[0].test, "d.source_staged");
+  EXPECT_EQ(grids[0].mb_per_s[0][0], 10);
+  EXPECT_EQ(grids[0].best[0], 1u);
+  EXPECT_EQ(grids[1].test, "d.source_zero_copy");
+  EXPECT_EQ(grids[1].mb_per_s[0][0], 20);
+  EXPECT_EQ(grids[1].best[0], 0u);
+}
+
 TEST(FragmentGrid, TheReportDrawsEachGridWithItsEnvelope) {
   std::ostringstream with, without;
   write_html(with, {swept("tcp", "copy", 4096, 1024, 100), swept("tcp", "copy", 4096, 4096, 300)},

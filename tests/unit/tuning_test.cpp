@@ -1,5 +1,6 @@
 // Tuning files (suite/tuning.hpp): what `uniperf run --tuning` reads, and
-// how it narrows a `fragment: auto` sweep to the chosen fragment per size.
+// how it narrows a `fragment: auto` or `source: auto` sweep to the chosen
+// setting per size.
 #include "suite/tuning.hpp"
 
 #include <gtest/gtest.h>
@@ -39,11 +40,11 @@ std::vector<std::uint64_t> sizes_of(const model::SuiteSpec& suite, const std::st
 TEST(Tuning, ReadsTheChoicesAndLeavesUnavailableSizesWithout) {
   const TuningChoices t = parse_tuning(kTuning, "t.yaml");
   EXPECT_EQ(t.config, "configs/tcp.yaml");
-  ASSERT_EQ(t.fragments.count("copy"), 1u);
-  const auto& copy = t.fragments.at("copy");
+  ASSERT_EQ(t.choices.count("copy"), 1u);
+  const auto& copy = t.choices.at("copy");
   EXPECT_EQ(copy.size(), 2u);
-  EXPECT_EQ(copy.at(4096), 1024u);
-  EXPECT_EQ(copy.at(65536), 8192u);
+  EXPECT_EQ(copy.at(4096), (TunedSetting{1024, ""}));
+  EXPECT_EQ(copy.at(65536), (TunedSetting{8192, ""}));
   EXPECT_EQ(copy.count(1048576), 0u);
   EXPECT_EQ(t.lines.at("copy"), 5);
 }
@@ -80,6 +81,10 @@ TEST(Tuning, AMissingOrNegativeNumberIsRefusedAtItsRow) {
             std::string::npos);
   EXPECT_NE(refusal("{size: 4096, MB_per_s: 1}").find("4 tuning.tests.copy[0].fragment"),
             std::string::npos);
+  EXPECT_NE(refusal("{size: 4096, source: bounce}").find("4 tuning.tests.copy[0].source"),
+            std::string::npos);
+  EXPECT_NE(refusal("{size: 4096, source: [staged]}").find("not a candidate of `source: auto`"),
+            std::string::npos);
   EXPECT_NE(refusal("{size: -1, fragment: 1024}").find("got '-1'"), std::string::npos);
   EXPECT_NE(refusal("{size: ' 7', fragment: 1024}").find("got ' 7'"), std::string::npos);
   EXPECT_EQ(refusal("{size: 4096, fragment: 1024}"), "accepted");
@@ -115,10 +120,104 @@ TEST(Tuning, ATunedTestTheSuiteDoesNotSweepIsRefusedAtItsLine) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.file, "t.yaml");
     EXPECT_EQ(e.line, 5);
-    EXPECT_NE(std::string(e.what()).find("s.yaml has no `fragment: auto` test named fixed"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "s.yaml has no `fragment: auto` or `source: auto` test named fixed"),
               std::string::npos)
         << e.what();
   }
+}
+
+// `source: auto`: under `uniperf run` a test per source (after the fragment
+// sweep's suffix); a tuning file's row names the source it chose, alone or
+// beside the fragment, exactly as the test leaves them to the tuner.
+constexpr const char* kSourceSuite = R"(suite: s
+defaults: {pattern: bandwidth, op: write, window: 8, iterations: 10}
+tests:
+  - {name: staging, fragment: 4K, source: auto, sizes: [16K, 1M]}
+  - {name: both, fragment: auto, source: auto, sizes: [4K, 64K]}
+)";
+
+TEST(Tuning, SourceAutoSweepsBothSourcesAfterTheFragments) {
+  const model::SuiteSpec suite = parse_suite(kSourceSuite, "s.yaml");
+  EXPECT_EQ(sizes_of(suite, "staging.source_zero_copy"),
+            (std::vector<std::uint64_t>{16384, 1048576}));
+  EXPECT_EQ(sizes_of(suite, "staging.source_staged"), (std::vector<std::uint64_t>{16384, 1048576}));
+  EXPECT_EQ(sizes_of(suite, "both.fragment_1024.source_staged"),
+            (std::vector<std::uint64_t>{4096, 65536}));
+  EXPECT_EQ(suite.tests.size(), 2 + 2 * std::size(kAutoFragments));
+  for (const auto& t : suite.tests) {
+    const bool staged = t.name.ends_with(".source_staged");
+    EXPECT_EQ(t.flows.front().source, staged ? model::Source::staged : model::Source::zero_copy)
+        << t.name;
+  }
+}
+
+TEST(Tuning, SourceAutoWithoutFragmentsIsRefusedAtItsTest) {
+  try {
+    parse_suite(
+        "suite: s\ntests:\n  - {name: a, pattern: bandwidth, op: send, sizes: [4K]}\n"
+        "  - {name: b, pattern: bandwidth, op: send, source: auto, sizes: [4K]}\n",
+        "s.yaml");
+    FAIL() << "swept the source of a test without fragments";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.line, 4);
+    EXPECT_EQ(e.key, "source");
+    EXPECT_NE(std::string(e.what()).find("needs fragment > 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
+  const TuningChoices t = parse_tuning(R"(tuning:
+  tests:
+    staging:
+      - {size: 16384, source: staged, MB_per_s: 1}
+      - {size: 1048576, source: zero_copy, MB_per_s: 2}
+    both:
+      - {size: 4096, fragment: 1024, source: staged, MB_per_s: 3}
+)",
+                                       "t.yaml");
+  EXPECT_EQ(t.choices.at("staging").at(16384), (TunedSetting{0, "staged"}));
+  EXPECT_EQ(t.choices.at("both").at(4096), (TunedSetting{1024, "staged"}));
+  const model::SuiteSpec suite = parse_suite(apply_tuning(kSourceSuite, "s.yaml", t), "s.yaml");
+  EXPECT_EQ(sizes_of(suite, "staging.source_staged"), (std::vector<std::uint64_t>{16384}));
+  EXPECT_EQ(sizes_of(suite, "staging.source_zero_copy"), (std::vector<std::uint64_t>{1048576}));
+  // 4K at its choice only; 64K, not tuned, at every fragment and source.
+  EXPECT_EQ(sizes_of(suite, "both.fragment_1024.source_staged"),
+            (std::vector<std::uint64_t>{4096, 65536}));
+  EXPECT_EQ(sizes_of(suite, "both.fragment_1024.source_zero_copy"),
+            (std::vector<std::uint64_t>{65536}));
+  EXPECT_EQ(sizes_of(suite, "both.fragment_256.source_staged"),
+            (std::vector<std::uint64_t>{65536}));
+  EXPECT_EQ(suite.tests.size(), 2 + 2 * std::size(kAutoFragments));
+  for (const auto& test : suite.tests) {
+    if (test.name.starts_with("staging.")) {
+      EXPECT_EQ(test.flows.front().fragment, 4096u);
+    }
+  }
+}
+
+TEST(Tuning, AChoiceOfASettingTheTestDoesNotTuneIsRefusedAtItsTest) {
+  const auto refusal = [](const std::string& rows) {
+    try {
+      apply_tuning(kSourceSuite, "s.yaml", parse_tuning("tuning:\n  tests:\n" + rows, "t.yaml"));
+    } catch (const SpecError& e) {
+      return std::to_string(e.line) + " " + e.key + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  // The fragment of a test whose fragment is fixed (4K).
+  EXPECT_NE(refusal("    staging:\n      - {size: 16384, fragment: 1024, source: staged}\n")
+                .find("3 tuning.tests.staging: t.yaml:3: tuning.tests.staging: the choice for "
+                      "16384 B names the fragment and the source, but test staging of s.yaml "
+                      "leaves the source to the tuner"),
+            std::string::npos);
+  // A fragment without the source, for a test that tunes both.
+  EXPECT_NE(refusal("    both:\n      - {size: 4096, fragment: 1024}\n")
+                .find("names the fragment, but test both of s.yaml leaves the fragment and the "
+                      "source to the tuner"),
+            std::string::npos);
+  EXPECT_EQ(refusal("    both:\n      - {size: 4096, fragment: 1024, source: zero_copy}\n"),
+            "accepted");
 }
 
 }  // namespace

@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
                 "...) replace the suite's own");
   std::string tuning_path;
   run->add_option("--tuning", tuning_path,
-                  "Apply a tuning file of `uniperf tune`: each tuned `fragment: auto` test runs "
-                  "its chosen fragment per size (docs/pipeline.md)")
+                  "Apply a tuning file of `uniperf tune`: each tuned `fragment: auto` or `source: "
+                  "auto` test runs its chosen setting per size (docs/pipeline.md)")
       ->check(CLI::ExistingFile);
   run->footer(kRunExamples);
   add_connection_options(run, connection);

@@ -22,6 +22,7 @@
 #include "results/jsonl_writer.hpp"
 #include "results/setting_search.hpp"
 #include "suite/suite.hpp"
+#include "suite/tuning.hpp"
 
 namespace uniperf::cli {
 namespace {
@@ -30,26 +31,45 @@ namespace fs = std::filesystem;
 
 /// One (test, size) being tuned.
 struct Tuning {
-  std::string test;  ///< the suite's name for it (before the sweep's suffix)
+  std::string test;           ///< the suite's name for it (before the sweep's suffix)
+  suite::AutoSettings swept;  ///< what it leaves to the tuner
   std::uint64_t size = 0;
-  std::vector<std::uint32_t> fragments;  ///< the candidates
+  std::vector<suite::TunedSetting> candidates;
   results::SettingSearch search;
   std::string unavailable;  ///< why it could not be measured ("" when it could)
 };
 
-/// The candidates for a message of `size`: the auto fragments up to the
-/// first that sends it whole (larger ones would send it whole again).
-std::vector<std::uint32_t> candidates_for(std::uint64_t size) {
+/// The candidates for a message of `size`: each auto fragment up to the
+/// first that sends it whole (larger ones would send it whole again), each
+/// auto source; a setting the test does not leave to the tuner is its own.
+std::vector<suite::TunedSetting> candidates_for(std::uint64_t size, suite::AutoSettings swept) {
   std::vector<std::uint32_t> fragments;
   for (const std::uint32_t f : suite::kAutoFragments) {
-    fragments.push_back(f);
-    if (f >= size) break;
+    fragments.push_back(swept.fragment ? f : 0);
+    if (!swept.fragment || f >= size) break;
   }
-  return fragments;
+  std::vector<suite::TunedSetting> candidates;
+  for (const std::uint32_t f : fragments) {
+    for (const std::string_view source : suite::kAutoSources) {
+      candidates.push_back({f, swept.source ? std::string(source) : std::string()});
+      if (!swept.source) break;
+    }
+  }
+  return candidates;
 }
 
-std::string measured_name(const std::string& test, std::uint32_t fragment, std::uint64_t size) {
-  return fmt::format("{}.fragment_{}.size_{}", test, fragment, size);
+/// A candidate as the tuning file and the console name it: "8192",
+/// "staged" or "8192/staged".
+std::string label(const suite::TunedSetting& setting) {
+  if (setting.source.empty()) return std::to_string(setting.fragment);
+  if (setting.fragment == 0) return setting.source;
+  return std::to_string(setting.fragment) + "/" + setting.source;
+}
+
+std::string measured_name(const Tuning& t, const suite::TunedSetting& setting) {
+  return fmt::format("{}.size_{}",
+                     suite::sweep_point_name(t.test, t.swept, setting.fragment, setting.source),
+                     t.size);
 }
 
 /// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet [--peer PEER]`
@@ -87,8 +107,8 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
   YAML::Emitter out;
   out.SetDoublePrecision(6);  // MB/s to a few parts per million: more is noise
   out << YAML::Comment(fmt::format(
-      "uniperf tune {} -c {}{}: the fragment that moved the most bytes per second, per test "
-      "and size (docs/pipeline.md)",
+      "uniperf tune {} -c {}{}: the fragment and/or source that moved the most bytes per "
+      "second, per test and size (docs/pipeline.md)",
       suite_path, config, peer.empty() ? "" : " --peer " + peer));
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "suite" << YAML::Value << suite_path;
@@ -108,17 +128,19 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
       }
       const auto o = t.search.outcome();
       const auto& best = o.curve[o.best];
-      out << YAML::Key << "fragment" << YAML::Value << t.fragments[o.best];
+      const suite::TunedSetting& chosen = t.candidates[o.best];
+      if (t.swept.fragment) out << YAML::Key << "fragment" << YAML::Value << chosen.fragment;
+      if (t.swept.source) out << YAML::Key << "source" << YAML::Value << chosen.source;
       out << YAML::Key << "MB_per_s" << YAML::Value << best.ci95.mean;
       out << YAML::Key << "ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq << best.ci95.low
           << best.ci95.high << YAML::EndSeq;
-      out << YAML::Key << "runner_up" << YAML::Value << t.fragments[o.runner_up];
+      out << YAML::Key << "runner_up" << YAML::Value << label(t.candidates[o.runner_up]);
       out << YAML::Key << "runner_up_MB_per_s" << YAML::Value << o.curve[o.runner_up].ci95.mean;
       out << YAML::Key << "separated" << YAML::Value << o.separated;
       out << YAML::Key << "measurements" << YAML::Value << o.measurements;
       out << YAML::Key << "curve" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      for (std::size_t k = 0; k < t.fragments.size(); ++k)
-        out << YAML::Key << t.fragments[k] << YAML::Value << o.curve[k].ci95.mean;
+      for (std::size_t k = 0; k < t.candidates.size(); ++k)
+        out << YAML::Key << label(t.candidates[k]) << YAML::Value << o.curve[k].ci95.mean;
       out << YAML::EndMap << YAML::EndMap;
     }
     out << YAML::EndSeq;
@@ -132,8 +154,9 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
 void add_tune_command(CLI::App& app, TuneCommand& tune) {
   tune.command = app.add_subcommand(
       "tune",
-      "Find the best fragment per size for the suite's `fragment: auto` tests on this host (or "
-      "to a --peer) and config (docs/pipeline.md); writes a tuning file");
+      "Find the best fragment and/or source per size for the suite's `fragment: auto` and "
+      "`source: auto` tests on this host (or to a --peer) and config (docs/pipeline.md); writes "
+      "a tuning file");
   tune.command->add_option("suite", tune.suite, "Suite file (YAML), or a shipped suite's name")
       ->required();
   tune.command->add_option("-c,--config", tune.config, "Provider config (a YAML file)")->required();
@@ -155,23 +178,39 @@ int run_tune_command(const TuneCommand& tune) {
   const YAML::Node root = YAML::Load(text);
   const YAML::Node defaults = root["defaults"];
 
-  // What to tune: every size of every `fragment: auto` test.
+  // What to tune: every size of every auto test.
   std::vector<Tuning> tunings;
   std::map<std::string, YAML::Node> nodes;
   for (const YAML::Node& node : root["tests"]) {
-    if (!suite::asks_auto_fragment(node, defaults)) continue;
+    const suite::AutoSettings swept = suite::auto_settings(node, defaults);
+    if (!swept.any()) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
-    for (const std::uint64_t size : suite::auto_sweep_sizes(parsed, name)) {
-      const auto fragments = candidates_for(size);
-      tunings.push_back({name, size, fragments,
-                         results::SettingSearch(fragments.size(), tune.first_round, tune.budget),
-                         ""});
+    if (!swept.fragment &&
+        parsed.tests.end() == std::find_if(parsed.tests.begin(), parsed.tests.end(),
+                                           [&](const model::TestSpec& test) {
+                                             return test.name ==
+                                                    suite::sweep_point_name(name, swept, 0,
+                                                                            suite::kAutoSources[0]);
+                                           })) {
+      // `source: auto` beside a list or range of fragments: a sweep of
+      // both, which the tuner cannot narrow to one choice per size.
+      std::cerr << "uniperf: " << suite_path << ": test " << name
+                << " has `source: auto` beside several fragments: give it one fragment or "
+                   "`fragment: auto` to tune\n";
+      return kExitBadInput;
+    }
+    for (const std::uint64_t size : suite::auto_sweep_sizes(parsed, name, swept)) {
+      auto candidates = candidates_for(size, swept);
+      const std::size_t count = candidates.size();
+      tunings.push_back({name, swept, size, std::move(candidates),
+                         results::SettingSearch(count, tune.first_round, tune.budget), ""});
     }
   }
   if (tunings.empty()) {
     std::cerr << "uniperf: " << suite_path
-              << ": no test asks for `fragment: auto`: there is nothing to tune\n";
+              << ": no test asks for `fragment: auto` or `source: auto`: there is nothing to "
+                 "tune\n";
     return kExitBadInput;
   }
 
@@ -200,9 +239,10 @@ int run_tune_command(const TuneCommand& tune) {
       for (const std::size_t k : t.search.next()) ++counts[k];
       for (const auto& [k, n] : counts) {
         YAML::Node test = YAML::Clone(nodes.at(t.test));
-        const std::string name = measured_name(t.test, t.fragments[k], t.size);
+        const std::string name = measured_name(t, t.candidates[k]);
         test["name"] = name;
-        test["fragment"] = t.fragments[k];
+        if (t.swept.fragment) test["fragment"] = t.candidates[k].fragment;
+        if (t.swept.source) test["source"] = t.candidates[k].source;
         test["sizes"] = std::vector<std::uint64_t>{t.size};
         test["trials"] = n;
         test.remove("baseline");
@@ -237,7 +277,7 @@ int run_tune_command(const TuneCommand& tune) {
       if (at == measuring.end()) continue;
       Tuning& t = tunings[at->second.first];
       if (r.status != results::Status::ok || !r.bandwidth) {
-        t.unavailable = fmt::format("fragment {}: {} {}", t.fragments[at->second.second],
+        t.unavailable = fmt::format("{}: {} {}", label(t.candidates[at->second.second]),
                                     results::to_string(r.status), r.reason);
         continue;
       }
@@ -257,14 +297,16 @@ int run_tune_command(const TuneCommand& tune) {
     const auto o = t.search.outcome();
     const auto& best = o.curve[o.best].ci95;
     std::cout << fmt::format(
-        "{} {:>9} B: fragment {} at {:.1f} MB/s (95% CI {:.1f} .. {:.1f}); runner-up {} at "
+        "{} {:>9} B: {} {} at {:.1f} MB/s (95% CI {:.1f} .. {:.1f}); runner-up {} at "
         "{:.1f}; {} after {} measurements\n",
-        t.test, t.size, t.fragments[o.best], best.mean, best.low, best.high,
-        t.fragments[o.runner_up], o.curve[o.runner_up].ci95.mean,
+        t.test, t.size,
+        t.swept.fragment ? (t.swept.source ? "fragment/source" : "fragment") : "source",
+        label(t.candidates[o.best]), best.mean, best.low, best.high,
+        label(t.candidates[o.runner_up]), o.curve[o.runner_up].ci95.mean,
         o.separated ? "clear of the rest" : "not separated within the budget", o.measurements);
     std::string curve = "    curve:";
-    for (std::size_t k = 0; k < t.fragments.size(); ++k)
-      curve += fmt::format(" {}:{:.0f}", t.fragments[k], o.curve[k].ci95.mean);
+    for (std::size_t k = 0; k < t.candidates.size(); ++k)
+      curve += fmt::format(" {}:{:.0f}", label(t.candidates[k]), o.curve[k].ci95.mean);
     std::cout << curve << "\n";
   }
   if (!tune.output.empty())

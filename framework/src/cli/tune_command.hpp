@@ -1,6 +1,7 @@
 // `uniperf tune SUITE -c CONFIG`: self-tuning (docs/pipeline.md). For every
-// test of the suite with `fragment: auto` and each of its sizes, searches the
-// fragment that gives the most bandwidth on this host and config
+// test of the suite with `fragment: auto` and/or `source: auto` and each of
+// its sizes, searches the fragment, the source (zero_copy or staged) or the
+// pair of them that gives the most bandwidth on this host and config
 // (results/setting_search.hpp: every candidate measured, then the contenders
 // again until their 95% intervals separate or the budget ends), by runs of
 // this same executable over generated suites in a local pair, or against a

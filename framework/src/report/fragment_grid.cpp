@@ -15,7 +15,13 @@ std::vector<FragmentGrid> build_fragment_grids(const std::vector<results::Record
     if (r.status != results::Status::ok || !r.bandwidth || r.flow.fragment == 0 ||
         suffix == std::string::npos || suffix == 0)
       continue;
-    const Key key{r.config, r.test.substr(0, suffix)};
+    // The sweep is the test's name without its fragment: NAME.fragment_F
+    // is NAME's, NAME.fragment_F.source_S (a `source: auto` sweep beside
+    // it) NAME.source_S's, a heatmap per source.
+    // (The fragment is as the suite wrote it, 1K or 1024.)
+    const std::size_t source = r.test.find(".source_", suffix);
+    const Key key{r.config, r.test.substr(0, suffix) +
+                                (source == std::string::npos ? "" : r.test.substr(source))};
     if (!cells.count(key)) order.push_back(key);
     cells[key][{r.size, r.flow.fragment}] = r.bandwidth->mb_per_s;
   }

@@ -632,6 +632,25 @@ std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node*
   return tests;
 }
 
+/// A test whose `source` (its own, else the defaults') is `auto` is one
+/// test per kAutoSources, named NAME.source_S (after the fragment sweep's
+/// suffix, if any). Any other test is itself.
+std::vector<YAML::Node> source_sweep(const YAML::Node& node, const YAML::Node* defaults) {
+  if (!node.IsMap()) return {node};
+  const YAML::Node own = node["source"];
+  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["source"];
+  if (!given || !given.IsScalar() || given.Scalar() != "auto") return {node};
+  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
+  std::vector<YAML::Node> tests;
+  for (const std::string_view source : kAutoSources) {
+    YAML::Node one = YAML::Clone(node);
+    one["source"] = std::string(source);
+    if (!name.empty()) one["name"] = name + ".source_" + std::string(source);
+    tests.push_back(one);
+  }
+  return tests;
+}
+
 }  // namespace
 
 model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
@@ -702,9 +721,21 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   }
   const YAML::Node* suite_defaults = defaults && defaults.IsMap() ? &defaults : nullptr;
   for (const auto& node : tests) {
-    for (const YAML::Node& one : fragment_sweep(node, suite_defaults, file))
-      add_with_baseline(suite.tests, parse_test(one, file, suite_defaults), one, suite_defaults,
-                        file);
+    for (const YAML::Node& by_fragment : fragment_sweep(node, suite_defaults, file)) {
+      const std::vector<YAML::Node> points = source_sweep(by_fragment, suite_defaults);
+      for (const YAML::Node& one : points) {
+        TestSpec test = parse_test(one, file, suite_defaults);
+        // Like delivery and reassembly, a source is ignored without
+        // fragments; swept there, it would measure one thing twice.
+        if (points.size() > 1 &&
+            std::none_of(test.flows.begin(), test.flows.end(),
+                         [](const FlowSpec& flow) { return flow.fragment > 0; }))
+          throw SpecError(file, line_of(node), "source",
+                          "auto chooses how a pipelined transfer's fragments are sent: the test "
+                          "needs fragment > 0");
+        add_with_baseline(suite.tests, std::move(test), one, suite_defaults, file);
+      }
+    }
   }
   // Names are unique, a baseline's generated ones (NAME.alone) included.
   std::set<std::string> names;
@@ -717,15 +748,27 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   return suite;
 }
 
-bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults) {
-  const YAML::Node own = test["fragment"];
-  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["fragment"];
-  return given && given.IsScalar() && given.Scalar() == "auto";
+AutoSettings auto_settings(const YAML::Node& test, const YAML::Node& defaults) {
+  const auto is_auto = [&](const char* key) {
+    const YAML::Node own = test[key];
+    const YAML::Node given = own || !defaults.IsMap() ? own : defaults[key];
+    return given && given.IsScalar() && given.Scalar() == "auto";
+  };
+  if (!test.IsMap()) return {};
+  return {is_auto("fragment"), is_auto("source")};
+}
+
+std::string sweep_point_name(const std::string& name, AutoSettings swept, std::uint32_t fragment,
+                             std::string_view source) {
+  std::string point = name;
+  if (swept.fragment) point += ".fragment_" + std::to_string(fragment);
+  if (swept.source) point += ".source_" + std::string(source);
+  return point;
 }
 
 const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
-                                                   const std::string& name) {
-  const std::string first = name + ".fragment_" + std::to_string(kAutoFragments[0]);
+                                                   const std::string& name, AutoSettings swept) {
+  const std::string first = sweep_point_name(name, swept, kAutoFragments[0], kAutoSources[0]);
   for (const model::TestSpec& test : suite.tests) {
     if (test.name == first) return test.sizes;
   }

@@ -62,14 +62,29 @@ namespace uniperf::suite {
 inline constexpr std::uint32_t kAutoFragments[] = {256,  512,   1024,  2048, 4096,
                                                    8192, 16384, 32768, 65536};
 
-/// Whether a suite's test node asks for `fragment: auto` (its own key, else
-/// the `defaults:` mapping's).
-bool asks_auto_fragment(const YAML::Node& test, const YAML::Node& defaults);
-/// The sizes a `fragment: auto` test NAME of a parsed suite runs (those of
-/// its sweep's tests, NAME.fragment_F). std::logic_error when the suite has
-/// no such sweep.
+/// `source: auto`: a pipelined sender's choices, from the message buffer or
+/// through a bounce buffer (model::Source), in this order.
+inline constexpr std::string_view kAutoSources[] = {"zero_copy", "staged"};
+
+/// What a suite's test node leaves to the tuner: `fragment: auto`, `source:
+/// auto` or both (each its own key, else the `defaults:` mapping's).
+struct AutoSettings {
+  bool fragment = false;
+  bool source = false;
+  bool any() const { return fragment || source; }
+};
+AutoSettings auto_settings(const YAML::Node& test, const YAML::Node& defaults);
+
+/// The name of one point of an auto test's sweep: NAME.fragment_F when the
+/// fragment is swept, then .source_S when the source is (a setting not
+/// swept is left out, and so is its part of the name).
+std::string sweep_point_name(const std::string& name, AutoSettings swept, std::uint32_t fragment,
+                             std::string_view source);
+
+/// The sizes an auto test NAME of a parsed suite runs (those of its sweep's
+/// tests). std::logic_error when the suite has no such sweep.
 const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
-                                                   const std::string& name);
+                                                   const std::string& name, AutoSettings swept);
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);

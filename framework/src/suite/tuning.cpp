@@ -33,6 +33,14 @@ std::uint64_t number(const YAML::Node& row, const char* name, const std::string&
                   "expected a number of bytes, got '" + node.Scalar() + "'");
 }
 
+/// "the fragment", "the source", "the fragment and the source" or "nothing".
+std::string describe(bool fragment, bool source) {
+  if (fragment && source) return "the fragment and the source";
+  if (fragment) return "the fragment";
+  if (source) return "the source";
+  return "nothing";
+}
+
 }  // namespace
 
 TuningChoices parse_tuning(const std::string& text, const std::string& file) {
@@ -50,22 +58,41 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
     const std::string name = key_text(entry.first, file);
     const std::string key = "tuning.tests." + name;
     choices.lines[name] = line_of(entry.first);
-    auto& chosen = choices.fragments[name];
+    auto& chosen = choices.choices[name];
     if (!entry.second.IsSequence())
-      throw SpecError(file, line_of(entry.second), key, "expected a list of {size, fragment}");
+      throw SpecError(file, line_of(entry.second), key,
+                      "expected a list of {size, fragment and/or source}");
     for (std::size_t i = 0; i < entry.second.size(); ++i) {
       const YAML::Node row = entry.second[i];
       const std::string at = key + "[" + std::to_string(i) + "]";
-      if (!row.IsMap()) throw SpecError(file, line_of(row), at, "expected {size, fragment}");
+      if (!row.IsMap())
+        throw SpecError(file, line_of(row), at, "expected {size, fragment and/or source}");
       const std::uint64_t size = number(row, "size", file, at);
       if (row["unavailable"]) continue;
-      const std::uint64_t fragment = number(row, "fragment", file, at);
-      if (std::find(std::begin(kAutoFragments), std::end(kAutoFragments), fragment) ==
-          std::end(kAutoFragments))
-        throw SpecError(file, line_of(row["fragment"]), at + ".fragment",
-                        std::to_string(fragment) +
-                            " is not a candidate of `fragment: auto` (256 .. 64K, powers of two)");
-      chosen[size] = static_cast<std::uint32_t>(fragment);
+      if (!row["fragment"] && !row["source"])
+        throw SpecError(file, line_of(row), at + ".fragment",
+                        "missing: a row names the fragment, the source or both it chose");
+      TunedSetting setting;
+      if (row["fragment"]) {
+        const std::uint64_t fragment = number(row, "fragment", file, at);
+        if (std::find(std::begin(kAutoFragments), std::end(kAutoFragments), fragment) ==
+            std::end(kAutoFragments))
+          throw SpecError(
+              file, line_of(row["fragment"]), at + ".fragment",
+              std::to_string(fragment) +
+                  " is not a candidate of `fragment: auto` (256 .. 64K, powers of two)");
+        setting.fragment = static_cast<std::uint32_t>(fragment);
+      }
+      if (const YAML::Node source = row["source"]; source) {
+        const std::string chosen_source = source.IsScalar() ? source.Scalar() : "";
+        if (std::find(std::begin(kAutoSources), std::end(kAutoSources), chosen_source) ==
+            std::end(kAutoSources))
+          throw SpecError(
+              file, line_of(source), at + ".source",
+              "'" + chosen_source + "' is not a candidate of `source: auto` (zero_copy, staged)");
+        setting.source = chosen_source;
+      }
+      chosen[size] = setting;
     }
   }
   return choices;
@@ -82,31 +109,48 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
   std::map<std::string, bool> applied;
   for (const YAML::Node& node : root["tests"]) {
     const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
-    const auto chosen = tuning.fragments.find(name);
-    if (chosen == tuning.fragments.end() || !asks_auto_fragment(node, defaults)) {
+    const auto chosen = tuning.choices.find(name);
+    const AutoSettings swept = auto_settings(node, defaults);
+    if (chosen == tuning.choices.end() || !swept.any()) {
       tests.push_back(node);
       continue;
     }
     applied[name] = true;
-    const std::vector<std::uint64_t>& swept_sizes = auto_sweep_sizes(parsed, name);
+    // Each choice names exactly the settings the test leaves to the tuner.
+    for (const auto& [size, setting] : chosen->second) {
+      if ((setting.fragment != 0) != swept.fragment || setting.source.empty() == swept.source)
+        throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
+                        "the choice for " + std::to_string(size) + " B names " +
+                            describe(setting.fragment != 0, !setting.source.empty()) +
+                            ", but test " + name + " of " + suite_file + " leaves " +
+                            describe(swept.fragment, swept.source) + " to the tuner");
+    }
+    const std::vector<std::uint64_t>& swept_sizes = auto_sweep_sizes(parsed, name, swept);
     for (const std::uint32_t fragment : kAutoFragments) {
-      std::vector<std::uint64_t> sizes;
-      for (const std::uint64_t size : swept_sizes) {
-        const auto choice = chosen->second.find(size);
-        if (choice == chosen->second.end() || choice->second == fragment) sizes.push_back(size);
+      for (const std::string_view source : kAutoSources) {
+        const TunedSetting point{swept.fragment ? fragment : 0,
+                                 swept.source ? std::string(source) : std::string()};
+        std::vector<std::uint64_t> sizes;
+        for (const std::uint64_t size : swept_sizes) {
+          const auto choice = chosen->second.find(size);
+          if (choice == chosen->second.end() || choice->second == point) sizes.push_back(size);
+        }
+        if (sizes.empty()) continue;
+        YAML::Node one = YAML::Clone(node);
+        one["name"] = sweep_point_name(name, swept, fragment, source);
+        if (swept.fragment) one["fragment"] = fragment;
+        if (swept.source) one["source"] = std::string(source);
+        one["sizes"] = sizes;
+        tests.push_back(one);
+        if (!swept.source) break;  // one point per fragment
       }
-      if (sizes.empty()) continue;
-      YAML::Node one = YAML::Clone(node);
-      one["name"] = name + ".fragment_" + std::to_string(fragment);
-      one["fragment"] = fragment;
-      one["sizes"] = sizes;
-      tests.push_back(one);
+      if (!swept.fragment) break;  // one fragment: the test's own
     }
   }
   for (const auto& [name, line] : tuning.lines) {
     if (!applied.count(name))
       throw SpecError(tuning.file, line, "tuning.tests." + name,
-                      suite_file + " has no `fragment: auto` test named " + name);
+                      suite_file + " has no `fragment: auto` or `source: auto` test named " + name);
   }
   root["tests"] = tests;
   YAML::Emitter out;

@@ -1,6 +1,7 @@
 // Tuning files (`uniperf tune` writes them, `uniperf run --tuning FILE`
 // applies them; docs/pipeline.md, "Self-tuning"): per test and message size,
-// the fragment the tuner chose on one host and config.
+// the settings the tuner chose on one host and config: the fragment of a
+// `fragment: auto` test, the source of a `source: auto` one, or both.
 //
 //   tuning:
 //     suite: suites/pipeline.yaml
@@ -9,6 +10,8 @@
 //       copy:
 //         - {size: 65536, fragment: 8192, MB_per_s: 5846.3, ...}
 //         - {size: 1048576, unavailable: "..."}
+//       direct:
+//         - {size: 65536, fragment: 8192, source: zero_copy, MB_per_s: 7000.1, ...}
 #pragma once
 
 #include <cstdint>
@@ -17,27 +20,39 @@
 
 namespace uniperf::suite {
 
-/// A tuning file's choices: test name -> size -> fragment (sizes written
+/// One size's choice: the fragment (0: the test does not tune it) and the
+/// source ("": not tuned).
+struct TunedSetting {
+  std::uint32_t fragment = 0;
+  std::string source;
+  bool operator==(const TunedSetting&) const = default;
+};
+
+/// A tuning file's choices: test name -> size -> setting (sizes written
 /// `unavailable:` have no choice).
 struct TuningChoices {
   std::string file;
   std::string config;  ///< the config it was tuned on, as the tuner was given it
-  std::map<std::string, std::map<std::uint64_t, std::uint32_t>> fragments;
+  std::map<std::string, std::map<std::uint64_t, TunedSetting>> choices;
   std::map<std::string, int> lines;  ///< each test's line in the file, for messages
 };
 
 /// Reads a tuning file's text. Throws SpecError naming the file, line and
 /// key of what is wrong (a fragment that is not one of kAutoFragments, a
-/// size that is not a number, ...).
+/// source that is not one of kAutoSources, a row with neither, a size that
+/// is not a number, ...).
 TuningChoices parse_tuning(const std::string& text, const std::string& file);
 
-/// The suite's text with each tuned `fragment: auto` test narrowed to the
-/// choices: instead of every candidate at every size, test NAME.fragment_F
-/// runs the sizes whose choice is F, and the sizes without one (unavailable
-/// when tuned, or not tuned) at every candidate as before. A tuned name the
-/// suite has no `fragment: auto` test of is a SpecError at its line of the
-/// tuning file. The result is a suite text of its own (its hash is what a
-/// peer and the records see), led by a comment naming the tuning file.
+/// The suite's text with each tuned auto test narrowed to the choices:
+/// instead of every candidate at every size, its sweep's test for a setting
+/// (NAME.fragment_F, NAME.source_S or NAME.fragment_F.source_S) runs the
+/// sizes whose choice that setting is, and the sizes without one
+/// (unavailable when tuned, or not tuned) at every candidate as before. A
+/// tuned name the suite has no auto test of, or a choice of a setting the
+/// test does not leave to the tuner (or without one it does), is a
+/// SpecError at its line of the tuning file. The result is a suite text of
+/// its own (its hash is what a peer and the records see), led by a comment
+/// naming the tuning file.
 std::string apply_tuning(const std::string& suite_text, const std::string& suite_file,
                          const TuningChoices& tuning);
 

@@ -614,9 +614,11 @@
   // gave each point.
   function drawEnvelopes(container) {
     const unit = bandwidthUnits[bandwidthUnit];
+    // As the heatmaps': the name without its fragment (NAME.fragment_F.source_S
+    // is sweep NAME.source_S).
     const sweepOf = (r) => {
       const at = r.test.indexOf(".fragment_");
-      return at > 0 ? r.test.slice(0, at) : null;
+      return at > 0 ? r.test.replace(/\.fragment_.*?(?=\.source_|$)/, "") : null;
     };
     const measuredBandwidth = (r) => r.status === "ok" && r.params.pattern === "bandwidth" &&
         !(r.flows && r.flows.length) && r.bandwidth && positive(r.bandwidth.MB_per_s);
