@@ -166,6 +166,27 @@ TEST(Tuning, SourceAutoWithoutFragmentsIsRefusedAtItsTest) {
   }
 }
 
+// `source: auto` beside a range of fragments is a sweep of both: run
+// measures it, but one choice per size cannot narrow it.
+TEST(Tuning, ASourceTunedBesideSeveralFragmentsIsRefusedAtItsTest) {
+  const std::string suite_text =
+      "suite: s\ntests:\n  - {name: grid, pattern: bandwidth, op: send, delivery: copy, "
+      "fragment: 1K..4K x4, source: auto, sizes: [16K]}\n";
+  EXPECT_EQ(parse_suite(suite_text, "s.yaml").tests.size(), 4u);
+  try {
+    apply_tuning(suite_text, "s.yaml",
+                 parse_tuning("tuning:\n  tests:\n    grid:\n      - {size: 16384, source: "
+                              "staged}\n",
+                              "t.yaml"));
+    FAIL() << "narrowed a sweep of fragments by a source alone";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.line, 3);
+    EXPECT_NE(std::string(e.what()).find("sweeps several fragments beside `source: auto`"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
   const TuningChoices t = parse_tuning(R"(tuning:
   tests:

@@ -186,21 +186,14 @@ int run_tune_command(const TuneCommand& tune) {
     if (!swept.any()) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
-    if (!swept.fragment &&
-        parsed.tests.end() == std::find_if(parsed.tests.begin(), parsed.tests.end(),
-                                           [&](const model::TestSpec& test) {
-                                             return test.name ==
-                                                    suite::sweep_point_name(name, swept, 0,
-                                                                            suite::kAutoSources[0]);
-                                           })) {
-      // `source: auto` beside a list or range of fragments: a sweep of
-      // both, which the tuner cannot narrow to one choice per size.
+    const std::vector<std::uint64_t>* sizes = suite::auto_sweep_sizes(parsed, name, swept);
+    if (sizes == nullptr) {
       std::cerr << "uniperf: " << suite_path << ": test " << name
-                << " has `source: auto` beside several fragments: give it one fragment or "
+                << " sweeps several fragments beside `source: auto`: give it one fragment or "
                    "`fragment: auto` to tune\n";
       return kExitBadInput;
     }
-    for (const std::uint64_t size : suite::auto_sweep_sizes(parsed, name, swept)) {
+    for (const std::uint64_t size : *sizes) {
       auto candidates = candidates_for(size, swept);
       const std::size_t count = candidates.size();
       tunings.push_back({name, swept, size, std::move(candidates),

@@ -766,13 +766,13 @@ std::string sweep_point_name(const std::string& name, AutoSettings swept, std::u
   return point;
 }
 
-const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
+const std::vector<std::uint64_t>* auto_sweep_sizes(const model::SuiteSpec& suite,
                                                    const std::string& name, AutoSettings swept) {
   const std::string first = sweep_point_name(name, swept, kAutoFragments[0], kAutoSources[0]);
   for (const model::TestSpec& test : suite.tests) {
-    if (test.name == first) return test.sizes;
+    if (test.name == first) return &test.sizes;
   }
-  throw std::logic_error("the suite reader did not sweep " + name);
+  return nullptr;
 }
 
 model::SuiteSpec load_suite(const std::string& path) {

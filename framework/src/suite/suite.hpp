@@ -82,8 +82,10 @@ std::string sweep_point_name(const std::string& name, AutoSettings swept, std::u
                              std::string_view source);
 
 /// The sizes an auto test NAME of a parsed suite runs (those of its sweep's
-/// tests). std::logic_error when the suite has no such sweep.
-const std::vector<std::uint64_t>& auto_sweep_sizes(const model::SuiteSpec& suite,
+/// tests); null when the suite has no such sweep: `source: auto` beside a
+/// list or range of fragments sweeps both, which one choice per size
+/// cannot narrow.
+const std::vector<std::uint64_t>* auto_sweep_sizes(const model::SuiteSpec& suite,
                                                    const std::string& name, AutoSettings swept);
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.

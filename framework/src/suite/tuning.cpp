@@ -125,13 +125,18 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
                             ", but test " + name + " of " + suite_file + " leaves " +
                             describe(swept.fragment, swept.source) + " to the tuner");
     }
-    const std::vector<std::uint64_t>& swept_sizes = auto_sweep_sizes(parsed, name, swept);
+    const std::vector<std::uint64_t>* swept_sizes = auto_sweep_sizes(parsed, name, swept);
+    if (swept_sizes == nullptr)
+      throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
+                      "test " + name + " of " + suite_file +
+                          " sweeps several fragments beside `source: auto`: one choice per size "
+                          "cannot narrow it (give it one fragment or `fragment: auto`)");
     for (const std::uint32_t fragment : kAutoFragments) {
       for (const std::string_view source : kAutoSources) {
         const TunedSetting point{swept.fragment ? fragment : 0,
                                  swept.source ? std::string(source) : std::string()};
         std::vector<std::uint64_t> sizes;
-        for (const std::uint64_t size : swept_sizes) {
+        for (const std::uint64_t size : *swept_sizes) {
           const auto choice = chosen->second.find(size);
           if (choice == chosen->second.end() || choice->second == point) sizes.push_back(size);
         }
