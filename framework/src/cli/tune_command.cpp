@@ -166,7 +166,8 @@ void add_tune_command(CLI::App& app, TuneCommand& tune) {
                            "own there) instead of a local pair");
   tune.command
       ->add_option("--budget", tune.budget,
-                   "Measurements per test and size, at most (every candidate twice first)")
+                   "Measurements per test and size, at most (every candidate twice first; "
+                   "default: 4 per candidate, at least 40)")
       ->check(CLI::Range(1, 10000));
 }
 
@@ -196,8 +197,14 @@ int run_tune_command(const TuneCommand& tune) {
     for (const std::uint64_t size : *sizes) {
       auto candidates = candidates_for(size, swept);
       const std::size_t count = candidates.size();
-      tunings.push_back({name, swept, size, std::move(candidates),
-                         results::SettingSearch(count, tune.first_round, tune.budget), ""});
+      tunings.push_back(
+          {name, swept, size, std::move(candidates),
+           results::SettingSearch(count, tune.first_round,
+                                  tune.budget != 0
+                                      ? tune.budget
+                                      : std::max(TuneCommand::kLeastBudget,
+                                                 TuneCommand::kMeasurementsPerCandidate * count)),
+           ""});
     }
   }
   if (tunings.empty()) {

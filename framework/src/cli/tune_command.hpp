@@ -22,7 +22,12 @@ struct TuneCommand {
   std::string output;           ///< -o: the tuning file (YAML); "" = none
   std::string peer;             ///< --peer HOST[:PORT]: a `uniperf serve`; "" = a local pair
   std::size_t first_round = 2;  ///< measurements of every candidate before any repeat
-  std::size_t budget = 40;      ///< measurements per (test, size), at most
+  /// Measurements per (test, size), at most; 0: kMeasurementsPerCandidate
+  /// per candidate, and at least kLeastBudget, so a search over both
+  /// sources has the room for repeats a search over fragments alone has.
+  std::size_t budget = 0;
+  static constexpr std::size_t kMeasurementsPerCandidate = 4;
+  static constexpr std::size_t kLeastBudget = 40;
 };
 
 void add_tune_command(CLI::App& app, TuneCommand& tune);
