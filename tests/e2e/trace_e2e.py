@@ -156,6 +156,17 @@ def run_config(config, work):
             if int(row["completed_ns"]) < int(row["posted_ns"]):
                 check(False, f"{name}: request {row['id']} completed before it was posted")
                 break
+        # The post call's own cost: it returned after it began, and before
+        # this side polled the completion (the initiator's rows; the
+        # responder's are on its own clock, moved by the measured offset).
+        for row in mine:
+            posted, returned, completed = (int(row[k]) for k in ("posted_ns", "returned_ns", "completed_ns"))
+            if not posted <= returned <= (completed or returned):
+                check(False, f"{name}: request {row['id']}: posted {posted}, its call returned "
+                             f"{returned}, completed {completed}")
+                break
+        check(all(int(x["returned_ns"]) > 0 for x in every),
+              f"{name}: a row without the time its post call returned")
         if r["test"] == "stream":
             check(len(mine) == r["bandwidth"]["messages"],
                   f"{name}: {len(mine)} rows for {r['bandwidth']['messages']} messages")

@@ -1,5 +1,5 @@
 // The per-request trace (FlowSpec::trace, docs/traces.md): a lane's rows
-// against known post and completion sequences, then whole tests over the
+// against known post, post-return and completion sequences, then whole tests over the
 // fake transport (one row per traced request, every Nth, the cap), and the
 // trace file's rows read back.
 #include "engine/trace.hpp"
@@ -44,6 +44,30 @@ TEST(LaneTrace, ACompletionCoversEveryRequestUpToItsId) {
     EXPECT_EQ(rows[k].lane, 3u);
     EXPECT_EQ(rows[k].signaled, k == 3 || k == 5 ? 1u : 0u);
   }
+}
+
+// A post call carries a chain (post_list): when it returned is every traced
+// request's of that chain, and of no other.
+TEST(LaneTrace, APostCallsReturnStampsTheRowsOfItsChain) {
+  std::vector<TraceRow> rows(8);
+  LaneTrace trace;
+  trace.attach(rows.data(), rows.size(), 0, 2);  // every second request
+  trace.restart();
+  for (std::uint64_t id = 0; id < 4; ++id) trace.posted(id, 10, id == 3);  // rows: 0, 2
+  trace.post_returned(15);
+  for (std::uint64_t id = 4; id < 6; ++id) trace.posted(id, 20, id == 5);  // row: 4
+  trace.post_returned(22);
+  trace.post_returned(99);  // a chain of no traced request
+  ASSERT_EQ(trace.written(), 3u);
+  EXPECT_EQ(rows[0].returned, 15u);
+  EXPECT_EQ(rows[1].returned, 15u);
+  EXPECT_EQ(rows[2].returned, 22u);
+  EXPECT_EQ(rows[2].posted, 20u);
+  trace.restart();
+  trace.posted(6, 30, true);
+  trace.post_returned(31);
+  EXPECT_EQ(rows[0].id, 6u);
+  EXPECT_EQ(rows[0].returned, 31u);
 }
 
 TEST(LaneTrace, EveryNthFromTheFirstAndTheCapCountsWhatFoundNoRoom) {
@@ -104,7 +128,9 @@ TEST(Trace, AStreamHasOneRowPerRequestOnOneTimeline) {
         EXPECT_GE(row.posted_ns, r.trace[k - 1].posted_ns);
       }
       EXPECT_GT(row.posted_ns, 0);
-      EXPECT_GE(row.completed_ns, row.posted_ns);
+      // The post call returned before its completion was polled.
+      EXPECT_GE(row.returned_ns, row.posted_ns);
+      EXPECT_GE(row.completed_ns, row.returned_ns);
       signaled += row.signaled;
     }
     EXPECT_EQ(signaled, 50u);  // signal_every 4
@@ -205,9 +231,21 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
     r.flow.op = Op::write;
     r.provenance = {{"host", "h"}};
     r.trace = {
-        {.flow = 0, .lane = 1, .id = 7, .posted_ns = 100, .completed_ns = 250, .signaled = true},
-        {.flow = 0, .lane = 1, .id = 8, .posted_ns = 120, .completed_ns = 0},
-        {.flow = 0, .lane = 1, .id = 7, .posted_ns = 110, .completed_ns = 0, .responder = true}};
+        {.flow = 0,
+         .lane = 1,
+         .id = 7,
+         .posted_ns = 100,
+         .returned_ns = 104,
+         .completed_ns = 250,
+         .signaled = true},
+        {.flow = 0, .lane = 1, .id = 8, .posted_ns = 120, .returned_ns = 0, .completed_ns = 0},
+        {.flow = 0,
+         .lane = 1,
+         .id = 7,
+         .posted_ns = 110,
+         .returned_ns = 111,
+         .completed_ns = 0,
+         .responder = true}};
     file.add(r);
     EXPECT_FALSE(std::filesystem::exists(path));  // not before commit
     file.commit();
@@ -221,9 +259,9 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
   }
   ASSERT_EQ(data.size(), 4u);
   EXPECT_EQ(data[0], results::kTraceColumns);
-  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator");
-  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none,initiator");
-  EXPECT_EQ(data[3], "cfg,t,4096,1,1,7,write,4096,110,0,none,responder");
+  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator,104");
+  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none,initiator,0");
+  EXPECT_EQ(data[3], "cfg,t,4096,1,1,7,write,4096,110,0,none,responder,111");
   EXPECT_NE(provenance.find("\"host\":\"h\""), std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -238,6 +276,7 @@ TEST(PeerTrace, TheRespondersRowsArriveOnTheInitiatorsClockMarkedAsItsOwn) {
                           .lane = 3,
                           .id = i,
                           .posted_ns = 1'000'000 + static_cast<std::int64_t>(i),
+                          .returned_ns = i == 1 ? 0 : 1'500'000 + static_cast<std::int64_t>(i),
                           .completed_ns = i == 0 ? 0 : 2'000'000 + static_cast<std::int64_t>(i),
                           .signaled = i % 4 == 0});
   }
@@ -264,6 +303,8 @@ TEST(PeerTrace, TheRespondersRowsArriveOnTheInitiatorsClockMarkedAsItsOwn) {
     EXPECT_EQ(row.id, i);
     // The responder's clock ran 400 ns ahead: its times move back by that.
     EXPECT_EQ(row.posted_ns, 1'000'000 + static_cast<std::int64_t>(i) - 400);
+    EXPECT_EQ(row.returned_ns, i == 1 ? 0 : 1'500'000 + static_cast<std::int64_t>(i) - 400)
+        << "a call that did not return stays 0";
     EXPECT_EQ(row.completed_ns, i == 0 ? 0 : 2'000'000 + static_cast<std::int64_t>(i) - 400)
         << "no completion stays none";
     EXPECT_EQ(row.signaled, i % 4 == 0);

@@ -377,6 +377,7 @@ class Lanes {
         point_message(lane, wr, signaled);
     }
     lane.endpoint->post(lane.chain.data(), count);
+    if constexpr (M.traced) lane.trace.post_returned(now());
     lane.posted += count;
   }
 

@@ -1,6 +1,8 @@
 // The per-request trace of a flow (FlowSpec::trace, docs/traces.md): every
 // Nth work request a side posts in the measured phase is stamped when it is
-// posted and when the completion that covers it is polled. The rows live in
+// posted, when the post call that carried it returned (the call's own cost,
+// apart from the message rate) and when the completion that covers it is
+// polled. The rows live in
 // memory allocated before the loop; the loop only stores into them, and only
 // in the loops compiled for a traced phase (LoopMode::traced): a phase that
 // is not traced carries no trace code at all.
@@ -17,6 +19,7 @@ namespace uniperf::engine {
 struct TraceRow {
   std::uint64_t id = 0;  ///< its id on its endpoint (ids grow for the endpoint's life)
   Ticks posted = 0;      ///< read just before the post call that carried it
+  Ticks returned = 0;    ///< read just after that post call returned
   Ticks completed = 0;   ///< when the completion that covered it was polled; 0: none was
   std::uint32_t lane = 0;
   /// 1: it was signaled and this is its own completion; 0: unsignaled,
@@ -38,7 +41,7 @@ class LaneTrace {
 
   /// At the start of a traced phase: its first request is the first row.
   void restart() {
-    written_ = swept_ = dropped_ = 0;
+    written_ = swept_ = dropped_ = chain_first_ = 0;
     countdown_ = 1;
   }
 
@@ -50,7 +53,13 @@ class LaneTrace {
       ++dropped_;
       return;
     }
-    rows_[written_++] = TraceRow{id, t, 0, lane_, signaled ? 1u : 0u};
+    rows_[written_++] = TraceRow{id, t, 0, 0, lane_, signaled ? 1u : 0u};
+  }
+
+  /// The post call that carried the requests posted() since the last call
+  /// returned at `t` (one call per post_list chain).
+  void post_returned(Ticks t) {
+    for (; chain_first_ < written_; ++chain_first_) rows_[chain_first_].returned = t;
   }
 
   /// The completion of request `id`, polled at `t`: it covers every traced
@@ -69,6 +78,7 @@ class LaneTrace {
   std::uint64_t written_ = 0;
   std::uint64_t swept_ = 0;
   std::uint64_t dropped_ = 0;
+  std::uint64_t chain_first_ = 0;  // the first row of the chain being posted
   std::uint32_t countdown_ = 1;
   std::uint32_t every_ = 1;
   std::uint32_t lane_ = 0;

@@ -286,7 +286,7 @@ constexpr FlowField choice_field(std::string_view name, std::string_view help) {
 /// SKIPs a test that needs more.
 inline constexpr std::uint32_t kMaxQueueKnob = 1u << 20;
 inline constexpr std::uint32_t kMaxEndpoints = 4096;
-/// 2^24 rows of 40 bytes: 640 MiB per flow, more than any study needs.
+/// 2^24 rows of 48 bytes: 768 MiB per flow, more than any study needs.
 inline constexpr std::uint32_t kMaxTraceRows = 1u << 24;
 /// A latency flow keeps a sample per measured iteration: 2^24 (128 MiB of
 /// stamps) is the most one flow may ask for; longer runs give a duration.
@@ -386,7 +386,7 @@ inline constexpr FlowField kFlowFields[] = {
         .flag_named("--trace")
         .in_title(", trace 1 in ", "", true),
     count_field("trace_max", &FlowSpec::trace_max,
-                "The most trace rows a flow keeps per size (40 bytes each, allocated before the "
+                "The most trace rows a flow keeps per size (48 bytes each, allocated before the "
                 "loop); later requests are counted, not kept")
         .at_least(1)
         .at_most(kMaxTraceRows)

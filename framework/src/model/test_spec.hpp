@@ -178,7 +178,7 @@ struct FlowSpec {
   /// posted and when its completion is polled.
   std::uint32_t trace = 0;
   /// The most trace rows a flow keeps per size (memory allocated before the
-  /// loop: 40 bytes a row); requests past it are counted, not kept.
+  /// loop: 48 bytes a row); requests past it are counted, not kept.
   std::uint32_t trace_max = 1u << 20;
   Role role = Role::measured;
   /// This flow's own message size, run at every size of the test (a test

@@ -142,6 +142,9 @@ struct TraceRow {
   std::uint32_t lane = 0;  ///< the endpoint within the flow
   std::uint64_t id = 0;    ///< the request's id on its endpoint
   std::int64_t posted_ns = 0;
+  /// (format 3) When the post call that carried it returned: returned_ns -
+  /// posted_ns is that call's own cost (a post_list chain's, shared).
+  std::int64_t returned_ns = 0;
   std::int64_t completed_ns = 0;  ///< 0: no completion covered it
   bool signaled = false;          ///< its own completion, else covered by a later one
   /// (1.6) Posted by the responder (its echoes, its half of a bidirectional

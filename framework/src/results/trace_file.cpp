@@ -15,7 +15,7 @@ std::filesystem::path trace_path_for(const std::string& results_path) {
 
 TraceFile::TraceFile(std::filesystem::path target, const std::string& suite)
     : file_(std::move(target),
-            fmt::format("# uniperf per-request trace, format 2 (docs/traces.md); suite {}\n"
+            fmt::format("# uniperf per-request trace, format 3 (docs/traces.md); suite {}\n"
                         "# times: nanoseconds since the Unix epoch, the initiator's clock (the "
                         "responder's rows moved onto it by the measured offset)\n{}\n",
                         suite, kTraceColumns)) {}
@@ -34,13 +34,13 @@ void TraceFile::add(const Record& record) {
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
     const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
-    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    csv_field(record.config), csv_field(record.test), record.size, row.flow + 1,
                    row.lane, row.id, to_string(flow.op), bytes, row.posted_ns, row.completed_ns,
                    row.completed_ns == 0 ? "none"
                    : row.signaled        ? "signaled"
                                          : "covered",
-                   row.responder ? "responder" : "initiator");
+                   row.responder ? "responder" : "initiator", row.returned_ns);
     file_.end_row();
   }
   file_.flush();

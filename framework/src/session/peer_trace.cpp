@@ -9,8 +9,8 @@ namespace uniperf::session {
 namespace {
 
 // A row on the wire, little-endian: flow u32, lane u32, id u64,
-// posted_ns i64, completed_ns i64, signaled u8.
-constexpr std::size_t kRowBytes = 4 + 4 + 8 + 8 + 8 + 1;
+// posted_ns i64, returned_ns i64, completed_ns i64, signaled u8.
+constexpr std::size_t kRowBytes = 4 + 4 + 8 + 8 + 8 + 8 + 1;
 
 template <class T>
 void put(std::vector<std::byte>& out, T value) {
@@ -43,6 +43,7 @@ void send_rows(bootstrap::Bootstrap& control, const results::Record& record) {
       put<std::uint32_t>(frame, row.lane);
       put<std::uint64_t>(frame, row.id);
       put<std::int64_t>(frame, row.posted_ns);
+      put<std::int64_t>(frame, row.returned_ns);
       put<std::int64_t>(frame, row.completed_ns);
       put<std::uint8_t>(frame, row.signaled ? 1 : 0);
     }
@@ -77,6 +78,8 @@ void receive_rows(bootstrap::Bootstrap& control, results::Record& record, std::u
       row.lane = get<std::uint32_t>(in);
       row.id = get<std::uint64_t>(in);
       row.posted_ns = get<std::int64_t>(in) - offset_ns;
+      const auto returned = get<std::int64_t>(in);
+      row.returned_ns = returned == 0 ? 0 : returned - offset_ns;  // 0: the call did not return
       const auto completed = get<std::int64_t>(in);
       row.completed_ns = completed == 0 ? 0 : completed - offset_ns;  // 0: none covered it
       row.signaled = get<std::uint8_t>(in) != 0;

@@ -96,6 +96,7 @@ void fill_trace(results::Record& record, const std::vector<engine::SizeOutcome>&
                               .lane = row.lane,
                               .id = row.id,
                               .posted_ns = wall.ns(row.posted),
+                              .returned_ns = row.returned ? wall.ns(row.returned) : 0,
                               .completed_ns = row.completed ? wall.ns(row.completed) : 0,
                               .signaled = row.signaled != 0});
     }

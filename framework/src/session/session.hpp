@@ -32,8 +32,9 @@ namespace uniperf::session {
 // 7: the initiator's handshake carries its offer (the suite's and configs'
 // texts, the command-line overrides) for a bare server, which may answer
 // with a refusal instead of its handshake; 8: every measured phase ends
-// with each side's CPU time over it (engine/cpu_meter.hpp).
-inline constexpr int kProtocolVersion = 8;
+// with each side's CPU time over it (engine/cpu_meter.hpp); 9: the
+// responder's trace rows carry when each post call returned.
+inline constexpr int kProtocolVersion = 9;
 
 /// Both sides call it (the handshake does): round trips over the control
 /// connection that estimate the responder's wall clock minus the
