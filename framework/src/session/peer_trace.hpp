@@ -14,7 +14,7 @@
 
 namespace uniperf::session {
 
-/// Rows per control frame: 37 bytes each on the wire, well inside
+/// Rows per control frame: 45 bytes each on the wire, well inside
 /// bootstrap::kMaxFrameBytes.
 inline constexpr std::size_t kTraceRowsPerFrame = 16384;
 
