@@ -8,7 +8,7 @@ and a launched job of four ranks stripe, alternate and ping-pong over both,
 each rail carrying its share, as a local pair does; two pairs at once,
 bound, each on a rail of its own (the seed's two process pairs).
 Skipped (77) when mpirun is absent."""
-import os, shutil, socket, sys, tempfile
+import csv, os, shutil, socket, sys, tempfile
 from launched import records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
@@ -153,6 +153,44 @@ with tempfile.TemporaryDirectory() as work:
         assert np == 2 or len(pairs) >= 6, pairs
         print(f"ok: mpirun -np {np} over two rails: {len(got)} records, every one half on each "
               f"rail, in {seconds:.1f} s")
+
+    # Traces of a job of four ranks: every pair's rows, both sides, reach
+    # rank 0's trace file on its clock (each rank's offset measured at the
+    # job's start), named by the pair's ranks, inside the pair's measured
+    # interval.
+    traced_suite = os.path.join(work, "traced.yaml")
+    open(traced_suite, "w").write(
+        "suite: launched-traces\ntests:\n"
+        "  - {name: stream, op: send, pattern: bandwidth, sizes: [4096], iterations: 200, "
+        "trace: 1, pairs: bisection}\n"
+        "  - {name: pingpong, op: send, pattern: latency, sizes: [64], iterations: 100, "
+        "trace: 1, pairs: bisection}\n")
+    out = os.path.join(work, "traced.jsonl")
+    result, seconds = launched(4, traced_suite, os.path.join(source_dir, "configs/tcp.yaml"), out)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    got = records(out)
+    trace_path = os.path.join(work, "traced.trace.csv")
+    with open(trace_path) as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    assert len(got) == 4, [(r["test"], r["status"]) for r in got]
+    for r in got:
+        pair = f"{r['placement']['initiator']['rank']}-{r['placement']['responder']['rank']}"
+        clock = r["provenance"]["rank0_clock"]
+        # One host: every rank's clock is rank 0's, within the uncertainty.
+        assert abs(clock["offset_ns"]) <= clock["uncertainty_ns"], (pair, clock)
+        assert (clock["round_trips"] > 0) == (pair[0] != "0"), (pair, clock)
+        mine = [x for x in rows if x["test"] == r["test"] and x["pair"] == pair]
+        assert r["status"] == "ok" and len(mine) == r["trace"]["rows"] == 200, \
+            (r["test"], pair, r["status"], len(mine), r.get("trace"))
+        sides = {x["side"] for x in mine}
+        assert sides == ({"initiator", "responder"} if r["test"] == "pingpong" else {"initiator"}), \
+            (r["test"], pair, sides)
+        slack_us = clock["uncertainty_ns"] / 1e3 + 2 + r["provenance"]["responder"]["wall_clock"]["uncertainty_ns"] / 1e3
+        m = r["measured"]
+        outside = [x for x in mine if x["side"] == "initiator" and not
+                   (m["from_unix_us"] - slack_us <= int(x["posted_ns"]) / 1e3 <= m["to_unix_us"] + slack_us)]
+        assert not outside, (r["test"], pair, m, outside[:2])
+    print(f"ok: mpirun -np 4 traced: {len(rows)} rows of 2 pairs on rank 0's trace file, in {seconds:.1f} s")
 
     # A local pair of the same suite, for the bootstrap time beside it.
     out = os.path.join(work, "pair.jsonl")

@@ -247,6 +247,12 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
          .completed_ns = 0,
          .responder = true}};
     file.add(r);
+    // A launched job's pair names its ranks.
+    r.placement = results::Placement{};
+    r.placement->initiator.rank = 0;
+    r.placement->responder.rank = 2;
+    r.trace.resize(1);
+    file.add(r);
     EXPECT_FALSE(std::filesystem::exists(path));  // not before commit
     file.commit();
   }
@@ -257,11 +263,12 @@ TEST(TraceFile, RowsWithTheDocumentedColumnsAndNoPartialFile) {
     if (line.rfind("# provenance: ", 0) == 0) provenance = line;
     if (!line.empty() && line[0] != '#') data.push_back(line);
   }
-  ASSERT_EQ(data.size(), 4u);
+  ASSERT_EQ(data.size(), 5u);
   EXPECT_EQ(data[0], results::kTraceColumns);
-  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator,104");
-  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none,initiator,0");
-  EXPECT_EQ(data[3], "cfg,t,4096,1,1,7,write,4096,110,0,none,responder,111");
+  EXPECT_EQ(data[4], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator,104,0-2");
+  EXPECT_EQ(data[1], "cfg,t,4096,1,1,7,write,4096,100,250,signaled,initiator,104,");
+  EXPECT_EQ(data[2], "cfg,t,4096,1,1,8,write,4096,120,0,none,initiator,0,");
+  EXPECT_EQ(data[3], "cfg,t,4096,1,1,7,write,4096,110,0,none,responder,111,");
   EXPECT_NE(provenance.find("\"host\":\"h\""), std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -311,6 +318,51 @@ TEST(PeerTrace, TheRespondersRowsArriveOnTheInitiatorsClockMarkedAsItsOwn) {
   }
   EXPECT_EQ(received.trace_count->rows, rows + 1);
   EXPECT_EQ(received.trace_count->dropped, 7u);
+}
+
+// A launched job: a pair's initiator sends its record's rows, its own and
+// its responder's, to rank 0, which keeps each row's side, moves them onto
+// its clock and leaves the record's count (read with the record) alone.
+TEST(PeerTrace, APairsRowsReachRankZeroOnItsClockWithTheirSides) {
+  results::Record sent;
+  sent.trace = {{.flow = 0,
+                 .id = 1,
+                 .posted_ns = 1000,
+                 .returned_ns = 1010,
+                 .completed_ns = 1500,
+                 .signaled = true},
+                {.flow = 0,
+                 .id = 1,
+                 .posted_ns = 1200,
+                 .returned_ns = 0,
+                 .completed_ns = 0,
+                 .responder = true}};
+  auto [rank0, rank2] = bootstrap::make_in_process_pair();
+  std::thread sending(
+      [&, link = std::move(rank2)]() mutable { session::send_pair_trace(*link, sent); });
+  results::Record received;
+  received.trace_count = results::TraceCount{.rows = 2, .dropped = 3};
+  session::receive_pair_trace(*rank0, received, 2, 250);
+  sending.join();
+  ASSERT_EQ(received.trace.size(), 2u);
+  EXPECT_FALSE(received.trace[0].responder);
+  EXPECT_TRUE(received.trace[0].signaled);
+  EXPECT_EQ(received.trace[0].posted_ns, 750);
+  EXPECT_EQ(received.trace[0].returned_ns, 760);
+  EXPECT_EQ(received.trace[0].completed_ns, 1250);
+  EXPECT_TRUE(received.trace[1].responder);
+  EXPECT_EQ(received.trace[1].returned_ns, 0);
+  EXPECT_EQ(received.trace[1].completed_ns, 0);
+  EXPECT_EQ(received.trace_count->rows, 2u);
+  EXPECT_EQ(received.trace_count->dropped, 3u);
+
+  // More rows than the record's flows may keep: refused, naming the pair's trace.
+  auto [again0, again2] = bootstrap::make_in_process_pair();
+  std::thread again(
+      [&, link = std::move(again2)]() mutable { session::send_pair_trace(*link, sent); });
+  results::Record small;
+  EXPECT_THROW(session::receive_pair_trace(*again0, small, 1, 0), bootstrap::BootstrapError);
+  again.join();
 }
 
 TEST(PeerTrace, MoreRowsThanTheRespondersTraceMaxAreRefused) {

@@ -17,6 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "report/pair_matrix.hpp"
 #include "session/environment.hpp"
+#include "session/peer_trace.hpp"
 #include "session/provenance.hpp"
 #include "session/rank_pairs.hpp"
 #include "suite/suite.hpp"
@@ -38,7 +39,35 @@ struct Member {
   std::string node;          ///< the launcher's node name; "" if none
   std::string pair_address;  ///< HOST:PORT of its pair listener
   json facts;                ///< session::provenance() there
+  /// Its wall clock against rank 0's (session::measure_wall_clock_offset:
+  /// {offset_ns, uncertainty_ns, round_trips}), measured at the job's start
+  /// so its pairs' times go onto rank 0's timeline; rank 0's own is 0.
+  json clock = {{"offset_ns", 0}, {"uncertainty_ns", 0}, {"round_trips", 0}};
 };
+
+/// The most trace rows a record of `record`'s flows may carry: each flow's
+/// trace_max, for each side.
+std::uint64_t most_trace_rows(const results::Record& record) {
+  std::uint64_t most = 0;
+  if (record.flows.empty()) return 2 * std::uint64_t{record.flow.trace_max};
+  for (const auto& flow : record.flows) most += 2 * std::uint64_t{flow.flow.trace_max};
+  return most;
+}
+
+/// Moves a record of a pair whose initiator's wall clock runs `offset_ns`
+/// ahead of rank 0's onto rank 0's: its measured intervals (its trace rows
+/// moved as they came, session::receive_pair_trace), and says by how much.
+void onto_rank0_clock(results::Record& record, const json& clock) {
+  const std::int64_t offset_us = clock.at("offset_ns").get<std::int64_t>() / 1000;
+  const auto shift = [&](std::optional<results::MeasuredInterval>& interval) {
+    if (!interval) return;
+    interval->from_unix_us -= offset_us;
+    interval->to_unix_us -= offset_us;
+  };
+  shift(record.measured);
+  for (auto& flow : record.flows) shift(flow.measured);
+  record.provenance["rank0_clock"] = clock;
+}
 
 std::string host_name() {
   char name[256] = {};
@@ -309,6 +338,16 @@ class RankRunner {
       }
       for (int r = 1; r < ranks; ++r) open_heartbeat(r, 30s);
       watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
+      // Every rank's clock against this one, a rank at a time (each waits
+      // for its turn), so that every pair's times land on one timeline.
+      for (int r = 1; r < ranks; ++r) {
+        try {
+          members[static_cast<std::size_t>(r)].clock =
+              session::measure_wall_clock_offset(*job_.job.links[static_cast<std::size_t>(r)]);
+        } catch (const bootstrap::BootstrapError& e) {
+          throw RankLost(r, std::string("measuring its clock: ") + e.what());
+        }
+      }
       connect_ms_ =
           std::chrono::duration<double, std::milli>(Clock::now() - job_.connect_started).count();
       open_every_config();
@@ -392,7 +431,10 @@ class RankRunner {
     for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
     PartResult own = play(parts[0]);
     note(own, 0, members[0]);
-    for (auto& record : own.records) gather(std::move(record));
+    for (auto& record : own.records) {
+      onto_rank0_clock(record, members[0].clock);  // no shift: says the clock is rank 0's
+      gather(std::move(record));
+    }
     const auto deadline = Clock::now() + round_budget(test, job_.settings);
     for (int r = 1; r < ranks; ++r) collect(r, deadline, members);
   }
@@ -412,11 +454,24 @@ class RankRunner {
     while (true) {
       const json message = receive(rank, deadline);
       if (message.contains("record")) {
+        results::Record record;
         try {
-          gather(results::record_from_json(message.at("record")));
+          record = results::record_from_json(message.at("record"));
         } catch (const std::exception& e) {
           throw RankLost(rank, std::string("it sent a record this build cannot read: ") + e.what());
         }
+        const json& clock = members[static_cast<std::size_t>(rank)].clock;
+        if (message.value("trace_rows", std::uint64_t{0}) > 0) {
+          try {
+            session::receive_pair_trace(*job_.job.links[static_cast<std::size_t>(rank)], record,
+                                        most_trace_rows(record),
+                                        clock.at("offset_ns").get<std::int64_t>());
+          } catch (const bootstrap::BootstrapError& e) {
+            throw RankLost(rank, std::string("its trace rows: ") + e.what());
+          }
+        }
+        onto_rank0_clock(record, clock);
+        gather(std::move(record));
         continue;
       }
       PartResult result;
@@ -437,6 +492,8 @@ class RankRunner {
 
   void gather(results::Record record) {
     if (job_.observer.on_record) job_.observer.on_record(record);
+    // The trace file has the rows now; the job keeps every record to its end.
+    results::release_trace_rows(record);
     gathered_.push_back(std::move(record));
   }
 
@@ -503,6 +560,8 @@ class RankRunner {
       // Rank 0 opens the heartbeats once it heard every rank's hello.
       rank0.open_heartbeat(90s);
       watch_.start_heartbeats(job_.settings.heartbeat_period, job_.settings.heartbeat_timeout);
+      // Rank 0 measures every rank's clock against its own, in turn.
+      session::measure_wall_clock_offset(rank0);
       open_every_config();
       while (true) {
         // Rank 0 may be in a round of its own as long as the longest test.
@@ -510,8 +569,14 @@ class RankRunner {
         if (step.value("step", "") == "done") break;
         PartResult result = play(part_from_json(step));
         test_failed |= result.test_failed || !result.failures.empty();
-        for (const auto& record : result.records)
-          rank0.send_text(json{{"record", results::to_json(record)}}.dump());
+        for (const auto& record : result.records) {
+          // Its trace rows follow it (session::send_pair_trace): rank 0
+          // writes every pair's, on its own clock.
+          rank0.send_text(
+              json{{"record", results::to_json(record)}, {"trace_rows", record.trace.size()}}
+                  .dump());
+          if (!record.trace.empty()) session::send_pair_trace(rank0, record);
+        }
         json end = {{"step", "end"}, {"test_failed", result.test_failed}};
         if (!result.failures.empty()) end["failures"] = result.failures;
         rank0.send_text(end.dump());
@@ -710,9 +775,13 @@ class RankRunner {
         }
       }
       observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
-      result.records = session::run_from(link, suite, configs, job_.plugins, settings, observer,
-                                         std::nullopt, false)
-                           .records;
+      // The records as the session made them, trace rows and all (those it
+      // returns have given their rows to the observer), for rank 0's files.
+      observer.on_record = [&result](const results::Record& record) {
+        result.records.push_back(record);
+      };
+      session::run_from(link, suite, configs, job_.plugins, settings, observer, std::nullopt,
+                        false);
     } catch (const std::exception& e) {
       // On a thread of its own nothing may escape; said as the pair's failure.
       result.failures.push_back(fmt::format("the pair {} -> {} failed: {}",

@@ -17,7 +17,8 @@ TraceFile::TraceFile(std::filesystem::path target, const std::string& suite)
     : file_(std::move(target),
             fmt::format("# uniperf per-request trace, format 3 (docs/traces.md); suite {}\n"
                         "# times: nanoseconds since the Unix epoch, the initiator's clock (the "
-                        "responder's rows moved onto it by the measured offset)\n{}\n",
+                        "responder's rows moved onto it by the measured offset; a launched "
+                        "job's pairs' onto rank 0's)\n{}\n",
                         suite, kTraceColumns)) {}
 
 void TraceFile::add(const Record& record) {
@@ -31,16 +32,22 @@ void TraceFile::add(const Record& record) {
   auto flow_of = [&](std::uint32_t k) -> const model::FlowSpec& {
     return record.flows.empty() || k >= record.flows.size() ? record.flow : record.flows[k].flow;
   };
+  // A launched job's pair, as its ranks: several pairs measure one record's
+  // (config, test, size) at once.
+  const std::string pair =
+      record.placement ? fmt::format("{}-{}", record.placement->initiator.rank,
+                                     record.placement->responder.rank)
+                       : std::string();
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
     const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
-    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    csv_field(record.config), csv_field(record.test), record.size, row.flow + 1,
                    row.lane, row.id, to_string(flow.op), bytes, row.posted_ns, row.completed_ns,
                    row.completed_ns == 0 ? "none"
                    : row.signaled        ? "signaled"
                                          : "covered",
-                   row.responder ? "responder" : "initiator", row.returned_ns);
+                   row.responder ? "responder" : "initiator", row.returned_ns, pair);
     file_.end_row();
   }
   file_.flush();

@@ -15,7 +15,8 @@ namespace uniperf::results {
 
 /// The columns, in order.
 inline constexpr std::string_view kTraceColumns =
-    "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion,side,returned_ns";
+    "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion,side,returned_ns,"
+    "pair";
 
 /// Where a run's trace goes when its results go to `results_path`: beside
 /// it, its ".jsonl" (if any) replaced by ".trace.csv"; "trace.csv" in the

@@ -28,4 +28,15 @@ inline constexpr std::size_t kTraceRowsPerFrame = 16384;
 void exchange_peer_trace(bootstrap::Bootstrap& control, results::Record& record,
                          std::uint64_t most_rows, std::int64_t responder_offset_ns);
 
+/// A launched job of more than two ranks (cli/rank_job.hpp): a pair's
+/// initiator sends a record's rows (its own and its responder's, on its
+/// clock) to rank 0 after the record; rank 0 receives them into the record
+/// it read, refusing more than `most_rows`, subtracting `offset_ns` (that
+/// rank's wall clock minus rank 0's) so every pair's rows are on rank 0's
+/// timeline, and keeping each row's side. The record's count already says
+/// them. Throws bootstrap::BootstrapError on a lost rank or a malformed frame.
+void send_pair_trace(bootstrap::Bootstrap& rank0, const results::Record& record);
+void receive_pair_trace(bootstrap::Bootstrap& rank, results::Record& record,
+                        std::uint64_t most_rows, std::int64_t offset_ns);
+
 }  // namespace uniperf::session
