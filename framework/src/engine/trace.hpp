@@ -2,10 +2,9 @@
 // Nth work request a side posts in the measured phase is stamped when it is
 // posted, when the post call that carried it returned (the call's own cost,
 // apart from the message rate) and when the completion that covers it is
-// polled. The rows live in
-// memory allocated before the loop; the loop only stores into them, and only
-// in the loops compiled for a traced phase (LoopMode::traced): a phase that
-// is not traced carries no trace code at all.
+// polled. The rows live in memory allocated before the loop; the loop only
+// stores into them, and only in the loops compiled for a traced phase
+// (LoopMode::traced): a phase that is not traced carries no trace code at all.
 #pragma once
 
 #include <cstdint>
