@@ -118,6 +118,20 @@ with tempfile.TemporaryDirectory() as work:
         assert r["status"] == "ok" or (r["status"] == "skipped" and r["params"]["op"] == "write"), r
 print(f"ok: --quick ran {len(quick)} records over tcp")
 
+def tune(work, suite_text, name):
+    """`uniperf tune` over tcp of `suite_text` (written to WORK/NAME.yaml) within a
+    budget of 24; returns the suite's path, the tuning file's path and its text."""
+    suite_path = os.path.join(work, name + ".yaml")
+    with open(suite_path, "w") as f:
+        f.write(suite_text)
+    tuning_path = os.path.join(work, "tuning.yaml")
+    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+                          "--budget", "24", "-o", tuning_path],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    print(run.stdout.strip())
+    return suite_path, tuning_path, open(tuning_path).read()
+
 # Self-tuning: `uniperf tune` over tcp for a copy pipeline with fragment:
 # auto at two sizes, within a budget; the tuning file names a candidate per
 # size with its curve. A suite with nothing to tune is refused (exit 2).
@@ -127,15 +141,7 @@ tests:
   - {name: copy, op: send, delivery: copy, fragment: auto, sizes: [3000, 64K]}
 """
 with tempfile.TemporaryDirectory() as work:
-    suite_path = os.path.join(work, "tune.yaml")
-    with open(suite_path, "w") as f:
-        f.write(tune_suite)
-    tuning_path = os.path.join(work, "tuning.yaml")
-    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
-                          "--budget", "24", "-o", tuning_path],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
-    tuning = open(tuning_path).read()
+    suite_path, tuning_path, tuning = tune(work, tune_suite, "tune")
     rows = re.findall(r"\{size: (\d+), fragment: (\d+), .*?measurements: (\d+), curve: \{([^}]*)\}",
                       tuning)
     assert [int(r[0]) for r in rows] == [3000, 65536], tuning
@@ -145,7 +151,6 @@ with tempfile.TemporaryDirectory() as work:
         assert candidates[0] == 256 and candidates[-1] >= int(size) > candidates[-2], curve
         assert int(fragment) in candidates and 2 * len(candidates) <= int(measurements) <= 24, \
             (size, fragment, measurements)
-    print(run.stdout.strip())
 
     # A later run applies the tuning file: one record per size, at its
     # chosen fragment, and the records say which file tuned them.
@@ -185,15 +190,7 @@ tests:
   - {name: both, op: send, delivery: copy, fragment: auto, source: auto, sizes: [3000]}
 """
 with tempfile.TemporaryDirectory() as work:
-    suite_path = os.path.join(work, "tune-source.yaml")
-    with open(suite_path, "w") as f:
-        f.write(source_suite)
-    tuning_path = os.path.join(work, "tuning.yaml")
-    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
-                          "--budget", "24", "-o", tuning_path],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
-    tuning = open(tuning_path).read()
+    suite_path, tuning_path, tuning = tune(work, source_suite, "tune-source")
     staging = re.findall(r"staging:\n\s+- \{size: 65536, source: (zero_copy|staged), .*?curve: \{([^}]*)\}",
                          tuning)
     assert len(staging) == 1, tuning
@@ -206,7 +203,6 @@ with tempfile.TemporaryDirectory() as work:
     # 256 B to 4 KiB (the first fragment that sends 3000 B whole), each both ways.
     assert labels == [f"{f}/{s}" for f in (256, 512, 1024, 2048, 4096) for s in ("zero_copy", "staged")], \
         labels
-    print(run.stdout.strip())
 
     tuned_out = os.path.join(work, "tuned.jsonl")
     run = subprocess.run([uniperf, "run", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
