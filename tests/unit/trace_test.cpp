@@ -406,3 +406,13 @@ TEST(WallClockOffset, OneClockAgreesWithItselfWithinTheRecordedUncertainty) {
 
 }  // namespace
 }  // namespace uniperf
+
+TEST(TraceRowsPerLane, EveryLaneKeepsAnEqualShareAndAtLeastOneRow) {
+  EXPECT_EQ(uniperf::engine::trace_rows_per_lane(1000, 4), 250u);
+  EXPECT_EQ(uniperf::engine::trace_rows_per_lane(1001, 4), 250u);
+  // Fewer rows than lanes: one each, so a side may keep more than trace_max
+  // (the bound a receiver checks a peer's rows against is per lane).
+  EXPECT_EQ(uniperf::engine::trace_rows_per_lane(2, 8) * 8, 8u);
+  EXPECT_EQ(uniperf::engine::trace_rows_per_lane(0, 3), 1u);
+  EXPECT_EQ(uniperf::engine::trace_rows_per_lane(100, 0), 0u);
+}

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/exit_codes.hpp"
+#include "engine/trace.hpp"
 #include "report/pair_matrix.hpp"
 #include "session/environment.hpp"
 #include "session/peer_trace.hpp"
@@ -45,13 +46,20 @@ struct Member {
   json clock = {{"offset_ns", 0}, {"uncertainty_ns", 0}, {"round_trips", 0}};
 };
 
-/// The most trace rows a record of `record`'s flows may carry: each flow's
-/// trace_max, for each side.
+/// The most trace rows a record of `record`'s flows may carry, both sides':
+/// each traced flow's share per lane (engine::trace_rows_per_lane) on each
+/// of its lanes, an endpoint's on every rail at most.
 std::uint64_t most_trace_rows(const results::Record& record) {
+  const std::uint64_t rails = std::max<std::uint64_t>(1, record.rails.size());
+  auto of = [rails](const model::FlowSpec& flow) -> std::uint64_t {
+    if (flow.trace == 0) return 0;
+    const std::uint64_t lanes = std::uint64_t{flow.endpoints} * rails;
+    return engine::trace_rows_per_lane(flow.trace_max, lanes) * lanes;
+  };
   std::uint64_t most = 0;
-  if (record.flows.empty()) return 2 * std::uint64_t{record.flow.trace_max};
-  for (const auto& flow : record.flows) most += 2 * std::uint64_t{flow.flow.trace_max};
-  return most;
+  if (record.flows.empty()) most = of(record.flow);
+  for (const auto& flow : record.flows) most += of(flow.flow);
+  return 2 * most;
 }
 
 /// Moves a record of a pair whose initiator's wall clock runs `offset_ns`

@@ -148,7 +148,7 @@ struct TestRunner::Impl {
     if (flow.trace > 0) {
       // Every lane gets an equal share of the rows, allocated (and touched)
       // here, before anything is timed.
-      const std::uint64_t per_lane = std::max<std::uint64_t>(1, flow.trace_max / lanes.size());
+      const std::uint64_t per_lane = trace_rows_per_lane(flow.trace_max, lanes.size());
       trace_rows.assign(per_lane * lanes.size(), TraceRow{});
       for (std::uint32_t index = 0; index < lanes.size(); ++index)
         lanes[index].trace.attach(trace_rows.data() + index * per_lane, per_lane, index,

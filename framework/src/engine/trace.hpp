@@ -92,4 +92,11 @@ struct FlowTrace {
   std::uint64_t dropped = 0;
 };
 
+/// The rows each of a traced flow's `lanes` keeps: an equal share of its
+/// `trace_max`, at least one. A side keeps at most that times `lanes`, the
+/// bound by which a receiver refuses rows a peer could not have kept.
+constexpr std::uint64_t trace_rows_per_lane(std::uint64_t trace_max, std::uint64_t lanes) {
+  return lanes == 0 ? 0 : (trace_max / lanes > 1 ? trace_max / lanes : 1);
+}
+
 }  // namespace uniperf::engine

@@ -358,7 +358,9 @@ class SuiteRun {
   static std::uint64_t most_trace_rows(const std::vector<engine::FlowPlan>& plans) {
     std::uint64_t most = 0;
     for (const engine::FlowPlan& plan : plans) {
-      if (plan.flow.trace > 0) most += std::max(plan.flow.trace_max, plan.flow.endpoints);
+      if (plan.flow.trace > 0)
+        most +=
+            engine::trace_rows_per_lane(plan.flow.trace_max, plan.lane_count()) * plan.lane_count();
     }
     return most;
   }
