@@ -879,6 +879,27 @@ TEST(SuiteParse, StopRulesAndLoadFlows) {
   EXPECT_EQ(only_test(one_test("    op: send\n")).until, model::StopRule::all_done);
 }
 
+TEST(SuiteParse, FlowsInSeparateProcesses) {
+  const auto test =
+      only_test(one_test("    process: separate\n"
+                         "    until: first_done\n"
+                         "    flows:\n"
+                         "      - {op: send, pattern: latency}\n"
+                         "      - {op: write, pattern: bandwidth}\n"));
+  EXPECT_EQ(test.process, model::FlowProcesses::separate);
+  EXPECT_EQ(only_test(one_test("    op: send\n")).process, model::FlowProcesses::shared);
+  expect_error(one_test("    process: seperate\n    op: send\n"), 4, "process",
+               "unknown choice 'seperate' (did you mean 'separate'?)");
+  expect_error(one_test("    op: send\n    process: separate\n"), 5, "process",
+               "this test has one flow");
+  expect_error(one_test("    process: separate\n"
+                        "    pairs: all\n"
+                        "    flows:\n"
+                        "      - {op: send, pattern: latency}\n"
+                        "      - {op: send, pattern: latency}\n"),
+               4, "process", "it cannot also pair the ranks by pairs: all");
+}
+
 TEST(SuiteParse, AFlowsOwnSizeWithAUnit) {
   const auto test =
       only_test(one_test("    sizes: [1M, 2M]\n"

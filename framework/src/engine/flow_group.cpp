@@ -39,12 +39,9 @@ void FlowGroup::gather(const std::atomic<bool>& abort) {
 void FlowGroup::done(std::size_t flow) {
   if (roles_[flow] != model::Role::measured) return;
   const bool last = measured_running_.fetch_sub(1) == 1;
-  if (rule_ != model::StopRule::first_done && !last) return;
   const Ticks t = now();
   for (std::size_t k = 0; k < roles_.size(); ++k) {
-    // all_done: only the loads are left to stop.
-    if (k != flow && (rule_ == model::StopRule::first_done || roles_[k] == model::Role::load))
-      stops_[k].lower_to(t);
+    if (k != flow && stops_when_measured_flow_ends(rule_, roles_[k], last)) stops_[k].lower_to(t);
   }
 }
 

@@ -38,24 +38,45 @@ struct alignas(64) StopTime {
   }
 };
 
-class FlowGroup {
+/// Whether a flow of role `other` stops when a measured flow of its test
+/// ends, by `rule`: every flow under first_done; under all_done the loads,
+/// once the measured flow that ended was the last (`last_measured`).
+constexpr bool stops_when_measured_flow_ends(model::StopRule rule, model::Role other,
+                                             bool last_measured) {
+  return rule == model::StopRule::first_done || (last_measured && other == model::Role::load);
+}
+
+/// How the flows of a test start and stop their measured phases together,
+/// as the runner sees it: threads of one process (FlowGroup) or flows in
+/// processes of their own (session/remote_flow_gate.hpp).
+class FlowGate {
+ public:
+  virtual ~FlowGate() = default;
+
+  /// The stop time flow `flow`'s loops read (its index in this gate).
+  virtual StopTime& stop_of(std::size_t flow) = 0;
+
+  /// Before a measured phase, every flow of the test: waits for the
+  /// others, and the last to arrive opens the phase (every stop time
+  /// "never", every measured flow running). Throws Aborted when `abort` is
+  /// raised while it waits (another flow failed and will never come).
+  virtual void gather(const std::atomic<bool>& abort) = 0;
+
+  /// Flow `flow`'s measured loop ended on this side. A measured flow's end
+  /// stops the others by the rule (stops_when_measured_flow_ends).
+  virtual void done(std::size_t flow) = 0;
+};
+
+/// The flows of one test on one side, as threads of one process.
+class FlowGroup final : public FlowGate {
  public:
   /// `roles`: each flow's, in order.
   FlowGroup(std::vector<model::Role> roles, model::StopRule rule);
 
   std::size_t size() const { return roles_.size(); }
-  StopTime& stop_of(std::size_t flow) { return stops_[flow]; }
-
-  /// Before a measured phase, every flow of the group: waits for the
-  /// others, and the last to arrive opens the phase (every stop time
-  /// "never", every measured flow running). Throws Aborted when `abort` is
-  /// raised while it waits (another flow failed and will never come).
-  void gather(const std::atomic<bool>& abort);
-
-  /// Flow `flow`'s measured loop ended on this side. A measured flow's end
-  /// stops the others by the rule: all of them (first_done), or the loads
-  /// once no measured flow is left (all_done).
-  void done(std::size_t flow);
+  StopTime& stop_of(std::size_t flow) override { return stops_[flow]; }
+  void gather(const std::atomic<bool>& abort) override;
+  void done(std::size_t flow) override;
 
  private:
   const std::vector<model::Role> roles_;

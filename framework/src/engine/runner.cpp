@@ -77,16 +77,16 @@ struct TestRunner::Impl {
   Lanes lanes;
   std::vector<Ticks> stamps;
   std::vector<TraceRow> trace_rows;  ///< the lanes' trace slices (flow.trace > 0)
-  FlowGroup* const group;            ///< the test's flows, when it has several
+  FlowGate* const group;             ///< the test's flows, when it has several
   const std::size_t flow_index;      ///< this flow's place in the group
   StopTime own_stop;                 ///< a lone flow's, and every warm-up's, stop time
-  FlowGroup* grouped = nullptr;      ///< the group, in a measured phase
+  FlowGate* grouped = nullptr;       ///< the group, in a measured phase
   Server server;
   Loops loops;
   std::uint64_t size = 0;
 
   Impl(std::vector<Context*> rail_contexts, bootstrap::Bootstrap& boot, FlowPlan p,
-       const std::atomic<bool>& abort, FlowGroup* flows, std::size_t flow_index_in_group)
+       const std::atomic<bool>& abort, FlowGate* flows, std::size_t flow_index_in_group)
       : rails(std::move(rail_contexts)),
         control(boot),
         plan(std::move(p)),
@@ -693,12 +693,12 @@ LaneMemory map_lane_memory(const FlowPlan& plan) {
 }
 
 TestRunner::TestRunner(std::vector<Context*> rails, bootstrap::Bootstrap& control, FlowPlan plan,
-                       const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
+                       const std::atomic<bool>& abort, FlowGate* group, std::size_t index)
     : impl_(std::make_unique<Impl>(std::move(rails), control, std::move(plan), abort, group,
                                    index)) {}
 
 TestRunner::TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
-                       const std::atomic<bool>& abort, FlowGroup* group, std::size_t index)
+                       const std::atomic<bool>& abort, FlowGate* group, std::size_t index)
     : TestRunner(std::vector<Context*>{&context}, control, std::move(plan), abort, group, index) {}
 
 // A Lane's members are declared memory before endpoint before remote: they

@@ -89,11 +89,11 @@ class TestRunner {
   /// Aborted. A flow of a test with several is flow `index` of `group`,
   /// which starts and stops their measured phases; a lone flow has none.
   TestRunner(Context& context, bootstrap::Bootstrap& control, FlowPlan plan,
-             const std::atomic<bool>& abort, FlowGroup* group = nullptr, std::size_t index = 0);
+             const std::atomic<bool>& abort, FlowGate* group = nullptr, std::size_t index = 0);
   /// Over a config's rails: one Context per rail, each lane's endpoint on
   /// the rail its plan names (FlowPlan::lanes).
   TestRunner(std::vector<Context*> rails, bootstrap::Bootstrap& control, FlowPlan plan,
-             const std::atomic<bool>& abort, FlowGroup* group = nullptr, std::size_t index = 0);
+             const std::atomic<bool>& abort, FlowGate* group = nullptr, std::size_t index = 0);
   ~TestRunner();
   TestRunner(const TestRunner&) = delete;
   TestRunner& operator=(const TestRunner&) = delete;

@@ -73,6 +73,16 @@ std::string_view to_string(RailPolicy policy) {
   return "unknown";
 }
 
+std::string_view to_string(FlowProcesses process) {
+  switch (process) {
+    case FlowProcesses::shared:
+      return "shared";
+    case FlowProcesses::separate:
+      return "separate";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(StopRule rule) {
   switch (rule) {
     case StopRule::all_done:

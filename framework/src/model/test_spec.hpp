@@ -99,6 +99,17 @@ inline constexpr std::size_t kPagesCount = 2;
 enum class StopRule : std::uint8_t { all_done, first_done };
 inline constexpr std::size_t kStopRuleCount = 2;
 
+/// Where the flows of a test of several run. shared: as threads of one
+/// process pair (session/concurrent_flows.hpp), sharing its address space
+/// and, where the plugin allows, its Context. separate: each flow in a
+/// process pair of its own (the seed study's two perftest instances): no
+/// lock, Context or memory shared, the flows' measured phases started and
+/// stopped by the control channel (session/remote_flow_gate.hpp). A job of
+/// at least 2N ranks runs a test of N flows so, flow k on ranks 2k and
+/// 2k+1; a single pair cannot.
+enum class FlowProcesses : std::uint8_t { shared, separate };
+inline constexpr std::size_t kFlowProcessesCount = 2;
+
 /// Which ranks of a launched job (mpirun, srun with more than two ranks)
 /// a test pairs, and which pairs run at once (session/rank_pairs.hpp).
 /// Outside a launcher, and with two ranks, there is one pair (0 measuring,
@@ -243,6 +254,7 @@ struct TestSpec {
   std::vector<FlowSpec> flows;  ///< at least one
   RankPairs pairs = RankPairs::first;
   StopRule until = StopRule::all_done;
+  FlowProcesses process = FlowProcesses::shared;
   /// Per flow: the test whose record measured this (latency) flow alone, to
   /// compare with (`baseline:`); "" for none. Empty when no flow has one.
   std::vector<std::string> baselines;
@@ -266,6 +278,7 @@ std::string_view to_string(RankPairs);
 std::string_view to_string(Role);
 std::string_view to_string(RailPolicy);
 std::string_view to_string(StopRule);
+std::string_view to_string(FlowProcesses);
 std::string_view to_string(Delivery);
 std::string_view to_string(Reassembly);
 std::string_view to_string(Source);

@@ -10,13 +10,16 @@ namespace uniperf::session {
 void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
                              const std::vector<Context*>& rails, Plugin& plugin,
                              const std::vector<Options>& rail_options,
-                             std::vector<engine::LaneMemory> mapped) {
+                             std::vector<engine::LaneMemory> mapped, engine::FlowGate* separate) {
   const std::size_t count = plans.size();
   if (count > 1) {
     channels_ = std::make_unique<bootstrap::ChannelMux>(control_, count);
     std::vector<model::Role> roles;
     for (const auto& plan : plans) roles.push_back(plan.flow.role);
     group_ = std::make_unique<engine::FlowGroup>(std::move(roles), until);
+    gate_ = group_.get();
+  } else {
+    gate_ = separate;
   }
   const bool share_context = rails.front()->capabilities().thread_safe_endpoints;
   for (std::size_t k = 0; k < count; ++k) {
@@ -33,7 +36,7 @@ void ConcurrentFlows::set_up(const std::vector<engine::FlowPlan>& plans, model::
     }
     bootstrap::Bootstrap& channel = count > 1 ? channels_->channel(k) : control_;
     runners_.push_back(std::make_unique<engine::TestRunner>(flow_rails, channel, plans[k],
-                                                            watchdog_.abort(), group_.get(), k));
+                                                            watchdog_.abort(), gate_, k));
     runners_.back()->setup(k < mapped.size() ? std::move(mapped[k]) : engine::LaneMemory{});
   }
   std::vector<Watchdog::ProgressSource> sources;

@@ -34,10 +34,13 @@ class ConcurrentFlows {
   /// Unsupported (on both sides alike). Several flows start their measured
   /// phases together and stop by `until` (engine::FlowGroup). `mapped`:
   /// each flow's lane buffers mapped beforehand (empty: none for it).
+  /// `separate`: this process pair runs one flow of a test whose flows run
+  /// in process pairs of their own, started and stopped by this gate
+  /// (session/remote_flow_gate.hpp); null otherwise.
   void set_up(const std::vector<engine::FlowPlan>& plans, model::StopRule until,
               const std::vector<Context*>& rails, Plugin& plugin,
-              const std::vector<Options>& rail_options,
-              std::vector<engine::LaneMemory> mapped = {});
+              const std::vector<Options>& rail_options, std::vector<engine::LaneMemory> mapped = {},
+              engine::FlowGate* separate = nullptr);
 
   /// One size of every flow, each on its own thread (the first on this
   /// one). The first failure stops the others (the watchdog trips them) and
@@ -52,6 +55,7 @@ class ConcurrentFlows {
   std::vector<std::unique_ptr<Context>> extra_contexts_;
   std::unique_ptr<bootstrap::ChannelMux> channels_;
   std::unique_ptr<engine::FlowGroup> group_;
+  engine::FlowGate* gate_ = nullptr;  ///< group_, or a separate flow's gate
   std::vector<std::unique_ptr<engine::TestRunner>> runners_;
 };
 

@@ -1,5 +1,6 @@
 #include "session/session.hpp"
 
+#include <fmt/format.h>
 #include <poll.h>
 
 #include <cmath>
@@ -255,6 +256,11 @@ class SuiteRun {
     // A Ctrl-C ends a run-forever test at its next window boundary, any
     // other test at once.
     watchdog_.abort_on(test.duration.forever ? nullptr : settings_.stop_requested);
+    if (test.process == model::FlowProcesses::separate && settings_.flow_gate == nullptr) {
+      // Both sides alike: neither has a gate.
+      record_all(config, test, results::Status::skipped, separate_processes_needed(test));
+      return;
+    }
     // Every flow planned once, from what both sides know alike (the test
     // and the plugin's capabilities); the runners and the records use it.
     const std::vector<engine::FlowPlan> plans = engine::plan_flows(
@@ -286,7 +292,8 @@ class SuiteRun {
         watchdog_.arm(settings_.size_timeout);
         std::vector<Context*> rails{context_.get()};
         for (const auto& rail : rail_contexts_) rails.push_back(rail.get());
-        flows.set_up(plans, test.until, rails, *plugin_, rail_options_, std::move(mapped));
+        flows.set_up(plans, test.until, rails, *plugin_, rail_options_, std::move(mapped),
+                     settings_.flow_gate);
         watchdog_.disarm();
       } catch (const Unsupported& e) {
         // A plugin that cannot set a flow up (a connect-time limit, or a
@@ -351,6 +358,16 @@ class SuiteRun {
       baselines_.remember(test, record);
       sink_.emit(std::move(record));
     }
+  }
+
+  /// Why one pair of processes cannot run a test whose flows run in
+  /// process pairs of their own.
+  static std::string separate_processes_needed(const model::TestSpec& test) {
+    const std::size_t ranks = 2 * test.flows.size();
+    return fmt::format(
+        "process: separate runs each of the test's {} flows in a process pair of its own: a "
+        "launched job of at least {} ranks runs it (mpirun -np {} uniperf run ...)",
+        test.flows.size(), ranks, ranks);
   }
 
   /// The most trace rows one side keeps for a size of these flows (0: none

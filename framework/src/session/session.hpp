@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "engine/flow_group.hpp"
 #include "loader/plugin_registry.hpp"
 #include "model/suite_spec.hpp"
 #include "results/record.hpp"
@@ -134,6 +135,12 @@ struct RunSettings {
   /// take rails in turn, as the seed's two process pairs each had a port of
   /// their own. 0 elsewhere. Both sides of a pair must be given the same.
   std::uint32_t first_rail = 0;
+  /// A pair of a launched job that runs one flow of a test whose flows run
+  /// in process pairs of their own (model::FlowProcesses::separate): the
+  /// gate its measured phases start and stop by, with the other flows'
+  /// pairs (session/remote_flow_gate.hpp). Null elsewhere, where such a
+  /// test is skipped: one pair cannot run it.
+  engine::FlowGate* flow_gate = nullptr;
   /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
   /// current window (the two sides agree on it at each window boundary, so
   /// either side's Ctrl-C ends both cleanly); any other test is aborted at

@@ -40,7 +40,8 @@ const std::vector<std::string>& flow_keys() {
 
 /// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = {"name", "preset", "sizes", "pairs", "until", "baseline"};
+  std::vector<std::string> keys = {"name",  "preset",   "sizes",  "pairs",
+                                   "until", "baseline", "process"};
   for (const model::RunField& field : model::kRunFields) {
     if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
   }
@@ -376,6 +377,22 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     }
   }
 
+  // Where its flows run (model::FlowProcesses).
+  if (given.count("process")) {
+    const std::string& text = given["process"].text;
+    std::vector<std::string> choices;
+    for (std::size_t i = 0; i < model::kFlowProcessesCount; ++i) {
+      const auto choice = static_cast<model::FlowProcesses>(i);
+      choices.emplace_back(model::to_string(choice));
+      if (text == model::to_string(choice)) test.process = choice;
+    }
+    if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+      throw SpecError(file, given["process"].line, "process",
+                      "unknown choice '" + text + "'" + suggestion(text, choices) +
+                          "; expected one of: " + join(choices));
+    }
+  }
+
   // Flows: the `flows:` list (the test's, else the defaults'), or the test itself.
   const std::optional<YAML::Node> flow_list = structured_key(node, defaults, "flows");
   std::vector<YAML::Node> flow_nodes;
@@ -436,6 +453,22 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
                       std::string(key) +
                           " sets a flow apart from the others of its test; a test of one flow "
                           "takes the test's sizes:, iterations: or duration:");
+    }
+  }
+
+  // Separate processes are for flows that run beside each other.
+  if (test.process == model::FlowProcesses::separate) {
+    const int line = given["process"].line;
+    if (test.flows.size() < 2) {
+      throw SpecError(file, line, "process",
+                      "process: separate runs each flow of a test in a process pair of its own; "
+                      "this test has one flow (give it a flows: list)");
+    }
+    if (test.pairs != model::RankPairs::first) {
+      throw SpecError(file, line, "process",
+                      "process: separate places flow k on ranks 2k and 2k+1; it cannot also "
+                      "pair the ranks by pairs: " +
+                          std::string(model::to_string(test.pairs)));
     }
   }
 
