@@ -373,7 +373,7 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
       .responder = {.rank = 3, .host = "n2", .local_rank = std::nullopt, .node = ""}};
   r.placement->responder.node = "rack2-n7";
   const json j = to_json(r);
-  EXPECT_EQ(j.at("schema_minor"), 14);
+  EXPECT_EQ(j.at("schema_minor"), results::kSchemaMinor);
   EXPECT_EQ(j.at("placement").at("initiator").at("rank"), 1);
   EXPECT_EQ(j.at("placement").at("initiator").at("local_rank"), 0);
   EXPECT_FALSE(j.at("placement").at("responder").contains("local_rank"));
@@ -388,6 +388,20 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
   EXPECT_EQ(back.placement->responder.node, "rack2-n7");
   EXPECT_FALSE(back.placement->responder.local_rank);
   EXPECT_EQ(to_json(back).dump(), j.dump());
+
+  // (1.15) Flows in process pairs of their own: each flow's pair.
+  Record separate = r;
+  separate.flows.resize(2);
+  separate.flows[1].placement = r.placement;
+  separate.flows[1].placement->initiator.rank = 2;
+  const json sj = to_json(separate);
+  EXPECT_FALSE(sj.at("flows").at(0).contains("placement"));
+  EXPECT_EQ(sj.at("flows").at(1).at("placement").at("initiator").at("rank"), 2);
+  const Record separate_back = record_from_json(json::parse(sj.dump()));
+  ASSERT_EQ(separate_back.flows.size(), 2u);
+  ASSERT_TRUE(separate_back.flows[1].placement);
+  EXPECT_EQ(separate_back.flows[1].placement->initiator.rank, 2);
+  EXPECT_EQ(to_json(separate_back).dump(), sj.dump());
 
   json broken = j;
   broken["placement"]["responder"]["rank"] = "three";

@@ -21,6 +21,8 @@
 #include "session/peer_trace.hpp"
 #include "session/provenance.hpp"
 #include "session/rank_pairs.hpp"
+#include "session/remote_flow_gate.hpp"
+#include "session/separate_flows_record.hpp"
 #include "suite/suite.hpp"
 
 namespace uniperf::cli {
@@ -251,6 +253,9 @@ struct Leg {
   std::string partner_address;  ///< an initiator's: the responder's pair listener
   results::Placement placement;
   std::uint32_t slot = 0;  ///< the pair's place in its round: its bound flows' first rail
+  /// A test whose flows run in process pairs of their own: the flow this
+  /// pair runs (-1: every flow of the test, as threads).
+  int flow = -1;
 };
 
 /// One rank's part in one round of one test: the pairs it is in, each run
@@ -261,6 +266,9 @@ struct Part {
   std::size_t round = 0;
   double connect_ms = 0;  ///< the job's bootstrap time, for the records
   std::vector<Leg> legs;
+  /// A test whose flows run in process pairs of their own: HOST:PORT of
+  /// rank 0's session::FlowGateCoordinator; "" otherwise.
+  std::string gate;
 };
 
 json to_json(const Part& part) {
@@ -270,10 +278,12 @@ json to_json(const Part& part) {
                     {"partner", leg.partner},
                     {"address", leg.partner_address},
                     {"placement", results::to_json(leg.placement)},
-                    {"slot", leg.slot}});
+                    {"slot", leg.slot},
+                    {"flow", leg.flow}});
   }
   return {{"step", "round"},     {"config", part.config},         {"test", part.test},
-          {"round", part.round}, {"connect_ms", part.connect_ms}, {"legs", legs}};
+          {"round", part.round}, {"connect_ms", part.connect_ms}, {"legs", legs},
+          {"gate", part.gate}};
 }
 
 Part part_from_json(const json& j) {
@@ -287,8 +297,10 @@ Part part_from_json(const json& j) {
                          .partner = leg.at("partner").get<int>(),
                          .partner_address = leg.at("address").get<std::string>(),
                          .placement = results::placement_from_json(leg.at("placement")),
-                         .slot = leg.at("slot").get<std::uint32_t>()});
+                         .slot = leg.at("slot").get<std::uint32_t>(),
+                         .flow = leg.at("flow").get<int>()});
   }
+  part.gate = j.at("gate").get<std::string>();
   return part;
 }
 
@@ -362,6 +374,10 @@ class RankRunner {
       for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
+          if (test.process == model::FlowProcesses::separate) {
+            run_separate_flows(c, t, members);
+            continue;
+          }
           const auto rounds = session::rounds_of(test.pairs, ranks);
           const std::size_t first_record = gathered_.size();
           for (std::size_t k = 0; k < rounds.size() && !stopping(); ++k)
@@ -403,10 +419,59 @@ class RankRunner {
     return test_failed_ ? kExitTestErrors : of_records;
   }
 
+  /// A test whose flows run in process pairs of their own: one round, flow
+  /// k on ranks 2k and 2k+1, their measured phases gated by a coordinator
+  /// here; each pair's record of its flow is held back, and the test's
+  /// record of every flow is built from them (session/separate_flows_record.hpp).
+  void run_separate_flows(std::size_t config, std::size_t test_index,
+                          const std::vector<Member>& members) {
+    const model::TestSpec& test = job_.suite.tests[test_index];
+    session::Round pairs;
+    for (std::size_t k = 0; k < test.flows.size(); ++k)
+      pairs.push_back(
+          {.initiator = static_cast<int>(2 * k), .responder = static_cast<int>(2 * k + 1)});
+    std::vector<model::Role> roles;
+    for (const auto& flow : test.flows) roles.push_back(flow.role);
+    // Where the ranks reach this one: the host of its pair listener.
+    const std::string reach = bootstrap::split_host_port(members[0].pair_address).first;
+    std::optional<session::FlowGateCoordinator> gate;
+    try {
+      gate.emplace(job_.launcher.all_local ? "127.0.0.1" : "0.0.0.0", reach, std::move(roles),
+                   test.until);
+    } catch (const bootstrap::BootstrapError& e) {
+      test_failed_ = true;
+      std::cerr << fmt::format("uniperf: test '{}': its flows' gate: {}\n", test.name, e.what());
+      return;
+    }
+    std::vector<results::Record> held;
+    held_ = &held;
+    run_round(config, test_index, 0, pairs, false, members, gate->address());
+    held_ = nullptr;
+    gate.reset();
+    // Each pair's records, by flow and size.
+    for (const std::uint64_t size : test.sizes) {
+      std::vector<results::Record> flows;
+      for (std::size_t k = 0; k < test.flows.size(); ++k) {
+        const auto of_flow = std::find_if(held.begin(), held.end(), [&](const auto& r) {
+          return r.size == size && r.placement &&
+                 r.placement->initiator.rank == static_cast<int>(2 * k);
+        });
+        if (of_flow == held.end()) break;
+        flows.push_back(std::move(*of_flow));
+      }
+      // A pair that did not report (its failure is said) leaves no record.
+      if (flows.size() != test.flows.size()) continue;
+      gather(session::separate_flows_record(
+          std::move(flows), test, static_cast<double>(job_.settings.timeline_bin.count())));
+    }
+  }
+
   /// One round: every rank told its part, rank 0's own played, every
-  /// report heard.
+  /// report heard. `gate`: a test whose flows run in process pairs of their
+  /// own (pair k runs flow k), gated by the coordinator there.
   void run_round(std::size_t config, std::size_t test_index, std::size_t round,
-                 const session::Round& pairs, bool retest, const std::vector<Member>& members) {
+                 const session::Round& pairs, bool retest, const std::vector<Member>& members,
+                 const std::string& gate = {}) {
     const int ranks = job_.job.size;
     const model::TestSpec& test = job_.suite.tests[test_index];
     std::vector<Part> parts(static_cast<std::size_t>(ranks));
@@ -415,7 +480,9 @@ class RankRunner {
       p.test = test_index;
       p.round = round;
       p.connect_ms = connect_ms_;
+      p.gate = gate;
     }
+    const int flow_of_slot = gate.empty() ? -1 : 0;
     for (std::uint32_t slot = 0; slot < pairs.size(); ++slot) {
       const session::RankPair& pair = pairs[slot];
       const results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
@@ -429,12 +496,15 @@ class RankRunner {
            .partner = pair.responder,
            .partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address,
            .placement = placement,
-           .slot = slot});
-      parts[static_cast<std::size_t>(pair.responder)].legs.push_back({.initiator = false,
-                                                                      .partner = pair.initiator,
-                                                                      .partner_address = "",
-                                                                      .placement = placement,
-                                                                      .slot = slot});
+           .slot = slot,
+           .flow = flow_of_slot < 0 ? -1 : static_cast<int>(slot)});
+      parts[static_cast<std::size_t>(pair.responder)].legs.push_back(
+          {.initiator = false,
+           .partner = pair.initiator,
+           .partner_address = "",
+           .placement = placement,
+           .slot = slot,
+           .flow = flow_of_slot < 0 ? -1 : static_cast<int>(slot)});
     }
     for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
     PartResult own = play(parts[0]);
@@ -499,6 +569,10 @@ class RankRunner {
   }
 
   void gather(results::Record record) {
+    if (held_ != nullptr) {
+      held_->push_back(std::move(record));  // one flow's: the test's record is built later
+      return;
+    }
     if (job_.observer.on_record) job_.observer.on_record(record);
     // The trace file has the rows now; the job keeps every record to its end.
     results::release_trace_rows(record);
@@ -733,6 +807,23 @@ class RankRunner {
     try {
       model::SuiteSpec suite = job_.suite;
       suite.tests = {job_.suite.tests.at(part.test)};
+      // A test whose flows run in process pairs of their own: this pair's
+      // flow alone, its measured phases gated with the other pairs'.
+      std::optional<session::RemoteFlowGate> gate;
+      if (leg.flow >= 0) {
+        model::TestSpec& test = suite.tests.front();
+        test.flows = {test.flows.at(static_cast<std::size_t>(leg.flow))};
+        test.baselines.clear();
+        try {
+          gate.emplace(part.gate,
+                       leg.initiator ? session::GateSide::initiator : session::GateSide::responder,
+                       static_cast<std::size_t>(leg.flow), kPairConnectTimeout);
+        } catch (const std::exception& e) {
+          result.failures.push_back(
+              could_not_meet(part, leg, std::string("its flows' gate: ") + e.what()));
+          return result;
+        }
+      }
       const std::vector<model::ConfigSpec> configs = {job_.configs.at(part.config)};
       json peer_facts;
       try {
@@ -751,6 +842,7 @@ class RankRunner {
       };
       settings.placement = leg.placement;
       settings.first_rail = leg.slot;
+      settings.flow_gate = gate ? &*gate : nullptr;
       if (leg.initiator) {
         settings.provenance = {{"uniperf", session::build_info()},
                                {"bootstrap",
@@ -782,7 +874,11 @@ class RankRunner {
           };
         }
       }
-      observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
+      // One flow of a test of separate flows: the test's record, built at
+      // rank 0 from every flow's, says whether it failed (a flow the gate
+      // stopped for another's skip is no failure of the test).
+      if (leg.flow < 0)
+        observer.on_failure = [&result](const std::string&, bool) { result.test_failed = true; };
       // The records as the session made them, trace rows and all (those it
       // returns have given their rows to the observer), for rank 0's files.
       observer.on_record = [&result](const results::Record& record) {
@@ -805,13 +901,24 @@ class RankRunner {
   std::vector<results::Record> gathered_;
   std::mutex live_lines_;  ///< rank 0: its pairs' threads take turns at the observer
   bool test_failed_ = false;
-  double connect_ms_ = 0;  ///< rank 0: from connecting to having heard every rank
+  double connect_ms_ = 0;
+  /// While a test whose flows run in process pairs of their own runs: where
+  /// its pairs' records wait for the test's record to be built of them.
+  std::vector<results::Record>* held_ =
+      nullptr;  ///< rank 0: from connecting to having heard every rank
 };
 
 }  // namespace
 
 int run_rank_job(RankJob& job) {
   for (const auto& test : job.suite.tests) {
+    if (test.process == model::FlowProcesses::separate &&
+        2 * test.flows.size() > static_cast<std::size_t>(job.job.size)) {
+      throw std::invalid_argument(fmt::format(
+          "test '{}': process: separate runs its {} flows in {} process pairs: the job needs at "
+          "least {} ranks, it has {}",
+          test.name, test.flows.size(), test.flows.size(), 2 * test.flows.size(), job.job.size));
+    }
     if (test.duration.forever) {
       throw std::invalid_argument("test '" + test.name +
                                   "': a run-forever test needs a single pair; a job of " +

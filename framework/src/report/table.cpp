@@ -281,7 +281,19 @@ void LiveReporter::on_record(const Record& r) {
     pair_.clear();
   }
   // A job of many ranks: the pair each group of lines was measured between.
-  if (r.placement) {
+  // Flows in process pairs of their own: each flow's.
+  if (!r.flows.empty() && r.flows.front().placement) {
+    std::string pairs = "  flows in separate processes:";
+    for (std::size_t k = 0; k < r.flows.size(); ++k) {
+      if (!r.flows[k].placement) continue;
+      const auto& p = *r.flows[k].placement;
+      pairs +=
+          fmt::format("{} flow {} on ranks {} ({}) -> {} ({})", k == 0 ? "" : ",", k + 1,
+                      p.initiator.rank, where(p.initiator), p.responder.rank, where(p.responder));
+    }
+    if (pairs != pair_) out_ << pairs << "\n";
+    pair_ = std::move(pairs);
+  } else if (r.placement) {
     const auto& p = *r.placement;
     std::string pair =
         fmt::format("  ranks {} ({}) -> {} ({}), round {} of pairs: {}", p.initiator.rank,

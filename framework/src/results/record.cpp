@@ -268,6 +268,7 @@ json to_json(const Record& r) {
                         {"slowdown_p50", f.alone->slowdown_p50},
                         {"slowdown_p99", f.alone->slowdown_p99}};
       }
+      if (f.placement) one["placement"] = to_json(*f.placement);
       flows.push_back(std::move(one));
     }
     j["flows"] = std::move(flows);
@@ -600,6 +601,8 @@ Record record_from_json(const json& j) {
                                 .slowdown_p50 = alone.number("slowdown_p50"),
                                 .slowdown_p99 = alone.number("slowdown_p99")};
       }
+      if (flows[i].contains("placement"))  // 1.15
+        f.placement = placement_from_json(flows[i]["placement"]);
     }
   }
 

@@ -19,7 +19,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 14;
+inline constexpr int kSchemaMinor = 15;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -112,6 +112,32 @@ struct AloneBaseline {
   double slowdown_p99 = 0;
 };
 
+/// One rank of a launched job, as a record names it.
+struct RankPlace {
+  int rank = 0;
+  std::string host;  ///< its host name
+  /// Among the job's ranks on that host (the launcher's local rank), so
+  /// ranks sharing a host are told apart; absent when the launcher did not say.
+  std::optional<int> local_rank;
+  /// (1.4) The launcher's name for its node where it has one (Slurm's
+  /// node name), which can differ from the host name; "" when none.
+  std::string node;
+};
+
+/// (1.3) Where a record of a launched job of more than two ranks was
+/// measured: which pairing of the test, in which round, between which
+/// ranks. Absent for a single pair (a local pair, --peer, two ranks).
+struct Placement {
+  std::string pairs;      ///< the test's model::RankPairs, e.g. "all"
+  std::size_t round = 0;  ///< from 0, the round of the test it ran in
+  int ranks = 0;          ///< the job's size
+  RankPlace initiator;    ///< measured
+  RankPlace responder;    ///< served
+  /// The second pass of `pairs: all`: a suspect pair measured again on its
+  /// own, with no other pair running (report/pair_matrix.hpp).
+  bool retest = false;
+};
+
 struct FlowResult {
   model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
@@ -131,6 +157,9 @@ struct FlowResult {
   /// first ended, when this flow had the fabric to itself.
   std::optional<LatencyStats> common_latency;
   std::optional<AloneBaseline> alone;
+  /// (1.15) A flow of a test whose flows ran in process pairs of their own
+  /// (`process: separate`): the pair of ranks that ran it.
+  std::optional<Placement> placement;
 };
 
 /// (1.5) One traced work request (docs/traces.md) on the run's time base:
@@ -157,32 +186,6 @@ struct TraceRow {
 struct TraceCount {
   std::uint64_t rows = 0;
   std::uint64_t dropped = 0;
-};
-
-/// One rank of a launched job, as a record names it.
-struct RankPlace {
-  int rank = 0;
-  std::string host;  ///< its host name
-  /// Among the job's ranks on that host (the launcher's local rank), so
-  /// ranks sharing a host are told apart; absent when the launcher did not say.
-  std::optional<int> local_rank;
-  /// (1.4) The launcher's name for its node where it has one (Slurm's
-  /// node name), which can differ from the host name; "" when none.
-  std::string node;
-};
-
-/// (1.3) Where a record of a launched job of more than two ranks was
-/// measured: which pairing of the test, in which round, between which
-/// ranks. Absent for a single pair (a local pair, --peer, two ranks).
-struct Placement {
-  std::string pairs;      ///< the test's model::RankPairs, e.g. "all"
-  std::size_t round = 0;  ///< from 0, the round of the test it ran in
-  int ranks = 0;          ///< the job's size
-  RankPlace initiator;    ///< measured
-  RankPlace responder;    ///< served
-  /// The second pass of `pairs: all`: a suspect pair measured again on its
-  /// own, with no other pair running (report/pair_matrix.hpp).
-  bool retest = false;
 };
 
 /// (1.10) Both sides' CPU over a record's measured phase.

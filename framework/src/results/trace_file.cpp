@@ -33,13 +33,20 @@ void TraceFile::add(const Record& record) {
     return record.flows.empty() || k >= record.flows.size() ? record.flow : record.flows[k].flow;
   };
   // A launched job's pair, as its ranks: several pairs measure one record's
-  // (config, test, size) at once.
-  const std::string pair =
-      record.placement ? fmt::format("{}-{}", record.placement->initiator.rank,
-                                     record.placement->responder.rank)
-                       : std::string();
+  // (config, test, size) at once, and the flows of a test in separate
+  // processes each had a pair of their own.
+  auto ranks = [](const std::optional<Placement>& placement) {
+    return placement ? fmt::format("{}-{}", placement->initiator.rank, placement->responder.rank)
+                     : std::string();
+  };
+  const std::string record_pair = ranks(record.placement);
+  std::vector<std::string> flow_pairs;
+  for (const FlowResult& flow : record.flows) flow_pairs.push_back(ranks(flow.placement));
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
+    const std::string& pair = row.flow < flow_pairs.size() && !flow_pairs[row.flow].empty()
+                                  ? flow_pairs[row.flow]
+                                  : record_pair;
     const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
     fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    csv_field(record.config), csv_field(record.test), record.size, row.flow + 1,

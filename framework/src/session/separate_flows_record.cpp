@@ -1,0 +1,156 @@
+#include "session/separate_flows_record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+
+#include "results/competition.hpp"
+#include "results/overlap.hpp"
+#include "results/stats.hpp"
+#include "session/remote_flow_gate.hpp"
+
+namespace uniperf::session {
+
+namespace {
+
+/// Flow k's figures, as its pair measured them alone.
+results::FlowResult flow_result(results::Record& pair) {
+  results::FlowResult flow;
+  flow.flow = pair.flow;
+  flow.iterations_run = pair.iterations_run;
+  flow.latency = pair.latency;
+  flow.bandwidth = pair.bandwidth;
+  flow.corrupted_bytes = pair.corrupted_bytes;
+  flow.measured = pair.measured;
+  flow.placement = pair.placement;
+  return flow;
+}
+
+/// The first flow whose record is not ok gives the test's status and
+/// reason (a flow that cannot run skips the test, as it would skip a test
+/// of threads' flows). A flow the gate stopped for another's failure gives
+/// way to that other one.
+void take_failure(results::Record& record, const std::vector<results::Record>& flows) {
+  auto for_another = [&](std::size_t k) {
+    return flows[k].reason.find(kAnotherFlowFailed) != std::string::npos;
+  };
+  std::optional<std::size_t> failed;
+  for (std::size_t k = 0; k < flows.size(); ++k) {
+    if (flows[k].status == results::Status::ok) continue;
+    if (!failed || (for_another(*failed) && !for_another(k))) failed = k;
+  }
+  if (!failed) return;
+  const results::Record& flow = flows[*failed];
+  record.status = flow.status;
+  record.reason = fmt::format("flow {}: {}", *failed + 1, flow.reason);
+  record.failure = flow.failure;
+}
+
+}  // namespace
+
+results::Record separate_flows_record(std::vector<results::Record> flows,
+                                      const model::TestSpec& test, double timeline_bin_us) {
+  results::Record record = flows.front();
+  record.flows.clear();
+  record.trace.clear();
+  record.trace_count.reset();
+  record.kept_samples.clear();
+  record.samples_kept = 0;
+  record.latency.reset();
+  record.bandwidth.reset();
+  record.trials.clear();
+  record.ci95.clear();
+  record.rails.clear();
+  record.fairness_jain.reset();
+  // Each pair's CPU is its own processes' (flows[k] has it): no one figure
+  // is the test's.
+  record.cpu_time.reset();
+  record.iterations_run = 0;
+  record.corrupted_bytes = 0;
+  record.warnings.clear();
+  take_failure(record, flows);
+  if (record.status != results::Status::ok) return record;
+
+  std::uint64_t bytes = 0, messages = 0, sent = 0;
+  bool counts_loss = false;
+  std::vector<results::FlowSampling> sampling;
+  std::vector<results::MeasuredInterval> intervals;
+  for (std::uint32_t k = 0; k < flows.size(); ++k) {
+    results::Record& pair = flows[k];
+    record.flows.push_back(flow_result(pair));
+    record.iterations_run += pair.iterations_run;
+    record.corrupted_bytes += pair.corrupted_bytes;
+    if (pair.bandwidth) {
+      bytes += pair.bandwidth->bytes;
+      messages += pair.bandwidth->messages;
+      sent += pair.bandwidth->messages_sent.value_or(pair.bandwidth->messages);
+      counts_loss |= pair.bandwidth->messages_sent.has_value();
+    }
+    if (pair.measured) intervals.push_back(*pair.measured);
+    for (const std::string& warning : pair.warnings)
+      record.warnings.push_back(fmt::format("flow {}: {}", k + 1, warning));
+    // What went over each rail, every flow's summed (each pair binds its
+    // own, or stripes over all).
+    if (record.rails.size() < pair.rails.size()) record.rails.resize(pair.rails.size());
+    for (std::size_t r = 0; r < pair.rails.size(); ++r) {
+      record.rails[r].bytes += pair.rails[r].bytes;
+      record.rails[r].requests += pair.rails[r].requests;
+    }
+    for (results::Record::KeptSamples& kept : pair.kept_samples) {
+      record.samples_kept += kept.us.size();
+      record.kept_samples.push_back({.flow = k, .us = std::move(kept.us)});
+    }
+    for (results::TraceRow& row : pair.trace) {
+      row.flow = k;
+      record.trace.push_back(row);
+    }
+    results::release_trace_rows(pair);
+    if (pair.trace_count) {
+      if (!record.trace_count) record.trace_count.emplace();
+      record.trace_count->rows += pair.trace_count->rows;
+      record.trace_count->dropped += pair.trace_count->dropped;
+    }
+    const model::FlowSpec& flow = test.flows.at(k);
+    sampling.push_back({.every = flow.trace,
+                        .bytes = is_atomic(flow.op) ? 8
+                                 : flow.size != 0   ? flow.size
+                                                    : record.size});
+  }
+
+  // The aggregate: every flow's bytes over the union of their intervals.
+  const auto extent = results::extent_of<std::int64_t>(
+      intervals, [](const auto& i) { return i.from_unix_us; },
+      [](const auto& i) { return i.to_unix_us; });
+  double seconds = 0;
+  if (extent) {
+    record.measured =
+        results::MeasuredInterval{.from_unix_us = extent->span_from, .to_unix_us = extent->span_to};
+    seconds = static_cast<double>(extent->span_to - extent->span_from) / 1e6;
+  }
+  record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
+  if (counts_loss) record.bandwidth->messages_sent = sent;
+  for (results::RailResult& rail : record.rails) {
+    rail.mb_per_s = seconds > 0 ? static_cast<double>(rail.bytes) / seconds / 1e6 : 0;
+    rail.mreq_per_s = seconds > 0 ? static_cast<double>(rail.requests) / seconds / 1e6 : 0;
+  }
+
+  results::fill_competition(record, sampling, timeline_bin_us);
+  if (const auto overlap = results::flows_overlap(record);
+      overlap && overlap->together < results::kLeastMeaningfulOverlap) {
+    record.warnings.push_back(fmt::format(
+        "the flows ran together for only {:.0f}% of their {:.3g} ms: the aggregate counts them "
+        "mostly one after another (give the flows a duration, or more iterations to the "
+        "shorter)",
+        100 * overlap->together, overlap->span_us / 1e3));
+  }
+  if (record.corrupted_bytes != 0) {
+    record.status = results::Status::error;
+    record.reason =
+        "payload validation failed: " + std::to_string(record.corrupted_bytes) + " corrupted bytes";
+  }
+  return record;
+}
+
+}  // namespace uniperf::session

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Flows in process pairs of their own (`process: separate`, the seed study's
+two perftest instances) under `mpirun --oversubscribe`, over tcp:
+
+  * -np 4, a mouse (8 B ping-pong, 2000 iterations, traced) against an
+    elephant (64 KiB stream of 60 s, traced) with `until: first_done`: one
+    record of both flows, flow 1 measured on ranks 0-1 and flow 2 on 2-3
+    (each flow's placement), the elephant stopped by the mouse's end across
+    processes (its interval ends within seconds of the mouse's, not after
+    its 60 s), the two intervals overlapping, and every trace row under its
+    own flow's pair in rank 0's trace file;
+  * a flow its pair cannot run (fetch_add over tcp): the test is skipped
+    naming that flow, the other flow's pair is not held at the gate, the
+    job exits 0;
+  * -np 2 (one pair): the test is skipped, saying how many ranks it needs;
+  * a test of 3 separate flows in a job of 4 ranks: refused before anything
+    runs, naming the test and the ranks it needs;
+  * flow 2's responder (rank 3) killed 4 s into 60 s flows: the job ends
+    within seconds, rank 0 naming the lost rank.
+
+Skipped (77) when mpirun is absent."""
+import csv, os, shutil, sys, tempfile
+from launched import records, run_once
+
+uniperf, source_dir = sys.argv[1], sys.argv[2]
+
+mpirun = shutil.which("mpirun")
+if mpirun is None:
+    print("SKIP: mpirun is not installed (apt-get install openmpi-bin)")
+    sys.exit(77)
+
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
+TCP = os.path.join(source_dir, "configs/tcp.yaml")
+
+STUDY = """suite: separate-flows
+tests:
+  - name: mouse_vs_elephant
+    process: separate
+    until: first_done
+    sizes: [65536]
+    flows:
+      - {op: send, pattern: latency, flow_size: 8, flow_iterations: 2000, trace: 1}
+      - {op: send, pattern: bandwidth, flow_duration: 60s, trace: 16}
+"""
+
+
+def launched(np, suite, out, timeout=240, extra=()):
+    return run_once(MPIRUN + ["-np", str(np), *extra, uniperf, "run", suite, "-c", TCP, "-o", out,
+                              "--timeout", "60"], env, timeout)
+
+
+with tempfile.TemporaryDirectory() as work:
+    study = os.path.join(work, "study.yaml")
+    open(study, "w").write(STUDY)
+
+    out = os.path.join(work, "study.jsonl")
+    result, seconds = launched(4, study, out)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    got = records(out)
+    assert len(got) == 1, [(r["test"], r["status"]) for r in got]
+    r = got[0]
+    assert r["status"] == "ok", (r["status"], r["reason"])
+    assert len(r["flows"]) == 2, r["flows"]
+    pairs = []
+    for k, flow in enumerate(r["flows"]):
+        p = flow["placement"]
+        pairs.append(f"{p['initiator']['rank']}-{p['responder']['rank']}")
+    assert pairs == ["0-1", "2-3"], pairs
+    mouse, elephant = (f["measured"] for f in r["flows"])
+    # Stopped by the mouse's end, from another process: far short of its 60 s.
+    stopped_after_s = (elephant["to_unix_us"] - mouse["to_unix_us"]) / 1e6
+    assert stopped_after_s < 10, (mouse, elephant)
+    assert elephant["from_unix_us"] < mouse["to_unix_us"] and \
+        mouse["from_unix_us"] < elephant["to_unix_us"], (mouse, elephant)
+    assert seconds < 50, f"the study took {seconds:.0f} s: the elephant ran its own 60 s"
+    with open(os.path.join(work, "study.trace.csv")) as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    by_flow = {}
+    for row in rows:
+        by_flow.setdefault(row["flow"], set()).add(row["pair"])
+    assert by_flow == {"1": {"0-1"}, "2": {"2-3"}}, by_flow
+    assert len(rows) == r["trace"]["rows"], (len(rows), r["trace"])
+    together = r["flows"][0].get("common")
+    print(f"ok: mpirun -np 4, mouse on ranks 0-1 against elephant on 2-3: the elephant stopped "
+          f"{stopped_after_s * 1e3:.1f} ms after the mouse's end (of its 60 s), {len(rows)} trace "
+          f"rows under their pairs, aggregate {r['bandwidth']['MB_per_s']:.0f} MB/s; "
+          f"{seconds:.1f} s")
+
+    # A flow its pair cannot run: the test is skipped naming it, and the
+    # other pair does not wait at the gate for it.
+    unsupported = os.path.join(work, "unsupported.yaml")
+    open(unsupported, "w").write(
+        "suite: separate-unsupported\ntests:\n"
+        "  - name: one_cannot\n    process: separate\n    sizes: [8]\n    flows:\n"
+        "      - {op: send, pattern: latency, flow_iterations: 2000}\n"
+        "      - {op: fetch_add, pattern: latency, flow_iterations: 2000}\n")
+    out = os.path.join(work, "unsupported.jsonl")
+    result, seconds = launched(4, unsupported, out)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    (r,) = records(out)
+    assert r["status"] == "skipped" and r["reason"].startswith("flow 2: "), (r["status"], r["reason"])
+    print(f"ok: a flow tcp cannot run: skipped ({r['reason']}) in {seconds:.1f} s")
+
+    # One pair cannot run it.
+    out = os.path.join(work, "pair.jsonl")
+    result, _ = launched(2, study, out)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    (r,) = records(out)
+    assert r["status"] == "skipped" and "a launched job of at least 4 ranks" in r["reason"], r
+    print(f"ok: mpirun -np 2: skipped ({r['reason'][:60]}...)")
+
+    # Three separate flows need six ranks.
+    three = os.path.join(work, "three.yaml")
+    open(three, "w").write(
+        "suite: separate-three\ntests:\n"
+        "  - name: three\n    process: separate\n    sizes: [8]\n    flows:\n"
+        + "      - {op: send, pattern: latency}\n" * 3)
+    out = os.path.join(work, "three.jsonl")
+    result, _ = launched(4, three, out)
+    assert result.returncode != 0, (result.returncode, result.stdout, result.stderr)
+    assert "test 'three'" in result.stderr and "at least 6 ranks" in result.stderr, result.stderr
+    assert not os.path.exists(out), "a refused job wrote a results file"
+    print("ok: 3 separate flows in a job of 4 ranks: refused before running")
+
+    # Flow 2's responder killed mid-run: the job ends within seconds.
+    long_suite = os.path.join(work, "long.yaml")
+    open(long_suite, "w").write(
+        "suite: separate-long\ntests:\n"
+        "  - name: long\n    process: separate\n    sizes: [4096]\n    flows:\n"
+        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n"
+        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n")
+    out = os.path.join(work, "long.jsonl")
+    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 3 ]; then (sleep 4; kill -9 $$) & fi; '
+              f'exec {uniperf} run {long_suite} -c {TCP} -o {out} '
+              f'2>{work}/long-rank$OMPI_COMM_WORLD_RANK.err')
+    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
+    assert result.returncode != 0, (result.returncode, result.stderr)
+    assert seconds < 45, f"rank 3 took {seconds:.0f} s to end the job: {result.stderr}"
+    said = open(os.path.join(work, "long-rank0.err")).read()
+    assert "lost rank 3" in said, said
+    kept = records(out) if os.path.exists(out) else []  # every line whole JSON
+    assert all(r["status"] != "ok" for r in kept), kept
+    print(f"ok: flow 2's responder killed 4 s in: the job ended after {seconds:.1f} s")

@@ -1,0 +1,131 @@
+// The record of a test whose flows ran in process pairs of their own is
+// built from each pair's record of its flow (session/separate_flows_record.hpp).
+#include "session/separate_flows_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include "results/stats.hpp"
+#include "session/remote_flow_gate.hpp"
+
+namespace uniperf::session {
+namespace {
+
+using results::Record;
+using results::Status;
+
+results::Placement on_ranks(int initiator, int responder) {
+  return {.pairs = "first",
+          .round = 0,
+          .ranks = 4,
+          .initiator = {.rank = initiator, .host = "h", .local_rank = initiator, .node = ""},
+          .responder = {.rank = responder, .host = "h", .local_rank = responder, .node = ""}};
+}
+
+model::TestSpec two_flows() {
+  model::TestSpec test;
+  test.name = "t";
+  test.process = model::FlowProcesses::separate;
+  test.sizes = {65536};
+  test.flows.resize(2);
+  test.flows[0].op = Op::send;
+  test.flows[0].pattern = model::Pattern::latency;
+  test.flows[0].size = 8;
+  test.flows[0].trace = 1;
+  test.flows[1].op = Op::write;
+  test.flows[1].pattern = model::Pattern::bandwidth;
+  test.flows[1].trace = 1;
+  return test;
+}
+
+/// Flow k's pair's record: `bytes` over [from_us, to_us] of the wall clock.
+Record pair_record(const model::TestSpec& test, std::size_t k, std::uint64_t bytes,
+                   std::int64_t from_us, std::int64_t to_us) {
+  Record r;
+  r.config = "c";
+  r.test = test.name;
+  r.size = 65536;
+  r.flow = test.flows[k];
+  r.iterations_run = 100;
+  r.bandwidth = results::compute_bandwidth(bytes, 100, static_cast<double>(to_us - from_us) / 1e6);
+  r.measured = results::MeasuredInterval{.from_unix_us = from_us, .to_unix_us = to_us};
+  r.placement = on_ranks(static_cast<int>(2 * k), static_cast<int>(2 * k + 1));
+  // One request a microsecond over the interval, each on flow 0 of its pair.
+  for (std::int64_t t = from_us; t < to_us; t += 1) {
+    r.trace.push_back({.flow = 0,
+                       .id = static_cast<std::uint64_t>(t - from_us),
+                       .posted_ns = t * 1000,
+                       .completed_ns = t * 1000 + 500,
+                       .signaled = true});
+  }
+  r.trace_count = results::TraceCount{.rows = r.trace.size(), .dropped = 0};
+  return r;
+}
+
+TEST(SeparateFlowsRecord, EveryFlowWithItsPairAndTheAggregateOverTheirUnion) {
+  const auto test = two_flows();
+  std::vector<Record> flows;
+  flows.push_back(pair_record(test, 0, 800, 1'000'000, 1'000'200));
+  flows.push_back(pair_record(test, 1, 6'000'000, 1'000'100, 1'000'400));
+  const Record r = separate_flows_record(std::move(flows), test, 50);
+  ASSERT_EQ(r.status, Status::ok) << r.reason;
+  ASSERT_EQ(r.flows.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(r.flows[k].placement);
+    EXPECT_EQ(r.flows[k].placement->initiator.rank, static_cast<int>(2 * k));
+    EXPECT_EQ(r.flows[k].flow.op, test.flows[k].op);
+  }
+  // 6,000,800 bytes over the union, 1,000,000 to 1,000,400 us.
+  ASSERT_TRUE(r.bandwidth && r.measured);
+  EXPECT_EQ(r.bandwidth->bytes, 6'000'800u);
+  EXPECT_DOUBLE_EQ(r.bandwidth->seconds, 400e-6);
+  EXPECT_EQ(r.measured->from_unix_us, 1'000'000);
+  EXPECT_EQ(r.measured->to_unix_us, 1'000'400);
+  EXPECT_EQ(r.iterations_run, 200u);
+  // The rows, each under its flow now; the competition from them.
+  ASSERT_EQ(r.trace.size(), 500u);
+  EXPECT_EQ(r.trace.front().flow, 0u);
+  EXPECT_EQ(r.trace.back().flow, 1u);
+  ASSERT_TRUE(r.trace_count);
+  EXPECT_EQ(r.trace_count->rows, 500u);
+  ASSERT_TRUE(r.flows[1].common);  // while both ran: 100 to 200 us
+  EXPECT_NEAR(r.flows[1].common->seconds, 100e-6, 1e-9);
+  // Flow 0 ran 200 of the span's 400 us, half of it beside flow 1: 25%.
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.back().find("ran together for only 25%"), std::string::npos)
+      << r.warnings.back();
+}
+
+TEST(SeparateFlowsRecord, TheFlowThatFailedNamesTheTestsFailure) {
+  const auto test = two_flows();
+  std::vector<Record> flows;
+  flows.push_back(pair_record(test, 0, 800, 0, 200));
+  flows.push_back(pair_record(test, 1, 800, 0, 200));
+  // Flow 1 stopped at the gate because flow 2 could not run: flow 2's
+  // reason is the test's, and its status (skipped).
+  flows[0].status = Status::error;
+  flows[0].reason = std::string("run aborted: ") + kAnotherFlowFailed;
+  flows[1].status = Status::skipped;
+  flows[1].reason = "plugin does not support op fetch_add";
+  const Record r = separate_flows_record(std::move(flows), test, 50);
+  EXPECT_EQ(r.status, Status::skipped);
+  EXPECT_EQ(r.reason, "flow 2: plugin does not support op fetch_add");
+  EXPECT_TRUE(r.flows.empty());
+  EXPECT_TRUE(r.trace.empty());
+}
+
+TEST(SeparateFlowsRecord, AnErrorOfItsOwnIsTheTestsError) {
+  const auto test = two_flows();
+  std::vector<Record> flows;
+  flows.push_back(pair_record(test, 0, 800, 0, 200));
+  flows.push_back(pair_record(test, 1, 800, 0, 200));
+  flows[1].status = Status::error;
+  flows[1].reason = "receive failed";
+  flows[1].failure = "stalled";
+  const Record r = separate_flows_record(std::move(flows), test, 50);
+  EXPECT_EQ(r.status, Status::error);
+  EXPECT_EQ(r.reason, "flow 2: receive failed");
+  EXPECT_EQ(r.failure, "stalled");
+}
+
+}  // namespace
+}  // namespace uniperf::session
