@@ -18,20 +18,21 @@ two perftest instances) under `mpirun --oversubscribe`, over tcp:
   * flow 2's responder (rank 3) killed 4 s into 60 s flows: the job ends
     within seconds, rank 0 naming the lost rank.
 
-Skipped (77) when mpirun is absent."""
-import csv, os, shutil, sys, tempfile
+First, without a launcher (cli/local_job.hpp): `uniperf run` of the study
+starts the 4-rank job itself and gives the same record; a test of threads'
+flows beside it runs on the local pair (no placement); a rank killed ends
+the run within seconds; no rank outlives the run.
+
+The mpirun part is skipped (77) when mpirun is absent."""
+import csv, os, shutil, signal, subprocess, sys, tempfile, time
 from launched import records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 
 mpirun = shutil.which("mpirun")
-if mpirun is None:
-    print("SKIP: mpirun is not installed (apt-get install openmpi-bin)")
-    sys.exit(77)
-
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
-MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
+MPIRUN = [mpirun or "mpirun", "--allow-run-as-root", "--oversubscribe"]
 TCP = os.path.join(source_dir, "configs/tcp.yaml")
 
 STUDY = """suite: separate-flows
@@ -46,6 +47,39 @@ tests:
 """
 
 
+def check_study(r):
+    """The study's one record: both flows, each on its pair, the elephant
+    stopped by the mouse's end. Returns how long after the mouse it stopped (s)."""
+    assert r["status"] == "ok", (r["status"], r["reason"])
+    assert len(r["flows"]) == 2, r["flows"]
+    pairs = [f"{f['placement']['initiator']['rank']}-{f['placement']['responder']['rank']}"
+             for f in r["flows"]]
+    assert pairs == ["0-1", "2-3"], pairs
+    mouse, elephant = (f["measured"] for f in r["flows"])
+    # Stopped by the mouse's end, from another process: far short of its 60 s.
+    stopped_after_s = (elephant["to_unix_us"] - mouse["to_unix_us"]) / 1e6
+    assert stopped_after_s < 10, (mouse, elephant)
+    assert elephant["from_unix_us"] < mouse["to_unix_us"] and \
+        mouse["from_unix_us"] < elephant["to_unix_us"], (mouse, elephant)
+    return stopped_after_s
+
+
+def trace_pairs(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    by_flow = {}
+    for row in rows:
+        by_flow.setdefault(row["flow"], set()).add(row["pair"])
+    assert by_flow == {"1": {"0-1"}, "2": {"2-3"}}, by_flow
+    return rows
+
+
+def ranks_left(marker):
+    """The processes still running whose command line names `marker`."""
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return [pid for pid in out.split() if int(pid) != os.getpid()]
+
+
 def launched(np, suite, out, timeout=240, extra=()):
     return run_once(MPIRUN + ["-np", str(np), *extra, uniperf, "run", suite, "-c", TCP, "-o", out,
                               "--timeout", "60"], env, timeout)
@@ -55,34 +89,72 @@ with tempfile.TemporaryDirectory() as work:
     study = os.path.join(work, "study.yaml")
     open(study, "w").write(STUDY)
 
+    # Without a launcher: the run starts its 4 ranks itself. A test of
+    # threads' flows beside it runs on the local pair.
+    local_study = os.path.join(work, "local-study.yaml")
+    open(local_study, "w").write(
+        STUDY + "  - {name: beside, op: send, pattern: latency, sizes: [8], iterations: 200}\n")
+    out = os.path.join(work, "local.jsonl")
+    result, seconds = run_once([uniperf, "run", local_study, "-c", TCP, "-o", out,
+                                "--timeout", "60"], env, 240)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    assert "a job of 4 ranks on this host" in result.stderr, result.stderr
+    got = {r["test"]: r for r in records(out)}
+    assert set(got) == {"mouse_vs_elephant", "beside"}, list(got)
+    stopped_after_s = check_study(got["mouse_vs_elephant"])
+    assert got["beside"]["status"] == "ok" and "placement" not in got["beside"], got["beside"]
+    rows = trace_pairs(os.path.join(work, "local.trace.csv"))
+    assert seconds < 50, f"the local study took {seconds:.0f} s: the elephant ran its own 60 s"
+    assert not ranks_left(local_study), "a rank of the local job outlived its run"
+    print(f"ok: a local run started its own 4 ranks: the elephant stopped "
+          f"{stopped_after_s * 1e3:.1f} ms after the mouse's end, {len(rows)} trace rows, "
+          f"the threads' test on the local pair; {seconds:.1f} s")
+
+    # A local job's rank killed: the run ends within seconds, no rank left.
+    long_suite = os.path.join(work, "long.yaml")
+    open(long_suite, "w").write(
+        "suite: separate-long\ntests:\n"
+        "  - name: long\n    process: separate\n    sizes: [4096]\n    flows:\n"
+        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n"
+        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n")
+    out = os.path.join(work, "local-long.jsonl")
+    process = subprocess.Popen([uniperf, "run", long_suite, "-c", TCP, "-o", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(ranks_left(long_suite)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)
+    victim = next(pid for pid in ranks_left(long_suite) if int(pid) != process.pid)
+    os.kill(int(victim), signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise AssertionError("a local job went on for a minute after one of its ranks was killed")
+    ended_after = time.monotonic() - killed
+    assert process.returncode != 0 and "lost rank" in err, (process.returncode, err)
+    assert ended_after < 30, f"the run ended {ended_after:.0f} s after a rank was killed"
+    time.sleep(1)
+    assert not ranks_left(long_suite), "a rank of the local job outlived its run"
+    print(f"ok: a local job's rank killed: the run ended {ended_after:.1f} s later, exit "
+          f"{process.returncode}, no rank left")
+
+    if mpirun is None:
+        print("SKIP: mpirun is not installed (apt-get install openmpi-bin)")
+        sys.exit(77)
+
     out = os.path.join(work, "study.jsonl")
     result, seconds = launched(4, study, out)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     got = records(out)
     assert len(got) == 1, [(r["test"], r["status"]) for r in got]
     r = got[0]
-    assert r["status"] == "ok", (r["status"], r["reason"])
-    assert len(r["flows"]) == 2, r["flows"]
-    pairs = []
-    for k, flow in enumerate(r["flows"]):
-        p = flow["placement"]
-        pairs.append(f"{p['initiator']['rank']}-{p['responder']['rank']}")
-    assert pairs == ["0-1", "2-3"], pairs
-    mouse, elephant = (f["measured"] for f in r["flows"])
-    # Stopped by the mouse's end, from another process: far short of its 60 s.
-    stopped_after_s = (elephant["to_unix_us"] - mouse["to_unix_us"]) / 1e6
-    assert stopped_after_s < 10, (mouse, elephant)
-    assert elephant["from_unix_us"] < mouse["to_unix_us"] and \
-        mouse["from_unix_us"] < elephant["to_unix_us"], (mouse, elephant)
+    stopped_after_s = check_study(r)
     assert seconds < 50, f"the study took {seconds:.0f} s: the elephant ran its own 60 s"
-    with open(os.path.join(work, "study.trace.csv")) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    by_flow = {}
-    for row in rows:
-        by_flow.setdefault(row["flow"], set()).add(row["pair"])
-    assert by_flow == {"1": {"0-1"}, "2": {"2-3"}}, by_flow
+    rows = trace_pairs(os.path.join(work, "study.trace.csv"))
     assert len(rows) == r["trace"]["rows"], (len(rows), r["trace"])
-    together = r["flows"][0].get("common")
     print(f"ok: mpirun -np 4, mouse on ranks 0-1 against elephant on 2-3: the elephant stopped "
           f"{stopped_after_s * 1e3:.1f} ms after the mouse's end (of its 60 s), {len(rows)} trace "
           f"rows under their pairs, aggregate {r['bandwidth']['MB_per_s']:.0f} MB/s; "
@@ -108,7 +180,7 @@ with tempfile.TemporaryDirectory() as work:
     result, _ = launched(2, study, out)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     (r,) = records(out)
-    assert r["status"] == "skipped" and "a launched job of at least 4 ranks" in r["reason"], r
+    assert r["status"] == "skipped" and "a job of at least 4 ranks" in r["reason"], r
     print(f"ok: mpirun -np 2: skipped ({r['reason'][:60]}...)")
 
     # Three separate flows need six ranks.
@@ -125,12 +197,6 @@ with tempfile.TemporaryDirectory() as work:
     print("ok: 3 separate flows in a job of 4 ranks: refused before running")
 
     # Flow 2's responder killed mid-run: the job ends within seconds.
-    long_suite = os.path.join(work, "long.yaml")
-    open(long_suite, "w").write(
-        "suite: separate-long\ntests:\n"
-        "  - name: long\n    process: separate\n    sizes: [4096]\n    flows:\n"
-        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n"
-        "      - {op: send, pattern: bandwidth, flow_duration: 60s}\n")
     out = os.path.join(work, "long.jsonl")
     script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 3 ]; then (sleep 4; kill -9 $$) & fi; '
               f'exec {uniperf} run {long_suite} -c {TCP} -o {out} '

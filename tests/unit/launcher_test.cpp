@@ -162,6 +162,32 @@ TEST(LauncherDetection, OpenMpiWinsOverSlurmAndPmix) {
   EXPECT_EQ(info->rank, 1);
 }
 
+TEST(LauncherDetection, ALocalJobsRanksKnowTheirCoordinator) {
+  // A local run's own ranks (cli/local_job.hpp), even under an inherited
+  // launcher's variables: theirs is the job they are in.
+  const auto info = detect_launcher({{"UNIPERF_JOB_RANK", "3"},
+                                     {"UNIPERF_JOB_SIZE", "4"},
+                                     {"UNIPERF_JOB_ID", "local-77"},
+                                     {"UNIPERF_JOB_COORDINATOR", "127.0.0.1:41000"},
+                                     {"OMPI_COMM_WORLD_RANK", "0"},
+                                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                                     {"PMIX_NAMESPACE", "x"},
+                                     {"PMIX_RANK", "0"},
+                                     {"PMIX_VERSION", "4.2.2rc2"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "uniperf");
+  EXPECT_EQ(info->rank, 3);
+  EXPECT_EQ(info->size, 4);
+  EXPECT_EQ(info->local_rank, 3);
+  EXPECT_TRUE(info->all_local);
+  EXPECT_FALSE(info->pmix);
+  EXPECT_EQ(info->pmix_version, "");
+  EXPECT_EQ(info->job_id, "local-77");
+  EXPECT_EQ(info->coordinator, "127.0.0.1:41000");
+  EXPECT_THROW(detect_launcher({{"UNIPERF_JOB_RANK", "4"}, {"UNIPERF_JOB_SIZE", "4"}}),
+               BootstrapError);
+}
+
 TEST(LauncherDetection, PmixAloneLeavesTheSizeToPmix) {
   const auto info = detect_launcher({{"PMIX_NAMESPACE", "slurm.pmix.9.0"}, {"PMIX_RANK", "0"}});
   ASSERT_TRUE(info);

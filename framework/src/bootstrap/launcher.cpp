@@ -93,7 +93,19 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
   const auto ompi_size = number(env, "OMPI_COMM_WORLD_SIZE");
   const auto slurm_rank = number(env, "SLURM_PROCID");
   const bool slurm_step = env.contains("SLURM_STEP_ID") || env.contains("SLURM_STEPID");
-  if (ompi_rank && ompi_size) {
+  const auto own_rank = number(env, "UNIPERF_JOB_RANK");
+  const auto own_size = number(env, "UNIPERF_JOB_SIZE");
+  if (own_rank && own_size) {
+    info.launcher = "uniperf";
+    info.rank = *own_rank;
+    info.size = *own_size;
+    info.all_local = true;
+    info.local_rank = *own_rank;
+    info.job_id = text_of(env, "UNIPERF_JOB_ID");
+    info.coordinator = text_of(env, "UNIPERF_JOB_COORDINATOR");
+    info.pmix = false;  // an inherited PMIx server is not this job's
+    info.pmix_version.clear();
+  } else if (ompi_rank && ompi_size) {
     info.launcher = "openmpi";
     info.rank = *ompi_rank;
     info.size = *ompi_size;

@@ -34,8 +34,11 @@ struct LauncherInfo {
   /// SLURMD_NODENAME), which may differ from the host name: several
   /// slurmd on one host, or nodes known by their cluster names. "" if none.
   std::string node;
-  bool all_local = false;    ///< every rank runs on this host
-  std::string job_id;        ///< names the job (for the derived port); "" if unknown
+  bool all_local = false;  ///< every rank runs on this host
+  std::string job_id;      ///< names the job (for the derived port); "" if unknown
+  /// Where rank 0 listens when the launcher says (uniperf's own local job:
+  /// UNIPERF_JOB_COORDINATOR, HOST:PORT); "" otherwise.
+  std::string coordinator;
   bool pmix = false;         ///< a PMIx server is reachable (PMIX_NAMESPACE and PMIX_RANK)
   std::string pmix_version;  ///< PMIX_VERSION as the launcher set it; "" if unset
 };
@@ -49,6 +52,9 @@ Environment current_environment();
 /// none did, or the job has a single rank (nothing to pair with, so a
 /// single-task srun or `mpirun -np 1` runs like a plain command). Rules, the
 /// first that matches wins:
+///   uniperf: UNIPERF_JOB_RANK and UNIPERF_JOB_SIZE, the ranks a local run
+///     started itself (cli/local_job.hpp): all local, rank 0 at
+///     UNIPERF_JOB_COORDINATOR, no PMIx.
 ///   Open MPI: OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE; all local when
 ///     OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE.
 ///   Slurm: SLURM_PROCID inside a job step (SLURM_STEP_ID set: a batch

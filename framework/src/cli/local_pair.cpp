@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,15 +32,35 @@ using namespace std::chrono_literals;
 
 }  // namespace
 
-pid_t start_self(const std::vector<std::string>& argv, const std::string& output) {
+pid_t start_self(const std::vector<std::string>& argv, const std::string& output,
+                 const std::vector<std::string>& extra_env, bool die_with_parent) {
   const std::string exe = self_executable();
   // Built before the fork: the child only opens, duplicates and execs.
   std::vector<std::string> args = argv;
   std::vector<char*> child_argv;
   for (auto& a : args) child_argv.push_back(a.data());
   child_argv.push_back(nullptr);
+  std::vector<std::string> env_text = extra_env;
+  std::vector<char*> child_env;
+  auto overridden = [&](const char* entry) {
+    for (const auto& e : extra_env) {
+      const auto name = e.substr(0, e.find('=') + 1);  // "NAME="
+      if (std::strncmp(entry, name.c_str(), name.size()) == 0) return true;
+    }
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) child_env.push_back(*e);
+  }
+  for (auto& e : env_text) child_env.push_back(e.data());
+  child_env.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child == 0) {
+    if (die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) std::_Exit(127);  // it ended before the line above
+    }
     if (!output.empty()) {
       const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd >= 0) {
@@ -47,7 +68,7 @@ pid_t start_self(const std::vector<std::string>& argv, const std::string& output
         ::dup2(fd, STDERR_FILENO);
       }
     }
-    ::execv(exe.c_str(), child_argv.data());
+    ::execve(exe.c_str(), child_argv.data(), child_env.data());
     std::_Exit(127);
   }
   return child;

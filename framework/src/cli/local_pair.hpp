@@ -21,9 +21,12 @@ std::string self_executable();
 
 /// Starts this executable in a child process with `argv` (argv[0] first),
 /// its standard output and error into the file `output` when one is named
-/// (else this process's own). Returns the child's pid, or -1 with errno set
-/// when it cannot fork.
-pid_t start_self(const std::vector<std::string>& argv, const std::string& output = "");
+/// (else this process's own), with this process's environment plus
+/// `extra_env` ("NAME=VALUE" each). With `die_with_parent` the child is
+/// killed when this process ends, however it ends. Returns the child's pid,
+/// or -1 with errno set when it cannot fork.
+pid_t start_self(const std::vector<std::string>& argv, const std::string& output = "",
+                 const std::vector<std::string>& extra_env = {}, bool die_with_parent = false);
 
 class LocalPair {
  public:

@@ -378,11 +378,12 @@ class RankRunner {
             run_separate_flows(c, t, members);
             continue;
           }
-          const auto rounds = session::rounds_of(test.pairs, ranks);
+          const model::RankPairs pairing = job_.local ? model::RankPairs::first : test.pairs;
+          const auto rounds = session::rounds_of(pairing, ranks);
           const std::size_t first_record = gathered_.size();
           for (std::size_t k = 0; k < rounds.size() && !stopping(); ++k)
             run_round(c, t, k, rounds[k], false, members);
-          if (test.pairs != model::RankPairs::all) continue;
+          if (pairing != model::RankPairs::all) continue;
           // The second pass: every suspect pair of the first, measured again
           // on its own, so that one pair's neighbours in its round (a shared
           // switch, an oversubscribed host) do not name it.
@@ -840,7 +841,8 @@ class RankRunner {
         return *lost == 0 ? std::string("rank 0 (the coordinator) was lost")
                           : "rank " + std::to_string(*lost) + " was lost";
       };
-      settings.placement = leg.placement;
+      // A local job's pair of ranks 0 and 1 is the local pair: no placement.
+      if (!job_.local || leg.flow >= 0) settings.placement = leg.placement;
       settings.first_rail = leg.slot;
       settings.flow_gate = gate ? &*gate : nullptr;
       if (leg.initiator) {

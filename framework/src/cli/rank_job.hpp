@@ -60,10 +60,15 @@ struct RankJob {
   /// Which pairs of a `pairs: all` test are measured again, alone.
   report::SuspectRule suspects;
   const std::atomic<bool>* stop_requested = nullptr;
+
   /// When connecting to the launcher's ranks began: the records'
   /// provenance.bootstrap.connect_ms runs from here to rank 0 having heard
   /// every rank.
   std::chrono::steady_clock::time_point connect_started = std::chrono::steady_clock::now();
+  /// A job a local run started itself (cli/local_job.hpp) for its tests of
+  /// separate flows: every other test runs on ranks 0 and 1 alone, as the
+  /// local pair it stands for, and its records name no placement.
+  bool local = false;
 };
 
 /// Runs this rank's part of the job; the process's exit code

@@ -18,6 +18,7 @@
 #include "cli/addresses.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/local_job.hpp"
 #include "cli/local_pair.hpp"
 #include "cli/rank_job.hpp"
 #include "cli/run_output.hpp"
@@ -339,6 +340,19 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     std::cerr << "uniperf: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // A local run of a suite whose flows run in separate processes starts
+  // the job a launcher would have (cli/local_job.hpp); this is its rank 0.
+  std::optional<LocalJob> local_job;
+  if (!launcher && options.pair_connect.empty() && options.peer.empty() && !options.listening() &&
+      options.coordinator.empty()) {
+    if (const int ranks = local_ranks_needed(suite); ranks > 2) {
+      local_job.emplace(ranks);
+      launcher = local_job->info();
+      coordinator = local_job->coordinator();
+    }
+  }
+  if (launcher && !coordinator && !launcher->coordinator.empty())
+    coordinator = split_host_port("UNIPERF_JOB_COORDINATOR", launcher->coordinator, "127.0.0.1");
   if (!options.coordinator.empty()) {
     if (!launcher)
       throw std::invalid_argument(
@@ -385,6 +399,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
           split_host_port("--pair-connect", options.pair_connect, "127.0.0.1");
       control = bootstrap::tcp_connect(host, port, 1, 10s);
     } else if (launcher) {
+      if (local_job) {
+        std::cerr << fmt::format(
+            "uniperf: a test of this suite runs its flows in separate processes: a job of {} "
+            "ranks on this host\n",
+            launcher->size);
+        local_job->start(argc, argv);
+      }
       launched = bootstrap::connect_launcher(*launcher, coordinator, 60s);
       // Two ranks are one pair over their one connection; more are a job
       // of pairs that rank 0 coordinates (cli/rank_job.hpp).
@@ -571,8 +592,13 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                 .my_facts = my_facts,
                 .suspects = options.report_files.suspects,
                 .stop_requested = &stop_requested(),
-                .connect_started = connect_started};
+                .connect_started = connect_started,
+                .local = local_job.has_value()};
     const int exit_code = run_rank_job(job);
+    if (local_job && launched_rank0 && (configs.size() > 1 || options.quiet)) {
+      table_out << "\n";
+      table.print(table_out);
+    }
     if (launched_rank0 && output)
       report::print_matrices(
           table_out, report::build_matrices(output->records(), options.report_files.suspects),

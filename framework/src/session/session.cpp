@@ -365,8 +365,9 @@ class SuiteRun {
   static std::string separate_processes_needed(const model::TestSpec& test) {
     const std::size_t ranks = 2 * test.flows.size();
     return fmt::format(
-        "process: separate runs each of the test's {} flows in a process pair of its own: a "
-        "launched job of at least {} ranks runs it (mpirun -np {} uniperf run ...)",
+        "process: separate runs each of the test's {} flows in a process pair of its own: a job "
+        "of at least {} ranks runs it (mpirun -np {} uniperf run ..., or a local run, which "
+        "starts its ranks itself)",
         test.flows.size(), ranks, ranks);
   }
 

@@ -139,7 +139,7 @@ struct RunSettings {
   /// in process pairs of their own (model::FlowProcesses::separate): the
   /// gate its measured phases start and stop by, with the other flows'
   /// pairs (session/remote_flow_gate.hpp). Null elsewhere, where such a
-  /// test is skipped: one pair cannot run it.
+  /// test is skipped: one pair (--peer/--listen, two ranks) cannot run it.
   engine::FlowGate* flow_gate = nullptr;
   /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
   /// current window (the two sides agree on it at each window boundary, so

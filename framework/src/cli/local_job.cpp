@@ -1,0 +1,75 @@
+#include "cli/local_job.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "cli/local_pair.hpp"
+
+namespace uniperf::cli {
+
+using namespace std::chrono_literals;
+
+int local_ranks_needed(const model::SuiteSpec& suite) {
+  std::size_t ranks = 2;
+  for (const auto& test : suite.tests) {
+    if (test.process == model::FlowProcesses::separate)
+      ranks = std::max(ranks, 2 * test.flows.size());
+  }
+  return static_cast<int>(ranks);
+}
+
+LocalJob::LocalJob(int size) {
+  {
+    // A free port for rank 0's listener, which connect_launcher() opens
+    // again at once: the ranks are told it before they start.
+    const bootstrap::TcpListener probe("127.0.0.1", 0);
+    port_ = probe.port();
+  }
+  info_.launcher = "uniperf";
+  info_.rank = 0;
+  info_.size = size;
+  info_.local_rank = 0;
+  info_.all_local = true;
+  info_.job_id = "local-" + std::to_string(::getpid());
+  info_.coordinator = "127.0.0.1:" + std::to_string(port_);
+}
+
+void LocalJob::start(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  const int size = info_.size;
+  for (int rank = 1; rank < size; ++rank) {
+    const pid_t pid = start_self(
+        args, "",
+        {"UNIPERF_JOB_RANK=" + std::to_string(rank), "UNIPERF_JOB_SIZE=" + std::to_string(size),
+         "UNIPERF_JOB_ID=" + info_.job_id, "UNIPERF_JOB_COORDINATOR=" + info_.coordinator},
+        true);
+    if (pid < 0) {
+      throw bootstrap::BootstrapError("cannot start rank " + std::to_string(rank) +
+                                      " of the local job: " + std::strerror(errno));
+    }
+    ranks_.push_back(pid);
+  }
+}
+
+LocalJob::~LocalJob() {
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  for (const pid_t pid : ranks_) {
+    while (::waitpid(pid, nullptr, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+}
+
+}  // namespace uniperf::cli
