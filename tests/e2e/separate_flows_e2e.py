@@ -67,6 +67,7 @@ def check_study(r):
 def trace_pairs(path):
     with open(path) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = [row for row in rows if row["test"] == "mouse_vs_elephant"]
     by_flow = {}
     for row in rows:
         by_flow.setdefault(row["flow"], set()).add(row["pair"])
@@ -90,25 +91,30 @@ with tempfile.TemporaryDirectory() as work:
     open(study, "w").write(STUDY)
 
     # Without a launcher: the run starts its 4 ranks itself. A test of
-    # threads' flows beside it runs on the local pair.
+    # threads' flows beside it runs on the local pair, as does the mouse
+    # alone (baseline: solo), which rank 0 compares the mouse with.
     local_study = os.path.join(work, "local-study.yaml")
     open(local_study, "w").write(
-        STUDY + "  - {name: beside, op: send, pattern: latency, sizes: [8], iterations: 200}\n")
+        STUDY.replace("    until: first_done\n", "    until: first_done\n    baseline: solo\n")
+        + "  - {name: beside, op: send, pattern: latency, sizes: [8], iterations: 200}\n")
     out = os.path.join(work, "local.jsonl")
     result, seconds = run_once([uniperf, "run", local_study, "-c", TCP, "-o", out,
                                 "--timeout", "60"], env, 240)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     assert "a job of 4 ranks on this host" in result.stderr, result.stderr
     got = {r["test"]: r for r in records(out)}
-    assert set(got) == {"mouse_vs_elephant", "beside"}, list(got)
+    assert set(got) == {"mouse_vs_elephant.alone", "mouse_vs_elephant", "beside"}, list(got)
     stopped_after_s = check_study(got["mouse_vs_elephant"])
     assert got["beside"]["status"] == "ok" and "placement" not in got["beside"], got["beside"]
+    alone = got["mouse_vs_elephant"]["flows"][0]["alone"]
+    assert alone["test"] == "mouse_vs_elephant.alone" and alone["slowdown_p50"] > 0, alone
     rows = trace_pairs(os.path.join(work, "local.trace.csv"))
     assert seconds < 50, f"the local study took {seconds:.0f} s: the elephant ran its own 60 s"
     assert not ranks_left(local_study), "a rank of the local job outlived its run"
     print(f"ok: a local run started its own 4 ranks: the elephant stopped "
           f"{stopped_after_s * 1e3:.1f} ms after the mouse's end, {len(rows)} trace rows, "
-          f"the threads' test on the local pair; {seconds:.1f} s")
+          f"the threads' test on the local pair, the mouse {alone['slowdown_p50']:.2f}x its p50 "
+          f"alone; {seconds:.1f} s")
 
     # A local job's rank killed: the run ends within seconds, no rank left.
     long_suite = os.path.join(work, "long.yaml")

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <utility>
 
 namespace uniperf::report {
 namespace {
@@ -73,6 +75,57 @@ TEST(Completions, ATraceFileOfEitherFormatReadsBackAndABadLineStopsIt) {
 
   std::filesystem::remove(path);
   EXPECT_NE(CompletionSampler().read_file(path), "");
+}
+
+TEST(Completions, TheJobsPairsOfOneRecordAreSeriesApart) {
+  // Two pairs of a round measure (c, t, 8) at once: a record each, or one
+  // record whose flows ran in separate process pairs.
+  results::Record bisection;
+  bisection.config = "c";
+  bisection.test = "t";
+  bisection.size = 8;
+  bisection.placement =
+      results::Placement{.pairs = "bisection",
+                         .round = 0,
+                         .ranks = 4,
+                         .initiator = {.rank = 1, .host = "h", .local_rank = 1, .node = ""},
+                         .responder = {.rank = 3, .host = "h", .local_rank = 3, .node = ""}};
+  bisection.trace.push_back({.flow = 0, .posted_ns = 1000, .completed_ns = 3000});
+  results::Record separate = bisection;
+  separate.test = "s";
+  separate.flows.resize(2);
+  separate.flows[1].placement = bisection.placement;
+  separate.flows[1].placement->initiator.rank = 2;
+  separate.trace.push_back({.flow = 1, .posted_ns = 1500, .completed_ns = 2500});
+  CompletionSampler sampler;
+  sampler.add(bisection);
+  sampler.add("c", "t", 8, 1, false, 1000, 4000, "0-2");  // the other pair's, from its file
+  sampler.add(separate);
+  const auto all = sampler.to_json();
+  ASSERT_EQ(all.size(), 4u);
+  std::set<std::pair<std::string, std::string>> series;
+  for (const auto& one : all)
+    series.insert({one.at("test").get<std::string>(), one.at("pair").get<std::string>()});
+  EXPECT_EQ(series, (std::set<std::pair<std::string, std::string>>{
+                        {"t", "0-2"}, {"t", "1-3"}, {"s", "1-3"}, {"s", "2-3"}}));
+
+  // From a trace file of format 3, its pair column.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("uniperf-completions-pairs-" + std::to_string(::getpid()) + ".trace.csv");
+  {
+    std::ofstream out(path);
+    out << "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion,side,"
+           "returned_ns,pair\n"
+           "c,t,8,1,0,1,send,8,1000,3000,signaled,initiator,1100,0-2\n"
+           "c,t,8,1,0,1,send,8,1000,3000,signaled,initiator,1100,1-3\n";
+  }
+  CompletionSampler read;
+  EXPECT_EQ(read.read_file(path), "");
+  std::filesystem::remove(path);
+  const auto back = read.to_json();
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].at("pair"), "0-2");
+  EXPECT_EQ(back[1].at("pair"), "1-3");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "engine/trace.hpp"
 #include "report/pair_matrix.hpp"
+#include "session/alone_baselines.hpp"
 #include "session/environment.hpp"
 #include "session/peer_trace.hpp"
 #include "session/provenance.hpp"
@@ -372,6 +373,7 @@ class RankRunner {
           std::chrono::duration<double, std::milli>(Clock::now() - job_.connect_started).count();
       open_every_config();
       for (std::size_t c = 0; c < job_.configs.size() && !stopping(); ++c) {
+        baselines_.clear();  // measured again per config
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
           if (test.process == model::FlowProcesses::separate) {
@@ -573,6 +575,15 @@ class RankRunner {
     if (held_ != nullptr) {
       held_->push_back(std::move(record));  // one flow's: the test's record is built later
       return;
+    }
+    // Each pair's session runs one test: the latency flows beside others
+    // are compared with their flows alone here, where every test's records
+    // come (the last pair's alone record of a config and size is the one).
+    const auto test = std::find_if(job_.suite.tests.begin(), job_.suite.tests.end(),
+                                   [&](const auto& t) { return t.name == record.test; });
+    if (test != job_.suite.tests.end()) {
+      baselines_.compare(*test, record);
+      baselines_.remember(*test, record);
     }
     if (job_.observer.on_record) job_.observer.on_record(record);
     // The trace file has the rows now; the job keeps every record to its end.
@@ -808,6 +819,8 @@ class RankRunner {
     try {
       model::SuiteSpec suite = job_.suite;
       suite.tests = {job_.suite.tests.at(part.test)};
+      // Its baselines are other tests': rank 0 compares (gather()).
+      suite.tests.front().baselines.clear();
       // A test whose flows run in process pairs of their own: this pair's
       // flow alone, its measured phases gated with the other pairs'.
       std::optional<session::RemoteFlowGate> gate;
@@ -903,11 +916,13 @@ class RankRunner {
   std::vector<results::Record> gathered_;
   std::mutex live_lines_;  ///< rank 0: its pairs' threads take turns at the observer
   bool test_failed_ = false;
-  double connect_ms_ = 0;
+  double connect_ms_ = 0;  ///< rank 0: from connecting to having heard every rank
   /// While a test whose flows run in process pairs of their own runs: where
   /// its pairs' records wait for the test's record to be built of them.
-  std::vector<results::Record>* held_ =
-      nullptr;  ///< rank 0: from connecting to having heard every rank
+  std::vector<results::Record>* held_ = nullptr;
+  /// Rank 0: the flows measured alone, for the tests that name them
+  /// (`baseline:`), per config.
+  session::AloneBaselines baselines_{job_.suite};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "results/csv_field.hpp"
+#include "results/trace_file.hpp"
 
 namespace uniperf::report {
 namespace {
@@ -21,10 +22,10 @@ bool number(std::string_view text, T& value) {
 
 void CompletionSampler::add(const std::string& config, const std::string& test, std::uint64_t size,
                             std::uint32_t flow, bool responder, std::int64_t posted_ns,
-                            std::int64_t completed_ns) {
+                            std::int64_t completed_ns, const std::string& pair) {
   note_first_post({config, test, size}, posted_ns);
   if (completed_ns != 0)
-    sample(series_[{config, test, size, flow, responder}], posted_ns, completed_ns);
+    sample(series_[{config, test, size, flow, responder, pair}], posted_ns, completed_ns);
 }
 
 void CompletionSampler::add(const results::Record& record) {
@@ -38,7 +39,8 @@ void CompletionSampler::add(const results::Record& record) {
     if (row.completed_ns == 0) continue;
     Series*& series = of_record[{row.flow, row.responder}];
     if (series == nullptr) {
-      series = &series_[{record.config, record.test, record.size, row.flow + 1, row.responder}];
+      series = &series_[{record.config, record.test, record.size, row.flow + 1, row.responder,
+                         results::trace_pair(record, row.flow)}];
     }
     sample(*series, row.posted_ns, row.completed_ns);
   }
@@ -68,6 +70,7 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
   std::string line;
   std::size_t number_of_line = 0;
   int side_column = -1;
+  int pair_column = -1;
   while (std::getline(in, line)) {
     ++number_of_line;
     if (line.empty() || line[0] == '#') continue;
@@ -76,6 +79,9 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
       // The header: format 2 has a `side` column.
       const auto side = std::find(fields.begin(), fields.end(), "side");
       side_column = side == fields.end() ? -1 : static_cast<int>(side - fields.begin());
+      // Format 3 names a launched job's pair.
+      const auto pair = std::find(fields.begin(), fields.end(), "pair");
+      pair_column = pair == fields.end() ? -1 : static_cast<int>(pair - fields.begin());
       continue;
     }
     std::uint64_t size = 0;
@@ -83,13 +89,15 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
     std::int64_t posted = 0, completed = 0;
     if (fields.size() < 11 || !number(fields[2], size) || !number(fields[3], flow) ||
         !number(fields[8], posted) || !number(fields[9], completed) ||
-        (side_column >= 0 && static_cast<std::size_t>(side_column) >= fields.size())) {
+        (side_column >= 0 && static_cast<std::size_t>(side_column) >= fields.size()) ||
+        (pair_column >= 0 && static_cast<std::size_t>(pair_column) >= fields.size())) {
       return path.string() + ":" + std::to_string(number_of_line) + ": not a trace row";
     }
     const bool responder = side_column >= 0 && fields[side_column] == "responder";
     std::string config = fields[0];
     if (const auto label = renamed.find(config); label != renamed.end()) config = label->second;
-    add(config, fields[1], size, flow, responder, posted, completed);
+    add(config, fields[1], size, flow, responder, posted, completed,
+        pair_column >= 0 ? fields[pair_column] : std::string());
   }
   return "";
 }
@@ -97,7 +105,7 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
 nlohmann::json CompletionSampler::to_json() const {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& [key, s] : series_) {
-    const auto& [config, test, size, flow, responder] = key;
+    const auto& [config, test, size, flow, responder, pair] = key;
     const std::int64_t origin = first_post_ns_.at({config, test, size});
     nlohmann::json at_ms = nlohmann::json::array(), took_us = nlohmann::json::array();
     for (const auto& [completed, took] : s.points) {
@@ -109,6 +117,7 @@ nlohmann::json CompletionSampler::to_json() const {
                    {"size", size},
                    {"flow", flow},
                    {"side", responder ? "responder" : "initiator"},
+                   {"pair", pair},
                    {"at_ms", std::move(at_ms)},
                    {"took_us", std::move(took_us)}});
   }

@@ -24,9 +24,12 @@ class CompletionSampler {
   static constexpr std::size_t kPointsPerSeries = 1000;
 
   /// One traced request of flow `flow` (from 1) of the record (config,
-  /// test, size); one that never completed is left out.
+  /// test, size), measured by the pair of ranks `pair` ("0-2"; "" outside
+  /// a job of more than two ranks, results::trace_pair); one that never
+  /// completed is left out.
   void add(const std::string& config, const std::string& test, std::uint64_t size,
-           std::uint32_t flow, bool responder, std::int64_t posted_ns, std::int64_t completed_ns);
+           std::uint32_t flow, bool responder, std::int64_t posted_ns, std::int64_t completed_ns,
+           const std::string& pair = "");
   /// Every trace row of `record`.
   void add(const results::Record& record);
   /// The rows of a trace file (results/trace_file.hpp; format 1 has no
@@ -37,13 +40,14 @@ class CompletionSampler {
                         const std::map<std::string, std::string>& renamed = {});
 
   bool empty() const { return series_.empty(); }
-  /// [{config, test, size, flow, side, at_ms: [...], took_us: [...]}], the
-  /// points of each series in completion order.
+  /// [{config, test, size, flow, side, pair, at_ms: [...], took_us: [...]}],
+  /// the points of each series in completion order; the pairs of a job's
+  /// round, which measure one (config, test, size) at once, apart.
   nlohmann::json to_json() const;
 
  private:
   using Record = std::tuple<std::string, std::string, std::uint64_t>;
-  using Key = std::tuple<std::string, std::string, std::uint64_t, std::uint32_t, bool>;
+  using Key = std::tuple<std::string, std::string, std::uint64_t, std::uint32_t, bool, std::string>;
   struct Series {
     std::vector<std::pair<std::int64_t, std::int64_t>> points;  ///< completed_ns, took_ns
     std::uint64_t stride = 1;                                   ///< every stride-th request is kept

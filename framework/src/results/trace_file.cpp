@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 
 #include "model/test_spec.hpp"
@@ -32,21 +33,13 @@ void TraceFile::add(const Record& record) {
   auto flow_of = [&](std::uint32_t k) -> const model::FlowSpec& {
     return record.flows.empty() || k >= record.flows.size() ? record.flow : record.flows[k].flow;
   };
-  // A launched job's pair, as its ranks: several pairs measure one record's
-  // (config, test, size) at once, and the flows of a test in separate
-  // processes each had a pair of their own.
-  auto ranks = [](const std::optional<Placement>& placement) {
-    return placement ? fmt::format("{}-{}", placement->initiator.rank, placement->responder.rank)
-                     : std::string();
-  };
-  const std::string record_pair = ranks(record.placement);
-  std::vector<std::string> flow_pairs;
-  for (const FlowResult& flow : record.flows) flow_pairs.push_back(ranks(flow.placement));
+  // The pair of each flow's rows, formatted once per flow.
+  std::vector<std::string> pairs;
+  for (std::uint32_t k = 0; k < std::max<std::size_t>(1, record.flows.size()); ++k)
+    pairs.push_back(trace_pair(record, k));
   for (const TraceRow& row : record.trace) {
     const model::FlowSpec& flow = flow_of(row.flow);
-    const std::string& pair = row.flow < flow_pairs.size() && !flow_pairs[row.flow].empty()
-                                  ? flow_pairs[row.flow]
-                                  : record_pair;
+    const std::string& pair = row.flow < pairs.size() ? pairs[row.flow] : pairs.front();
     const std::uint64_t bytes = is_atomic(flow.op) ? 8 : flow.size != 0 ? flow.size : record.size;
     fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    csv_field(record.config), csv_field(record.test), record.size, row.flow + 1,
@@ -58,6 +51,17 @@ void TraceFile::add(const Record& record) {
     file_.end_row();
   }
   file_.flush();
+}
+
+std::string trace_pair(const Record& record, std::uint32_t flow) {
+  // A launched job's pair, as its ranks: several pairs measure one record's
+  // (config, test, size) at once, and the flows of a test in separate
+  // processes each had a pair of their own.
+  const std::optional<Placement>& placement =
+      flow < record.flows.size() && record.flows[flow].placement ? record.flows[flow].placement
+                                                                 : record.placement;
+  return placement ? fmt::format("{}-{}", placement->initiator.rank, placement->responder.rank)
+                   : std::string();
 }
 
 void TraceFile::commit() {

@@ -24,6 +24,12 @@ inline constexpr std::string_view kTraceColumns =
 /// standard output or a device (AtomicFile: written in place).
 std::filesystem::path trace_path_for(const std::string& results_path);
 
+/// The pair of ranks whose rows flow `flow` (0-based) of `record` are, as
+/// the trace file's `pair` column says it ("0-2", initiator first): the
+/// flow's own pair (flows in separate processes), else the record's; ""
+/// outside a job of more than two ranks.
+std::string trace_pair(const Record& record, std::uint32_t flow);
+
 class TraceFile {
  public:
   /// Creates the temporary file at once. Throws std::runtime_error naming

@@ -516,9 +516,16 @@
   // first post, against its post-to-completion time: which flow completed
   // what when, and how long each request took while the others ran.
   const completions = data.completions || [];
+  const pairOf = (p) => (p ? `${p.initiator.rank}-${p.responder.rank}` : "");
   function drawCompletions(r, container) {
+    // A job's pairs measure one (config, test, size) at once: the record's
+    // own pair, or its flows' (flows in separate processes). A series from
+    // a trace file without pairs (format 2) names none.
+    const pairs = new Set([pairOf(r.placement),
+                           ...(r.flows || []).map((f) => pairOf(f.placement || r.placement))]);
     const series = completions.filter(
-        (c) => c.config === r.config && c.test === r.test && c.size === r.size);
+        (c) => c.config === r.config && c.test === r.test && c.size === r.size &&
+               (!c.pair || pairs.has(c.pair)));
     if (!series.length) return 0;
     const section = addSection(
         container, `${r.config} / ${r.test} / ${formatSize(r.size)} B: completions`,
@@ -532,7 +539,9 @@
     series.forEach((c, k) => {
       columns.push(points.map((p) => (p[1] === k ? p[2] : null)));
       const color = palette[(c.flow - 1) % palette.length];
-      uplotSeries.push({ label: `flow ${c.flow}` + (c.side === "responder" ? " (responder)" : ""),
+      const separate = (r.flows || []).some((f) => f.placement);
+      uplotSeries.push({ label: `flow ${c.flow}` + (separate && c.pair ? ` on ranks ${c.pair}` : "") +
+                                (c.side === "responder" ? " (responder)" : ""),
                          stroke: c.side === "responder" ? withAlpha(color, 0.5) : color,
                          paths: () => null, points: { show: true, space: 0, size: 3 },
                          value: (u, v) => (v == null ? "-" : formatNumber(v) + " us") });
