@@ -79,6 +79,8 @@ bool TcpEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t) {
   // The kernel offers no completion threshold on a socket: wake on the first
   // byte (allowed by the contract; the engine polls afterwards).
   if (!completions_.empty()) return true;
+  // Messages already read out of the socket wake no poll(2).
+  if (!receives_.empty() && staged() > 0) return true;
   short events = 0;
   if (!receives_.empty()) events |= POLLIN;
   if (!sends_.empty()) events |= POLLOUT;
@@ -154,23 +156,54 @@ void TcpEndpoint::flush_sends() {
   }
 }
 
+bool TcpEndpoint::fill_staging() {
+  const ssize_t got = ::recv(fd_.get(), staging_.data(), staging_.size(), MSG_DONTWAIT);
+  if (!moved(got, "receive")) return false;
+  staged_begin_ = 0;
+  staged_end_ = static_cast<std::size_t>(got);
+  return true;
+}
+
+std::size_t TcpEndpoint::take_staged(std::byte* into, std::size_t most) {
+  const std::size_t n = std::min(most, staged());
+  if (into != nullptr) std::memcpy(into, staging_.data() + staged_begin_, n);
+  staged_begin_ += n;
+  return n;
+}
+
 void TcpEndpoint::receive_messages() {
   while (!receives_.empty()) {
+    const RecvRequest& receive = receives_.front();
+    // A small receive reads through the staging buffer; a large one in place.
+    const bool staged_receive = receive.length <= kStagedReceiveMost;
     if (header_received_ < kHeaderSize) {
-      const std::size_t wanted = kHeaderSize - header_received_;
-      const ssize_t got = ::recv(fd_.get(), header_ + header_received_, wanted, MSG_DONTWAIT);
-      if (!moved(got, "receive")) return;
-      header_received_ += static_cast<std::size_t>(got);
-      if (static_cast<std::size_t>(got) < wanted) return;  // the rest is not here yet
+      header_received_ += take_staged(header_ + header_received_, kHeaderSize - header_received_);
+      if (header_received_ < kHeaderSize) {
+        if (staged_receive) {
+          if (!fill_staging()) return;
+          continue;
+        }
+        const std::size_t wanted = kHeaderSize - header_received_;
+        const ssize_t got = ::recv(fd_.get(), header_ + header_received_, wanted, MSG_DONTWAIT);
+        if (!moved(got, "receive")) return;
+        header_received_ += static_cast<std::size_t>(got);
+        if (static_cast<std::size_t>(got) < wanted) return;  // the rest is not here yet
+      }
     }
     const std::uint32_t length = load_be32(header_);
-    const RecvRequest& receive = receives_.front();
     const std::uint32_t fits = std::min(length, receive.length);
+    auto* into = static_cast<std::byte*>(receive.local->address()) + receive.offset;
     bool drained = false;  // the last system call got less than it asked for
 
+    payload_stored_ +=
+        static_cast<std::uint32_t>(take_staged(into + payload_stored_, fits - payload_stored_));
     if (payload_stored_ < fits) {
+      // Staging is empty here: what comes next is in the socket.
+      if (staged_receive) {
+        if (!fill_staging()) return;
+        continue;
+      }
       const std::size_t wanted = fits - payload_stored_;
-      auto* into = static_cast<std::byte*>(receive.local->address()) + receive.offset;
       iovec parts[2] = {{into + payload_stored_, wanted}, {next_header_, kHeaderSize}};
       msghdr message{};
       message.msg_iov = parts;
@@ -189,6 +222,10 @@ void TcpEndpoint::receive_messages() {
       drained = chain_next_header && next_header_received_ < kHeaderSize;
     }
 
+    if (payload_stored_ + payload_discarded_ < length) {
+      payload_discarded_ += static_cast<std::uint32_t>(
+          take_staged(nullptr, length - payload_stored_ - payload_discarded_));
+    }
     if (payload_stored_ + payload_discarded_ < length) {
       // MSG_TRUNC on a TCP socket drops the bytes in the kernel: no buffer needed.
       const std::size_t wanted = length - payload_stored_ - payload_discarded_;

@@ -3,9 +3,13 @@
 //
 // Wire format: every send is one message, an 8-byte header (payload length,
 // immediate; both big-endian) followed by the payload. The receiver puts one
-// message into the oldest posted receive: it reads the header first, then
-// the payload straight into the receive buffer, so the payload is never
-// copied in user space.
+// message into the oldest posted receive. For a large receive buffer it reads
+// the payload straight into it (and the next header in the same call), so a
+// large payload is never copied in user space. For a small one it reads
+// whatever the socket holds, up to kStagingBytes, into a staging buffer and
+// copies each message out of it: one system call per ping-pong message (the
+// header and payload together, as sockperf's single recv), and one per many
+// messages of a stream of small ones.
 #pragma once
 
 #include <sys/uio.h>
@@ -22,6 +26,11 @@ namespace uniperf::tcp {
 inline constexpr std::int32_t kStatusTruncated = 1;
 
 inline constexpr std::size_t kHeaderSize = 8;
+
+/// The staging buffer's size, and the largest posted receive read through
+/// it (above it, the payload is read in place).
+inline constexpr std::size_t kStagingBytes = 8192;
+inline constexpr std::size_t kStagedReceiveMost = 4096;
 
 /// The next slot of a ring sized from EndpointParams at connect time (so
 /// the hot path never allocates). Full means the engine posted more than
@@ -60,6 +69,14 @@ class TcpEndpoint final : public Endpoint {
 
   void flush_sends();
   void receive_messages();
+  /// Bytes read from the socket into staging_ and not consumed yet.
+  std::size_t staged() const { return staged_end_ - staged_begin_; }
+  /// One recv of what the socket holds into the empty staging buffer; false
+  /// when it holds nothing.
+  bool fill_staging();
+  /// Moves up to `most` staged bytes to `into` (dropped when null); returns
+  /// how many.
+  std::size_t take_staged(std::byte* into, std::size_t most);
   /// Interprets a recv/sendmsg result: true when bytes moved, false when the
   /// socket has nothing (more) for now; throws when the connection is gone.
   bool moved(ssize_t result, const char* what) const;
@@ -84,6 +101,11 @@ class TcpEndpoint final : public Endpoint {
   /// streaming).
   std::byte next_header_[kHeaderSize] = {};
   std::size_t next_header_received_ = 0;
+  /// What a small receive's recv brought beyond what it consumed: the
+  /// following messages, in stream order, ahead of the socket's bytes.
+  std::vector<std::byte> staging_ = std::vector<std::byte>(kStagingBytes);
+  std::size_t staged_begin_ = 0;
+  std::size_t staged_end_ = 0;
 };
 
 }  // namespace uniperf::tcp
