@@ -485,7 +485,7 @@ class RankRunner {
       p.connect_ms = connect_ms_;
       p.gate = gate;
     }
-    const int flow_of_slot = gate.empty() ? -1 : 0;
+    const bool separate = !gate.empty();  // pair k runs flow k
     for (std::uint32_t slot = 0; slot < pairs.size(); ++slot) {
       const session::RankPair& pair = pairs[slot];
       const results::Placement placement{.pairs = std::string(model::to_string(test.pairs)),
@@ -500,14 +500,14 @@ class RankRunner {
            .partner_address = members[static_cast<std::size_t>(pair.responder)].pair_address,
            .placement = placement,
            .slot = slot,
-           .flow = flow_of_slot < 0 ? -1 : static_cast<int>(slot)});
+           .flow = separate ? static_cast<int>(slot) : -1});
       parts[static_cast<std::size_t>(pair.responder)].legs.push_back(
           {.initiator = false,
            .partner = pair.initiator,
            .partner_address = "",
            .placement = placement,
            .slot = slot,
-           .flow = flow_of_slot < 0 ? -1 : static_cast<int>(slot)});
+           .flow = separate ? static_cast<int>(slot) : -1});
     }
     for (int r = 1; r < ranks; ++r) send(r, to_json(parts[static_cast<std::size_t>(r)]));
     PartResult own = play(parts[0]);
@@ -827,7 +827,6 @@ class RankRunner {
       if (leg.flow >= 0) {
         model::TestSpec& test = suite.tests.front();
         test.flows = {test.flows.at(static_cast<std::size_t>(leg.flow))};
-        test.baselines.clear();
         try {
           gate.emplace(part.gate,
                        leg.initiator ? session::GateSide::initiator : session::GateSide::responder,
