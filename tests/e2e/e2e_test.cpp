@@ -1180,6 +1180,39 @@ TEST(Peers, TwoHostsRunTheQuickSuiteOverTheirOwnNetwork) {
   EXPECT_GE(ok, 4 * static_cast<int>(configs.size()));  // at least the send tests of each
 }
 
+/// The TCP connections of this host to local `port` that are established
+/// (from /proc/net/tcp and tcp6: the connecting sides' sockets).
+int established_to(int port) {
+  int count = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      const auto colon = remote.rfind(':');
+      if (colon == std::string::npos || state != "01") continue;  // 01: ESTABLISHED
+      if (std::stoi(remote.substr(colon + 1), nullptr, 16) == port) ++count;
+    }
+  }
+  return count;
+}
+
+/// Waits (at most a minute) until a run's client has met its server on
+/// `port`: its control connection and, once the handshake is done, its
+/// heartbeat connection to the same port. A fixed sleep is not enough on a
+/// loaded machine, where starting a uniperf process can take seconds.
+bool met_on(int port) {
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (established_to(port) < 2) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
 /// Waits up to `limit` for `pid` to exit (its status in `status`); kills it
 /// and returns false when it is still running then.
 bool exits_within(pid_t pid, std::chrono::seconds limit, int& status) {
@@ -1209,7 +1242,8 @@ TEST(Peers, ADeadPeerEndsTheRunWithinSeconds) {
                       "--output", results.string()});
   const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
 
-  std::this_thread::sleep_for(3s);  // well inside the 60 s test
+  ASSERT_TRUE(met_on(port)) << slurp(scratch / "client.log") << slurp(scratch / "server.log");
+  std::this_thread::sleep_for(2s);  // into the 60 s test
   ::kill(server, SIGKILL);
   ::waitpid(server, nullptr, 0);
   const auto killed = std::chrono::steady_clock::now();
@@ -1242,7 +1276,8 @@ TEST(Peers, AServerWhoseClientDiedExitsNonZero) {
                      {"--connect-timeout", "60", "--peer", "127.0.0.1:" + std::to_string(port)});
   const pid_t client = spawn_uniperf(client_args, scratch / "client.log");
 
-  std::this_thread::sleep_for(3s);  // well inside the 60 s test
+  ASSERT_TRUE(met_on(port)) << slurp(scratch / "client.log") << slurp(scratch / "server.log");
+  std::this_thread::sleep_for(2s);  // into the 60 s test
   ::kill(client, SIGKILL);
   ::waitpid(client, nullptr, 0);
   int status = 0;
