@@ -164,7 +164,7 @@ with tempfile.TemporaryDirectory() as work:
         "  - {name: stream, op: send, pattern: bandwidth, sizes: [4096], iterations: 200, "
         "trace: 1, pairs: bisection}\n"
         "  - {name: pingpong, op: send, pattern: latency, sizes: [64], iterations: 100, "
-        "trace: 1, pairs: bisection}\n")
+        "trace: 1, keep_samples: true, pairs: bisection}\n")
     out = os.path.join(work, "traced.jsonl")
     result, seconds = launched(4, traced_suite, os.path.join(source_dir, "configs/tcp.yaml"), out)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
@@ -190,7 +190,17 @@ with tempfile.TemporaryDirectory() as work:
         outside = [x for x in mine if x["side"] == "initiator" and not
                    (m["from_unix_us"] - slack_us <= int(x["posted_ns"]) / 1e3 <= m["to_unix_us"] + slack_us)]
         assert not outside, (r["test"], pair, m, outside[:2])
-    print(f"ok: mpirun -np 4 traced: {len(rows)} rows of 2 pairs on rank 0's trace file, in {seconds:.1f} s")
+    # Every pair's kept samples reach rank 0's samples file too, each under its pair.
+    with open(os.path.join(work, "traced.samples.csv")) as f:
+        samples = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    per_pair = {}
+    for x in samples:
+        per_pair[x["pair"]] = per_pair.get(x["pair"], 0) + 1
+    pingpongs = {f"{r['placement']['initiator']['rank']}-{r['placement']['responder']['rank']}":
+                 r["samples_kept"] for r in got if r["test"] == "pingpong"}
+    assert per_pair == pingpongs and set(per_pair.values()) == {100}, (per_pair, pingpongs)
+    print(f"ok: mpirun -np 4 traced: {len(rows)} rows of 2 pairs on rank 0's trace file, "
+          f"{len(samples)} kept samples under their pairs, in {seconds:.1f} s")
 
     # A local pair of the same suite, for the bootstrap time beside it.
     out = os.path.join(work, "pair.jsonl")

@@ -70,5 +70,46 @@ TEST(LatencySampler, TheSamplesFileReadsBackToTheSameSummary) {
   EXPECT_NE(missing.read_file(path).find("cannot read"), std::string::npos);
 }
 
+TEST(LatencySampler, AJobsPairsAreSeriesApartAndFormatOneStillReads) {
+  // Two pairs of a round measured (config, lat, 8) at once.
+  results::Record first = ramp_record(), second = ramp_record();
+  first.placement =
+      results::Placement{.pairs = "bisection",
+                         .round = 0,
+                         .ranks = 4,
+                         .initiator = {.rank = 0, .host = "h", .local_rank = 0, .node = ""},
+                         .responder = {.rank = 2, .host = "h", .local_rank = 2, .node = ""}};
+  second.placement = first.placement;
+  second.placement->initiator.rank = 1;
+  second.placement->responder.rank = 3;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("uniperf-samples-pairs-" + std::to_string(::getpid()) + ".csv");
+  {
+    results::SamplesFile file(path, "suite");
+    file.add(first);
+    file.add(second);
+    file.commit();
+  }
+  LatencySampler read;
+  EXPECT_EQ(read.read_file(path), "");
+  const auto all = read.to_json();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]["pair"], "0-2");
+  EXPECT_EQ(all[1]["pair"], "1-3");
+  EXPECT_EQ(all[0]["samples"], 1000);
+
+  // Format 1 (no pair column): one series, no pair.
+  {
+    std::ofstream out(path);
+    out << "config,test,size,flow,iteration,latency_us\nc,lat,8,1,0,2.5\nc,lat,8,1,1,3.5\n";
+  }
+  LatencySampler old;
+  EXPECT_EQ(old.read_file(path), "");
+  ASSERT_EQ(old.to_json().size(), 1u);
+  EXPECT_EQ(old.to_json()[0]["pair"], "");
+  EXPECT_EQ(old.to_json()[0]["samples"], 2);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace uniperf::report

@@ -19,6 +19,7 @@
 #include "report/pair_matrix.hpp"
 #include "session/alone_baselines.hpp"
 #include "session/environment.hpp"
+#include "session/pair_samples.hpp"
 #include "session/peer_trace.hpp"
 #include "session/provenance.hpp"
 #include "session/rank_pairs.hpp"
@@ -551,6 +552,13 @@ class RankRunner {
             throw RankLost(rank, std::string("its trace rows: ") + e.what());
           }
         }
+        if (message.value("kept_series", std::uint64_t{0}) > 0) {
+          try {
+            session::receive_pair_samples(*job_.job.links[static_cast<std::size_t>(rank)], record);
+          } catch (const bootstrap::BootstrapError& e) {
+            throw RankLost(rank, std::string("its kept samples: ") + e.what());
+          }
+        }
         onto_rank0_clock(record, clock);
         gather(std::move(record));
         continue;
@@ -666,10 +674,13 @@ class RankRunner {
         for (const auto& record : result.records) {
           // Its trace rows follow it (session::send_pair_trace): rank 0
           // writes every pair's, on its own clock.
-          rank0.send_text(
-              json{{"record", results::to_json(record)}, {"trace_rows", record.trace.size()}}
-                  .dump());
+          rank0.send_text(json{{"record", results::to_json(record)},
+                               {"trace_rows", record.trace.size()},
+                               {"kept_series", record.kept_samples.size()}}
+                              .dump());
           if (!record.trace.empty()) session::send_pair_trace(rank0, record);
+          // And its kept latency samples: rank 0 writes the samples file.
+          if (!record.kept_samples.empty()) session::send_pair_samples(rank0, record);
         }
         json end = {{"step", "end"}, {"test_failed", result.test_failed}};
         if (!result.failures.empty()) end["failures"] = result.failures;

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "results/csv_field.hpp"
+#include "results/trace_file.hpp"
 
 namespace uniperf::report {
 namespace {
@@ -19,12 +20,14 @@ bool number(const std::string& text, T& value) {
 }  // namespace
 
 void LatencySampler::add(const results::Record& record) {
-  for (const auto& kept : record.kept_samples)
-    summarize(record.config, record.test, record.size, kept.flow + 1, kept.us);
+  for (const auto& kept : record.kept_samples) {
+    summarize(record.config, record.test, record.size, kept.flow + 1,
+              results::trace_pair(record, kept.flow), kept.us);
+  }
 }
 
 void LatencySampler::summarize(const std::string& config, const std::string& test,
-                               std::uint64_t size, std::uint32_t flow,
+                               std::uint64_t size, std::uint32_t flow, const std::string& pair,
                                std::vector<double> samples) {
   if (samples.empty()) return;
   const std::size_t n = samples.size();
@@ -54,6 +57,7 @@ void LatencySampler::summarize(const std::string& config, const std::string& tes
                      {"test", test},
                      {"size", size},
                      {"flow", flow},
+                     {"pair", pair},
                      {"samples", n},
                      {"cdf_us", std::move(cdf_us)},
                      {"cdf_fraction", std::move(cdf_fraction)},
@@ -66,7 +70,7 @@ std::string LatencySampler::read_file(const std::filesystem::path& path,
                                       const std::map<std::string, std::string>& renamed) {
   std::ifstream in(path);
   if (!in) return "cannot read " + path.string();
-  using Key = std::tuple<std::string, std::string, std::uint64_t, std::uint32_t>;
+  using Key = std::tuple<std::string, std::string, std::uint64_t, std::uint32_t, std::string>;
   std::map<Key, std::vector<double>> read;
   std::vector<Key> order;  // series in the order the file holds them
   std::string line, stopped;
@@ -78,21 +82,22 @@ std::string LatencySampler::read_file(const std::filesystem::path& path,
     std::uint64_t size = 0;
     std::uint32_t flow = 0;
     double us = 0;
-    if (fields.size() != 6 || !number(fields[2], size) || !number(fields[3], flow) ||
-        !number(fields[5], us)) {
+    // Format 1 had no `pair` column.
+    if ((fields.size() != 6 && fields.size() != 7) || !number(fields[2], size) ||
+        !number(fields[3], flow) || !number(fields[5], us)) {
       stopped = path.string() + ":" + std::to_string(number_of_line) + ": not a samples row";
       break;
     }
     std::string config = fields[0];
     if (const auto label = renamed.find(config); label != renamed.end()) config = label->second;
-    const Key key{config, fields[1], size, flow};
+    const Key key{config, fields[1], size, flow, fields.size() == 7 ? fields[6] : std::string()};
     auto [series, inserted] = read.try_emplace(key);
     if (inserted) order.push_back(key);
     series->second.push_back(us);
   }
   for (const Key& key : order) {
-    auto& [config, test, size, flow] = key;
-    summarize(config, test, size, flow, std::move(read.at(key)));
+    auto& [config, test, size, flow, pair] = key;
+    summarize(config, test, size, flow, pair, std::move(read.at(key)));
   }
   return stopped;
 }

@@ -33,13 +33,15 @@ class LatencySampler {
                         const std::map<std::string, std::string>& renamed = {});
 
   bool empty() const { return series_.empty(); }
-  /// [{config, test, size, flow, samples, cdf_us: [...], cdf_fraction: [...],
-  ///   bucket_from: [...], bucket_p50_us: [...], bucket_max_us: [...]}].
+  /// [{config, test, size, flow, pair, samples, cdf_us: [...], cdf_fraction:
+  ///   [...], bucket_from: [...], bucket_p50_us: [...], bucket_max_us: [...]}];
+  /// `pair` names a launched job's pair of ranks ("" elsewhere), whose
+  /// series a round's other pairs measure beside it.
   nlohmann::json to_json() const { return series_; }
 
  private:
   void summarize(const std::string& config, const std::string& test, std::uint64_t size,
-                 std::uint32_t flow, std::vector<double> samples);
+                 std::uint32_t flow, const std::string& pair, std::vector<double> samples);
 
   nlohmann::json series_ = nlohmann::json::array();
 };

@@ -19,7 +19,8 @@ namespace uniperf::results {
 /// other). `latency_us` is the record's kind of sample: one-way (half the
 /// round trip) where the record's latency_us.one_way says so, else the
 /// round trip.
-inline constexpr std::string_view kSamplesColumns = "config,test,size,flow,iteration,latency_us";
+inline constexpr std::string_view kSamplesColumns =
+    "config,test,size,flow,iteration,latency_us,pair";
 
 /// Where a run's samples go when its results go to `results_path`: beside
 /// it, its ".jsonl" (if any) replaced by ".samples.csv"; "samples.csv" in

@@ -567,14 +567,20 @@
   // as points.
   const latencySamples = data.latency_samples || [];
   function drawSamples(r, container) {
+    // A job's pairs measure one (config, test, size) at once: this record's
+    // (or its separate flows'); a samples file of format 1 names none.
+    const pairs = new Set([pairOf(r.placement),
+                           ...(r.flows || []).map((f) => pairOf(f.placement || r.placement))]);
     const series = latencySamples.filter(
-        (s) => s.config === r.config && s.test === r.test && s.size === r.size);
+        (s) => s.config === r.config && s.test === r.test && s.size === r.size &&
+               (!s.pair || pairs.has(s.pair)));
     const oneWay = r.latency_us ? r.latency_us.one_way : true;
     const us = (u, v) => (v == null ? "-" : formatNumber(v) + " us");
     const yLabel = `latency (us, ${oneWay ? "one-way" : "round trip"})`;
     series.forEach((s) => {
       const section = addSection(
-          container, `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${s.flow}`,
+          container, `${r.config} / ${r.test} / ${formatSize(r.size)} B / flow ${s.flow}` +
+                     (s.pair ? ` (ranks ${s.pair})` : ""),
           ` ${s.samples} samples`);
       const color = colorOf(r.config);
       const cdf = {
