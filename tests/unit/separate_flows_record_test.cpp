@@ -113,6 +113,21 @@ TEST(SeparateFlowsRecord, TheFlowThatFailedNamesTheTestsFailure) {
   EXPECT_TRUE(r.trace.empty());
 }
 
+TEST(SeparateFlowsRecord, ASizeEveryPairSkippedIsSaidOnce) {
+  // Each pair plans the whole test: both skip with the test's reason.
+  const auto test = two_flows();
+  std::vector<Record> flows;
+  flows.push_back(pair_record(test, 0, 800, 0, 200));
+  flows.push_back(pair_record(test, 1, 800, 0, 200));
+  for (auto& r : flows) {
+    r.status = Status::skipped;
+    r.reason = "flow 2: plugin does not support op fetch_add";
+  }
+  const Record r = separate_flows_record(std::move(flows), test, 50);
+  EXPECT_EQ(r.status, Status::skipped);
+  EXPECT_EQ(r.reason, "flow 2: plugin does not support op fetch_add");
+}
+
 TEST(SeparateFlowsRecord, AnErrorOfItsOwnIsTheTestsError) {
   const auto test = two_flows();
   std::vector<Record> flows;

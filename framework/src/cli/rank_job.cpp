@@ -868,6 +868,7 @@ class RankRunner {
       if (!job_.local || leg.flow >= 0) settings.placement = leg.placement;
       settings.first_rail = leg.slot;
       settings.flow_gate = gate ? &*gate : nullptr;
+      if (gate) settings.separate_test = &job_.suite.tests.at(part.test);
       if (leg.initiator) {
         settings.provenance = {{"uniperf", session::build_info()},
                                {"bootstrap",

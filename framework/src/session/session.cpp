@@ -265,9 +265,18 @@ class SuiteRun {
     // and the plugin's capabilities); the runners and the records use it.
     const std::vector<engine::FlowPlan> plans = engine::plan_flows(
         test, caps_, static_cast<std::uint32_t>(config.rail_count()), settings_.first_rail);
+    // One flow of a test whose flows run in separate processes skips a size
+    // any of the test's flows cannot run, as the threads' flows would: every
+    // pair then runs, and gathers for, the same sizes.
+    const std::vector<engine::FlowPlan> every_flow =
+        settings_.separate_test != nullptr
+            ? engine::plan_flows(*settings_.separate_test, caps_,
+                                 static_cast<std::uint32_t>(config.rail_count()),
+                                 settings_.first_rail)
+            : std::vector<engine::FlowPlan>{};
     std::vector<std::string> reasons;
     for (std::size_t i = 0; i < test.sizes.size(); ++i)
-      reasons.push_back(engine::skip_reason(plans, i));
+      reasons.push_back(engine::skip_reason(every_flow.empty() ? plans : every_flow, i));
     // Huge pages are had (or not) before the sides agree what runs, so a
     // side that cannot have them SKIPs the test on both, naming why.
     std::vector<engine::LaneMemory> mapped = map_huge_pages(plans, reasons);

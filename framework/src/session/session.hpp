@@ -141,6 +141,10 @@ struct RunSettings {
   /// pairs (session/remote_flow_gate.hpp). Null elsewhere, where such a
   /// test is skipped: one pair (--peer/--listen, two ranks) cannot run it.
   engine::FlowGate* flow_gate = nullptr;
+  /// With flow_gate: the whole test of every flow, whose sizes this pair
+  /// skips wherever any flow of it would (so that every pair measures the
+  /// same sizes and gathers for the same phases, as threads' flows do).
+  const model::TestSpec* separate_test = nullptr;
   /// Raised by a SIGINT/SIGTERM handler. A run-forever test ends after its
   /// current window (the two sides agree on it at each window boundary, so
   /// either side's Ctrl-C ends both cleanly); any other test is aborted at
