@@ -627,19 +627,21 @@ TEST(KeepSamples, EveryIterationIsARowBesideTheResults) {
       continue;
     }
     if (!header) {
-      EXPECT_EQ(line, "config,test,size,flow,iteration,latency_us");
+      EXPECT_EQ(line, "config,test,size,flow,iteration,latency_us,pair");
       header = true;
       continue;
     }
     const std::string quoted = "\"tcp:nodelay=true,sndbuf=64K\",send_latency,";
     ASSERT_TRUE(line.starts_with(quoted)) << line;
     std::stringstream rest(line.substr(quoted.size()));
-    std::string size, flow, iteration, value;
+    std::string size, flow, iteration, value, pair = "none";
     std::getline(rest, size, ',');
     std::getline(rest, flow, ',');
     std::getline(rest, iteration, ',');
     std::getline(rest, value, ',');
+    std::getline(rest, pair, ',');
     EXPECT_EQ(flow, "1");
+    EXPECT_EQ(pair, "") << "a pair's column is empty outside a job of more ranks";
     EXPECT_EQ(iteration, std::to_string(by_size[size].size())) << "rows in the order they ran";
     by_size[size].push_back(std::stod(value));
   }
