@@ -14,14 +14,14 @@ constexpr std::size_t kSamplesPerFrame = bootstrap::kMaxFrameBytes / 16;
 // Little-endian integers, and doubles as their bits (both ends are uniperf
 // on hosts of one byte order within a job).
 template <class T>
-void put(std::vector<std::byte>& out, T value) {
+void put_raw(std::vector<std::byte>& out, T value) {
   std::byte bytes[sizeof(T)];
   std::memcpy(bytes, &value, sizeof(T));
   out.insert(out.end(), bytes, bytes + sizeof(T));
 }
 
 template <class T>
-T get(const std::byte*& in) {
+T get_raw(const std::byte*& in) {
   T value;
   std::memcpy(&value, in, sizeof(T));
   in += sizeof(T);
@@ -32,12 +32,12 @@ T get(const std::byte*& in) {
 
 void send_pair_samples(bootstrap::Bootstrap& rank0, const results::Record& record) {
   std::vector<std::byte> frame;
-  put<std::uint64_t>(frame, record.kept_samples.size());
+  put_raw<std::uint64_t>(frame, record.kept_samples.size());
   rank0.send(frame);
   for (const results::Record::KeptSamples& kept : record.kept_samples) {
     frame.clear();
-    put<std::uint32_t>(frame, kept.flow);
-    put<std::uint64_t>(frame, kept.us.size());
+    put_raw<std::uint32_t>(frame, kept.flow);
+    put_raw<std::uint64_t>(frame, kept.us.size());
     rank0.send(frame);
     for (std::size_t from = 0; from < kept.us.size(); from += kSamplesPerFrame) {
       const std::size_t to = std::min(kept.us.size(), from + kSamplesPerFrame);
@@ -55,7 +55,7 @@ void receive_pair_samples(bootstrap::Bootstrap& rank, results::Record& record) {
   Bytes frame = rank.receive(rank.timeout());
   if (frame.size() != 8) throw malformed("a malformed header");
   const std::byte* at = frame.data();
-  const auto series = get<std::uint64_t>(at);
+  const auto series = get_raw<std::uint64_t>(at);
   const std::size_t flows = std::max<std::size_t>(1, record.flows.size());
   if (series > flows) throw malformed(std::to_string(series) + " series of a test of fewer flows");
   std::uint64_t total = 0;
@@ -63,8 +63,8 @@ void receive_pair_samples(bootstrap::Bootstrap& rank, results::Record& record) {
     frame = rank.receive(rank.timeout());
     if (frame.size() != 12) throw malformed("a malformed series header");
     at = frame.data();
-    const auto flow = get<std::uint32_t>(at);
-    const auto count = get<std::uint64_t>(at);
+    const auto flow = get_raw<std::uint32_t>(at);
+    const auto count = get_raw<std::uint64_t>(at);
     total += count;
     if (flow >= flows) throw malformed("a series of no flow of this test");
     if (total > record.samples_kept) {
