@@ -66,7 +66,7 @@ TEST(SeparateFlowsRecord, EveryFlowWithItsPairAndTheAggregateOverTheirUnion) {
   std::vector<Record> flows;
   flows.push_back(pair_record(test, 0, 800, 1'000'000, 1'000'200));
   flows.push_back(pair_record(test, 1, 6'000'000, 1'000'100, 1'000'400));
-  const Record r = separate_flows_record(std::move(flows), test, 50);
+  const Record r = separate_flows_record(std::move(flows), 50);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   ASSERT_EQ(r.flows.size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
@@ -106,7 +106,7 @@ TEST(SeparateFlowsRecord, TheFlowThatFailedNamesTheTestsFailure) {
   flows[0].reason = std::string("run aborted: ") + kAnotherFlowFailed;
   flows[1].status = Status::skipped;
   flows[1].reason = "plugin does not support op fetch_add";
-  const Record r = separate_flows_record(std::move(flows), test, 50);
+  const Record r = separate_flows_record(std::move(flows), 50);
   EXPECT_EQ(r.status, Status::skipped);
   EXPECT_EQ(r.reason, "flow 2: plugin does not support op fetch_add");
   EXPECT_TRUE(r.flows.empty());
@@ -123,7 +123,7 @@ TEST(SeparateFlowsRecord, ASizeEveryPairSkippedIsSaidOnce) {
     r.status = Status::skipped;
     r.reason = "flow 2: plugin does not support op fetch_add";
   }
-  const Record r = separate_flows_record(std::move(flows), test, 50);
+  const Record r = separate_flows_record(std::move(flows), 50);
   EXPECT_EQ(r.status, Status::skipped);
   EXPECT_EQ(r.reason, "flow 2: plugin does not support op fetch_add");
 }
@@ -136,7 +136,7 @@ TEST(SeparateFlowsRecord, AnErrorOfItsOwnIsTheTestsError) {
   flows[1].status = Status::error;
   flows[1].reason = "receive failed";
   flows[1].failure = "stalled";
-  const Record r = separate_flows_record(std::move(flows), test, 50);
+  const Record r = separate_flows_record(std::move(flows), 50);
   EXPECT_EQ(r.status, Status::error);
   EXPECT_EQ(r.reason, "flow 2: receive failed");
   EXPECT_EQ(r.failure, "stalled");

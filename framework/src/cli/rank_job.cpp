@@ -466,7 +466,7 @@ class RankRunner {
       // A pair that did not report (its failure is said) leaves no record.
       if (flows.size() != test.flows.size()) continue;
       gather(session::separate_flows_record(
-          std::move(flows), test, static_cast<double>(job_.settings.timeline_bin.count())));
+          std::move(flows), static_cast<double>(job_.settings.timeline_bin.count())));
     }
   }
 

@@ -13,6 +13,7 @@
 #include "engine/lane.hpp"
 #include "model/flow_fields.hpp"
 #include "results/competition.hpp"
+#include "results/flows_summary.hpp"
 #include "results/overlap.hpp"
 #include "results/stats.hpp"
 
@@ -181,13 +182,9 @@ void fill_rails(results::Record& record, const std::vector<engine::SizeOutcome>&
     }
     seconds = std::max(seconds, outcome.seconds);
   }
-  for (const engine::RailTally& rail : sum) {
-    record.rails.push_back(
-        {.bytes = rail.bytes,
-         .requests = rail.requests,
-         .mb_per_s = seconds > 0 ? static_cast<double>(rail.bytes) / seconds / 1e6 : 0,
-         .mreq_per_s = seconds > 0 ? static_cast<double>(rail.requests) / seconds / 1e6 : 0});
-  }
+  for (const engine::RailTally& rail : sum)
+    record.rails.push_back({.bytes = rail.bytes, .requests = rail.requests});
+  results::rate_rails(record.rails, seconds);
 }
 
 }  // namespace
@@ -226,10 +223,6 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
     record.latency = std::move(only.latency);
     record.bandwidth = std::move(only.bandwidth);
   } else {
-    // Every flow's bytes over the union of their intervals (all measured
-    // on this side's clock).
-    std::uint64_t bytes = 0, messages = 0, sent = 0;
-    bool counts_loss = false;
     record.flows.resize(outcomes.size());
     const auto common_latency = latency_while_all_ran(outcomes);
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -239,30 +232,11 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
       record.flows[k].measured = wall.interval(outcome.started, outcome.finished);
       record.iterations_run += outcome.iterations;
       record.corrupted_bytes += outcome.corrupted_bytes;
-      bytes += outcome.bytes;
-      messages += outcome.messages;
-      sent += outcome.counts_loss ? outcome.messages_sent : outcome.messages;
-      counts_loss |= outcome.counts_loss;
     }
+    // Every flow's bytes over the union of their intervals (all measured
+    // on this side's clock).
     const double seconds = last > first ? engine::ticks_to_us(last - first) / 1e6 : 0;
-    record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
-    if (counts_loss) record.bandwidth->messages_sent = sent;
-    std::vector<results::FlowSampling> sampling;
-    for (std::size_t k = 0; k < outcomes.size(); ++k) {
-      sampling.push_back({.every = outcomes[k].trace.every,
-                          .bytes = is_atomic(plans[k].flow.op) ? 8
-                                   : plans[k].flow.size != 0   ? plans[k].flow.size
-                                                               : record.size});
-    }
-    results::fill_competition(record, sampling, static_cast<double>(timeline_bin.count()));
-    if (const auto overlap = results::flows_overlap(record);
-        overlap && overlap->together < results::kLeastMeaningfulOverlap) {
-      record.warnings.push_back(fmt::format(
-          "the flows ran together for only {:.0f}% of their {:.3g} ms: the aggregate counts "
-          "them mostly one after another, and no flow was measured under the others' load for "
-          "long (give the flows a duration, or more iterations to the shorter)",
-          100 * overlap->together, overlap->span_us / 1e3));
-    }
+    results::summarise_flows(record, seconds, static_cast<double>(timeline_bin.count()));
   }
   if (record.flows.empty() && record.bandwidth) {
     if (auto shortfall = pace_shortfall(plans.front().flow, *record.bandwidth, "");

@@ -6,9 +6,8 @@
 #include <iterator>
 #include <optional>
 
-#include "results/competition.hpp"
+#include "results/flows_summary.hpp"
 #include "results/overlap.hpp"
-#include "results/stats.hpp"
 #include "session/remote_flow_gate.hpp"
 
 namespace uniperf::session {
@@ -55,8 +54,7 @@ void take_failure(results::Record& record, const std::vector<results::Record>& f
 
 }  // namespace
 
-results::Record separate_flows_record(std::vector<results::Record> flows,
-                                      const model::TestSpec& test, double timeline_bin_us) {
+results::Record separate_flows_record(std::vector<results::Record> flows, double timeline_bin_us) {
   results::Record record = flows.front();
   record.flows.clear();
   record.trace.clear();
@@ -78,21 +76,12 @@ results::Record separate_flows_record(std::vector<results::Record> flows,
   take_failure(record, flows);
   if (record.status != results::Status::ok) return record;
 
-  std::uint64_t bytes = 0, messages = 0, sent = 0;
-  bool counts_loss = false;
-  std::vector<results::FlowSampling> sampling;
   std::vector<results::MeasuredInterval> intervals;
   for (std::uint32_t k = 0; k < flows.size(); ++k) {
     results::Record& pair = flows[k];
     record.flows.push_back(flow_result(pair));
     record.iterations_run += pair.iterations_run;
     record.corrupted_bytes += pair.corrupted_bytes;
-    if (pair.bandwidth) {
-      bytes += pair.bandwidth->bytes;
-      messages += pair.bandwidth->messages;
-      sent += pair.bandwidth->messages_sent.value_or(pair.bandwidth->messages);
-      counts_loss |= pair.bandwidth->messages_sent.has_value();
-    }
     if (pair.measured) intervals.push_back(*pair.measured);
     for (const std::string& warning : pair.warnings)
       record.warnings.push_back(fmt::format("flow {}: {}", k + 1, warning));
@@ -117,11 +106,6 @@ results::Record separate_flows_record(std::vector<results::Record> flows,
       record.trace_count->rows += pair.trace_count->rows;
       record.trace_count->dropped += pair.trace_count->dropped;
     }
-    const model::FlowSpec& flow = test.flows.at(k);
-    sampling.push_back({.every = flow.trace,
-                        .bytes = is_atomic(flow.op) ? 8
-                                 : flow.size != 0   ? flow.size
-                                                    : record.size});
   }
 
   // The aggregate: every flow's bytes over the union of their intervals.
@@ -134,22 +118,8 @@ results::Record separate_flows_record(std::vector<results::Record> flows,
         results::MeasuredInterval{.from_unix_us = extent->span_from, .to_unix_us = extent->span_to};
     seconds = static_cast<double>(extent->span_to - extent->span_from) / 1e6;
   }
-  record.bandwidth = results::compute_bandwidth(bytes, messages, seconds);
-  if (counts_loss) record.bandwidth->messages_sent = sent;
-  for (results::RailResult& rail : record.rails) {
-    rail.mb_per_s = seconds > 0 ? static_cast<double>(rail.bytes) / seconds / 1e6 : 0;
-    rail.mreq_per_s = seconds > 0 ? static_cast<double>(rail.requests) / seconds / 1e6 : 0;
-  }
-
-  results::fill_competition(record, sampling, timeline_bin_us);
-  if (const auto overlap = results::flows_overlap(record);
-      overlap && overlap->together < results::kLeastMeaningfulOverlap) {
-    record.warnings.push_back(fmt::format(
-        "the flows ran together for only {:.0f}% of their {:.3g} ms: the aggregate counts them "
-        "mostly one after another (give the flows a duration, or more iterations to the "
-        "shorter)",
-        100 * overlap->together, overlap->span_us / 1e3));
-  }
+  results::rate_rails(record.rails, seconds);
+  results::summarise_flows(record, seconds, timeline_bin_us);
   if (record.corrupted_bytes != 0) {
     record.status = results::Status::error;
     record.reason =

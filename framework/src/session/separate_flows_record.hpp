@@ -6,12 +6,11 @@
 
 #include <vector>
 
-#include "model/test_spec.hpp"
 #include "results/record.hpp"
 
 namespace uniperf::session {
 
-/// One size of `test` from `flows`, flow k's pair record at k (each on rank
+/// One size of a test from `flows`, flow k's pair record at k (each on rank
 /// 0's clock, with its trace rows and placement): every flow's figures
 /// under `flows` (each with its pair's placement), the aggregate bandwidth
 /// over the union of their measured intervals, and from their traces what
@@ -20,7 +19,6 @@ namespace uniperf::session {
 /// plugin). A flow whose record is not ok makes the record an error (or
 /// skipped, when every flow was) naming that flow. The trace rows move
 /// into the result.
-results::Record separate_flows_record(std::vector<results::Record> flows,
-                                      const model::TestSpec& test, double timeline_bin_us);
+results::Record separate_flows_record(std::vector<results::Record> flows, double timeline_bin_us);
 
 }  // namespace uniperf::session
