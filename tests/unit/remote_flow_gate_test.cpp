@@ -42,6 +42,16 @@ bool stopped_within(const engine::StopTime& stop, std::chrono::seconds limit) {
   return true;
 }
 
+/// Every member's gather at once, each on its own thread as its process
+/// would (one alone would wait for the others): returns when all opened.
+void gather_all(const std::vector<std::unique_ptr<RemoteFlowGate>>& members,
+                const std::atomic<bool>& abort) {
+  std::vector<std::jthread> threads;
+  for (std::size_t k = 1; k < members.size(); ++k)
+    threads.emplace_back([&, k] { members[k]->gather(abort); });
+  members.front()->gather(abort);
+}
+
 TEST(RemoteFlowGate, APhaseOpensWhenEveryFlowOfItsSideArrived) {
   FlowGateCoordinator coordinator("127.0.0.1", "127.0.0.1", {Role::measured, Role::measured},
                                   StopRule::all_done);
@@ -69,24 +79,14 @@ TEST(RemoteFlowGate, FirstDoneStopsTheOtherFlowsOfItsSide) {
   for (std::size_t k = 0; k < 3; ++k)
     initiators.push_back(member(coordinator, GateSide::initiator, k));
   std::atomic<bool> abort{false};
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t k = 1; k < 3; ++k)
-      threads.emplace_back([&, k] { initiators[k]->gather(abort); });
-    initiators[0]->gather(abort);
-  }
+  gather_all(initiators, abort);
   for (const auto& m : initiators) EXPECT_EQ(m->stop_of(0).load(), kNever);
   initiators[1]->done(0);
   EXPECT_TRUE(stopped_within(initiators[0]->stop_of(0), kSurely));
   EXPECT_TRUE(stopped_within(initiators[2]->stop_of(0), kSurely));
   EXPECT_EQ(initiators[1]->stop_of(0).load(), kNever);  // its own loop has ended
   // The next phase starts over: no stop of the last one carries into it.
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t k = 1; k < 3; ++k)
-      threads.emplace_back([&, k] { initiators[k]->gather(abort); });
-    initiators[0]->gather(abort);
-  }
+  gather_all(initiators, abort);
   for (const auto& m : initiators) EXPECT_EQ(m->stop_of(0).load(), kNever);
 }
 
@@ -97,12 +97,7 @@ TEST(RemoteFlowGate, AllDoneStopsTheLoadsWhenTheLastMeasuredFlowIsDone) {
   for (std::size_t k = 0; k < 3; ++k)
     initiators.push_back(member(coordinator, GateSide::initiator, k));
   std::atomic<bool> abort{false};
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t k = 1; k < 3; ++k)
-      threads.emplace_back([&, k] { initiators[k]->gather(abort); });
-    initiators[0]->gather(abort);
-  }
+  gather_all(initiators, abort);
   initiators[0]->done(0);
   initiators[2]->done(0);  // the last measured flow: the load stops
   EXPECT_TRUE(stopped_within(initiators[1]->stop_of(0), kSurely));
