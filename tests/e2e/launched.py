@@ -26,3 +26,21 @@ def records(path):
     """Every record of a JSON Lines results file (each line must be whole)."""
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def rank_signalled(mpirun, np, rank, signal_name, uniperf, suite, config, work, name, env,
+                   after_s=4, timeout=240):
+    """A job of `np` ranks under `mpirun` (the launcher's argv) running
+    `suite` over `config`, whose rank `rank` gets `signal_name` (kill's
+    spelling: 9, STOP) `after_s` seconds in. Each rank's stderr goes to
+    WORK/NAME-rankR.err, the results to WORK/NAME.jsonl. Returns the result,
+    its seconds, rank 0's stderr and the records kept (every line whole)."""
+    out = os.path.join(work, name + ".jsonl")
+    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = {rank} ]; then '
+              f'(sleep {after_s}; kill -{signal_name} $$) & fi; '
+              f'exec {uniperf} run {suite} -c {config} -o {out} '
+              f'2>{work}/{name}-rank$OMPI_COMM_WORLD_RANK.err')
+    result, seconds = run_once(mpirun + ["-np", str(np), "sh", "-c", script], env, timeout)
+    said = open(os.path.join(work, f"{name}-rank0.err")).read()
+    kept = records(out) if os.path.exists(out) else []
+    return result, seconds, said, kept

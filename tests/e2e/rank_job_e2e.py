@@ -21,7 +21,7 @@ the one results file.
 
 Skipped (77) when mpirun is absent."""
 import glob, os, shutil, sys, tempfile
-from launched import records, run_once
+from launched import rank_signalled, records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: ranks\ntests:\n"
@@ -158,15 +158,10 @@ with tempfile.TemporaryDirectory() as work:
         """A 4-rank job of `long_suite` whose rank 2 gets `signal_name` 4 s in:
         the job must end soon after (three rounds of 30 s would be 90 s), non-zero.
         Returns the result, its seconds, rank 0's stderr and the kept records."""
-        out = os.path.join(work, name + ".jsonl")
-        script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then (sleep 4; kill -{signal_name} $$) & '
-                  f'fi; exec {uniperf} run {long_suite} -c {tcp} -o {out} '
-                  f'2>{work}/{name}-rank$OMPI_COMM_WORLD_RANK.err')
-        result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
+        result, seconds, said, kept = rank_signalled(MPIRUN, 4, 2, signal_name, uniperf,
+                                                     long_suite, tcp, work, name, env)
         assert result.returncode != 0, (name, result.returncode, result.stderr)
         assert seconds < 45, f"{name}: rank 2 took {seconds:.0f} s to end the job: {result.stderr}"
-        said = open(os.path.join(work, f"{name}-rank0.err")).read()
-        kept = records(out) if os.path.exists(out) else []  # every line whole JSON
         return result, seconds, said, kept
 
     result, seconds, said, kept = rank_two_signalled("dead", "9")

@@ -25,7 +25,7 @@ the run within seconds; no rank outlives the run.
 
 The mpirun part is skipped (77) when mpirun is absent."""
 import csv, os, shutil, signal, subprocess, sys, tempfile, time
-from launched import records, run_once
+from launched import rank_signalled, records, run_once
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 
@@ -203,15 +203,10 @@ with tempfile.TemporaryDirectory() as work:
     print("ok: 3 separate flows in a job of 4 ranks: refused before running")
 
     # Flow 2's responder killed mid-run: the job ends within seconds.
-    out = os.path.join(work, "long.jsonl")
-    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 3 ]; then (sleep 4; kill -9 $$) & fi; '
-              f'exec {uniperf} run {long_suite} -c {TCP} -o {out} '
-              f'2>{work}/long-rank$OMPI_COMM_WORLD_RANK.err')
-    result, seconds = run_once(MPIRUN + ["-np", "4", "sh", "-c", script], env, 240)
+    result, seconds, said, kept = rank_signalled(MPIRUN, 4, 3, "9", uniperf, long_suite, TCP,
+                                                 work, "long", env)
     assert result.returncode != 0, (result.returncode, result.stderr)
     assert seconds < 45, f"rank 3 took {seconds:.0f} s to end the job: {result.stderr}"
-    said = open(os.path.join(work, "long-rank0.err")).read()
     assert "lost rank 3" in said, said
-    kept = records(out) if os.path.exists(out) else []  # every line whole JSON
     assert all(r["status"] != "ok" for r in kept), kept
     print(f"ok: flow 2's responder killed 4 s in: the job ended after {seconds:.1f} s")
