@@ -270,6 +270,29 @@ std::optional<YAML::Node> structured_key(const YAML::Node& test, const YAML::Nod
   return std::nullopt;
 }
 
+/// A test key that names one of an enum's `count` choices (each spelled by
+/// model::to_string): sets `choice` when `given` has the key, or throws a
+/// SpecError at its line that names the nearest choice and all of them;
+/// `what` says what the value is ("pairing", "stop rule").
+template <typename Choice>
+void test_choice(Layer& given, const std::string& key, std::string_view what, std::size_t count,
+                 Choice& choice, const std::string& file) {
+  if (!given.count(key)) return;
+  const std::string& text = given[key].text;
+  std::vector<std::string> choices;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto candidate = static_cast<Choice>(i);
+    choices.emplace_back(model::to_string(candidate));
+    if (text == choices.back()) {
+      choice = candidate;
+      return;
+    }
+  }
+  throw SpecError(file, given[key].line, key,
+                  "unknown " + std::string(what) + " '" + text + "'" + suggestion(text, choices) +
+                      "; expected one of: " + join(choices));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- enum names
@@ -340,58 +363,11 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
     }
   }
 
-  // Which ranks of a launched job it pairs (model::RankPairs).
-  if (given.count("pairs")) {
-    const std::string& text = given["pairs"].text;
-    bool known_choice = false;
-    for (std::size_t i = 0; i < model::kRankPairsCount; ++i) {
-      const auto choice = static_cast<model::RankPairs>(i);
-      if (text == model::to_string(choice)) {
-        test.pairs = choice;
-        known_choice = true;
-      }
-    }
-    if (!known_choice) {
-      std::vector<std::string> choices;
-      for (std::size_t i = 0; i < model::kRankPairsCount; ++i)
-        choices.emplace_back(model::to_string(static_cast<model::RankPairs>(i)));
-      throw SpecError(file, given["pairs"].line, "pairs",
-                      "unknown pairing '" + text + "'" + suggestion(text, choices) +
-                          "; expected one of: " + join(choices));
-    }
-  }
-
-  // When its flows stop (model::StopRule).
-  if (given.count("until")) {
-    const std::string& text = given["until"].text;
-    std::vector<std::string> choices;
-    for (std::size_t i = 0; i < model::kStopRuleCount; ++i) {
-      const auto choice = static_cast<model::StopRule>(i);
-      choices.emplace_back(model::to_string(choice));
-      if (text == model::to_string(choice)) test.until = choice;
-    }
-    if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
-      throw SpecError(file, given["until"].line, "until",
-                      "unknown stop rule '" + text + "'" + suggestion(text, choices) +
-                          "; expected one of: " + join(choices));
-    }
-  }
-
-  // Where its flows run (model::FlowProcesses).
-  if (given.count("process")) {
-    const std::string& text = given["process"].text;
-    std::vector<std::string> choices;
-    for (std::size_t i = 0; i < model::kFlowProcessesCount; ++i) {
-      const auto choice = static_cast<model::FlowProcesses>(i);
-      choices.emplace_back(model::to_string(choice));
-      if (text == model::to_string(choice)) test.process = choice;
-    }
-    if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
-      throw SpecError(file, given["process"].line, "process",
-                      "unknown choice '" + text + "'" + suggestion(text, choices) +
-                          "; expected one of: " + join(choices));
-    }
-  }
+  // Which ranks of a launched job it pairs, when its flows stop, where
+  // they run.
+  test_choice(given, "pairs", "pairing", model::kRankPairsCount, test.pairs, file);
+  test_choice(given, "until", "stop rule", model::kStopRuleCount, test.until, file);
+  test_choice(given, "process", "choice", model::kFlowProcessesCount, test.process, file);
 
   // Flows: the `flows:` list (the test's, else the defaults'), or the test itself.
   const std::optional<YAML::Node> flow_list = structured_key(node, defaults, "flows");
