@@ -7,8 +7,10 @@ two perftest instances) under `mpirun --oversubscribe`, over tcp:
     record of both flows, flow 1 measured on ranks 0-1 and flow 2 on 2-3
     (each flow's placement), the elephant stopped by the mouse's end across
     processes (its interval ends within seconds of the mouse's, not after
-    its 60 s), the two intervals overlapping, and every trace row under its
-    own flow's pair in rank 0's trace file;
+    its 60 s), the two intervals overlapping, the mouse's percentiles
+    while both ran, and every trace row under its own flow's pair in rank
+    0's trace file; the same with the flows the other way round, the mouse
+    on ranks 2-3 (its iterations sent to rank 0);
   * a flow its pair cannot run (fetch_add over tcp): the test is skipped
     naming that flow, the other flow's pair is not held at the gate, the
     job exits 0;
@@ -47,20 +49,39 @@ tests:
 """
 
 
-def check_study(r):
-    """The study's one record: both flows, each on its pair, the elephant
-    stopped by the mouse's end. Returns how long after the mouse it stopped (s)."""
+# The study with the elephant first: the mouse runs on ranks 2-3, so its
+# iterations reach rank 0 over the job's connections.
+ELEPHANT_FIRST = """  - name: elephant_vs_mouse
+    process: separate
+    until: first_done
+    sizes: [65536]
+    flows:
+      - {op: send, pattern: bandwidth, flow_duration: 60s}
+      - {op: send, pattern: latency, flow_size: 8, flow_iterations: 2000}
+"""
+
+
+def check_study(r, mouse_flow=0):
+    """A study's record: both flows, each on its pair, the elephant stopped
+    by the mouse's end (flow `mouse_flow`). Returns how long after the
+    mouse it stopped (s)."""
     assert r["status"] == "ok", (r["status"], r["reason"])
     assert len(r["flows"]) == 2, r["flows"]
     pairs = [f"{f['placement']['initiator']['rank']}-{f['placement']['responder']['rank']}"
              for f in r["flows"]]
     assert pairs == ["0-1", "2-3"], pairs
-    mouse, elephant = (f["measured"] for f in r["flows"])
+    mouse, elephant = (r["flows"][k]["measured"] for k in (mouse_flow, 1 - mouse_flow))
     # Stopped by the mouse's end, from another process: far short of its 60 s.
     stopped_after_s = (elephant["to_unix_us"] - mouse["to_unix_us"]) / 1e6
     assert stopped_after_s < 10, (mouse, elephant)
     assert elephant["from_unix_us"] < mouse["to_unix_us"] and \
         mouse["from_unix_us"] < elephant["to_unix_us"], (mouse, elephant)
+    # The mouse's percentiles while both ran, from the iterations its pair
+    # sent rank 0: some of its 2000, none of the elephant's (a stream).
+    common = r["flows"][mouse_flow].get("common_latency_us")
+    assert common and 0 < common["samples"] <= r["flows"][mouse_flow]["latency_us"]["samples"], \
+        r["flows"][mouse_flow]
+    assert "common_latency_us" not in r["flows"][1 - mouse_flow], r["flows"][1 - mouse_flow]
     return stopped_after_s
 
 
@@ -152,12 +173,16 @@ with tempfile.TemporaryDirectory() as work:
         sys.exit(77)
 
     out = os.path.join(work, "study.jsonl")
-    result, seconds = launched(4, study, out)
+    both_orders = os.path.join(work, "both-orders.yaml")
+    open(both_orders, "w").write(STUDY + ELEPHANT_FIRST)
+    result, seconds = launched(4, both_orders, out)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
     got = records(out)
-    assert len(got) == 1, [(r["test"], r["status"]) for r in got]
+    assert [r["test"] for r in got] == ["mouse_vs_elephant", "elephant_vs_mouse"], \
+        [(r["test"], r["status"]) for r in got]
     r = got[0]
     stopped_after_s = check_study(r)
+    check_study(got[1], mouse_flow=1)
     assert seconds < 50, f"the study took {seconds:.0f} s: the elephant ran its own 60 s"
     rows = trace_pairs(os.path.join(work, "study.trace.csv"))
     assert len(rows) == r["trace"]["rows"], (len(rows), r["trace"])

@@ -394,13 +394,21 @@ TEST(RecordJson, APlacementNamesBothRanksAndRoundTrips) {
   separate.flows.resize(2);
   separate.flows[1].placement = r.placement;
   separate.flows[1].placement->initiator.rank = 2;
+  // (1.16) And each flow's pair's CPU.
+  separate.flows[1].cpu_time =
+      results::CpuTime{.initiator = {.user_s = 0.5, .system_s = 0.25, .seconds = 1.5},
+                       .responder = {.user_s = 1, .system_s = 0, .seconds = 1.5}};
   const json sj = to_json(separate);
   EXPECT_FALSE(sj.at("flows").at(0).contains("placement"));
+  EXPECT_FALSE(sj.at("flows").at(0).contains("cpu_time"));
   EXPECT_EQ(sj.at("flows").at(1).at("placement").at("initiator").at("rank"), 2);
+  EXPECT_DOUBLE_EQ(sj.at("flows").at(1).at("cpu_time").at("initiator").at("cpus_used"), 0.5);
   const Record separate_back = record_from_json(json::parse(sj.dump()));
   ASSERT_EQ(separate_back.flows.size(), 2u);
   ASSERT_TRUE(separate_back.flows[1].placement);
   EXPECT_EQ(separate_back.flows[1].placement->initiator.rank, 2);
+  ASSERT_TRUE(separate_back.flows[1].cpu_time);
+  EXPECT_DOUBLE_EQ(separate_back.flows[1].cpu_time->responder.user_s, 1);
   EXPECT_EQ(to_json(separate_back).dump(), sj.dump());
 
   json broken = j;

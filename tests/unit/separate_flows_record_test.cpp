@@ -49,6 +49,10 @@ Record pair_record(const model::TestSpec& test, std::size_t k, std::uint64_t byt
   r.bandwidth = results::compute_bandwidth(bytes, 100, static_cast<double>(to_us - from_us) / 1e6);
   r.measured = results::MeasuredInterval{.from_unix_us = from_us, .to_unix_us = to_us};
   r.placement = on_ranks(static_cast<int>(2 * k), static_cast<int>(2 * k + 1));
+  // Each side busy polling over its own phase.
+  const double seconds = static_cast<double>(to_us - from_us) / 1e6;
+  r.cpu_time = results::CpuTime{.initiator = {.user_s = seconds, .seconds = seconds},
+                                .responder = {.user_s = seconds / 2, .seconds = seconds}};
   // One request a microsecond over the interval, each on flow 0 of its pair.
   for (std::int64_t t = from_us; t < to_us; t += 1) {
     r.trace.push_back({.flow = 0,
@@ -81,6 +85,14 @@ TEST(SeparateFlowsRecord, EveryFlowWithItsPairAndTheAggregateOverTheirUnion) {
   EXPECT_EQ(r.measured->from_unix_us, 1'000'000);
   EXPECT_EQ(r.measured->to_unix_us, 1'000'400);
   EXPECT_EQ(r.iterations_run, 200u);
+  // Each flow's pair's CPU, and each side's over the union: 200 + 300 us
+  // of one initiator CPU each in 400 us.
+  ASSERT_TRUE(r.flows[1].cpu_time && r.cpu_time);
+  EXPECT_DOUBLE_EQ(r.flows[1].cpu_time->initiator.seconds, 300e-6);
+  EXPECT_DOUBLE_EQ(r.cpu_time->initiator.user_s, 500e-6);
+  EXPECT_DOUBLE_EQ(r.cpu_time->initiator.seconds, 400e-6);
+  EXPECT_DOUBLE_EQ(r.cpu_time->initiator.cpus_used(), 1.25);
+  EXPECT_DOUBLE_EQ(r.cpu_time->responder.cpus_used(), 0.625);
   // The rows, each under its flow now; the competition from them.
   ASSERT_EQ(r.trace.size(), 500u);
   EXPECT_EQ(r.trace.front().flow, 0u);
@@ -93,6 +105,29 @@ TEST(SeparateFlowsRecord, EveryFlowWithItsPairAndTheAggregateOverTheirUnion) {
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings.back().find("ran together for only 25%"), std::string::npos)
       << r.warnings.back();
+}
+
+TEST(SeparateFlowsRecord, ALatencyFlowsPercentilesWhileEveryFlowRan) {
+  const auto test = two_flows();
+  std::vector<Record> flows;
+  flows.push_back(pair_record(test, 0, 800, 1'000'000, 1'000'200));
+  flows.push_back(pair_record(test, 1, 6'000'000, 1'000'100, 1'000'400));
+  // Flow 0's round trips, back to back from its start: 10 of 10 us alone,
+  // then 20 of 5 us from 100 us on, beside flow 1 (common: 100 to 200 us).
+  Record::Iterations& it = flows[0].iterations.emplace();
+  it.started_ns = 1'000'000'000;
+  it.one_way = false;
+  it.samples_us.assign(10, 10.0);
+  it.samples_us.insert(it.samples_us.end(), 20, 5.0);
+  std::vector<double> sorted = it.samples_us;  // compute_latency sorts its samples
+  flows[0].latency = results::compute_latency(sorted, false);
+  const Record r = separate_flows_record(std::move(flows), 50);
+  ASSERT_EQ(r.status, Status::ok) << r.reason;
+  ASSERT_TRUE(r.flows[0].common_latency);
+  EXPECT_EQ(r.flows[0].common_latency->samples, 20u);
+  EXPECT_DOUBLE_EQ(r.flows[0].common_latency->max, 5.0);
+  EXPECT_DOUBLE_EQ(r.flows[0].latency->max, 10.0);  // the whole run's, alone too
+  EXPECT_FALSE(r.flows[1].common_latency);          // a stream: none
 }
 
 TEST(SeparateFlowsRecord, TheFlowThatFailedNamesTheTestsFailure) {

@@ -78,6 +78,7 @@ void onto_rank0_clock(results::Record& record, const json& clock) {
   };
   shift(record.measured);
   for (auto& flow : record.flows) shift(flow.measured);
+  if (record.iterations) record.iterations->started_ns -= clock.at("offset_ns").get<std::int64_t>();
   record.provenance["rank0_clock"] = clock;
 }
 
@@ -559,6 +560,14 @@ class RankRunner {
             throw RankLost(rank, std::string("its kept samples: ") + e.what());
           }
         }
+        if (message.value("iterations", false)) {
+          try {
+            session::receive_pair_iterations(*job_.job.links[static_cast<std::size_t>(rank)],
+                                             record);
+          } catch (const bootstrap::BootstrapError& e) {
+            throw RankLost(rank, std::string("its latency iterations: ") + e.what());
+          }
+        }
         onto_rank0_clock(record, clock);
         gather(std::move(record));
         continue;
@@ -676,11 +685,15 @@ class RankRunner {
           // writes every pair's, on its own clock.
           rank0.send_text(json{{"record", results::to_json(record)},
                                {"trace_rows", record.trace.size()},
-                               {"kept_series", record.kept_samples.size()}}
+                               {"kept_series", record.kept_samples.size()},
+                               {"iterations", record.iterations.has_value()}}
                               .dump());
           if (!record.trace.empty()) session::send_pair_trace(rank0, record);
           // And its kept latency samples: rank 0 writes the samples file.
           if (!record.kept_samples.empty()) session::send_pair_samples(rank0, record);
+          // A separate flow's iterations: rank 0 takes its percentiles
+          // while every flow ran.
+          if (record.iterations) session::send_pair_iterations(rank0, record);
         }
         json end = {{"step", "end"}, {"test_failed", result.test_failed}};
         if (!result.failures.empty()) end["failures"] = result.failures;

@@ -60,6 +60,16 @@ std::optional<LatencyStats> latency_within(
   return compute_latency(inside, one_way);
 }
 
+std::optional<LatencyStats> latency_within(const Record::Iterations& iterations,
+                                           std::int64_t from_ns, std::int64_t to_ns) {
+  // Microseconds from the interval's start: small numbers, so a double
+  // keeps the nanoseconds.
+  const auto us = [from_ns](std::int64_t ns) { return static_cast<double>(ns - from_ns) / 1e3; };
+  return latency_within(iterations.samples_us, iterations.one_way, us(iterations.started_ns), 0,
+                        us(to_ns), iterations.begins_us, iterations.all_samples,
+                        iterations.resumes_us);
+}
+
 void fill_competition(Record& record, std::span<const FlowSampling> sampling, double bin_us) {
   const std::size_t flows = record.flows.size();
   if (flows < 2 || sampling.size() != flows || record.trace.empty()) return;

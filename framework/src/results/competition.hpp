@@ -48,6 +48,11 @@ std::optional<LatencyStats> latency_within(
     double to_us, std::span<const double> begins_us = {}, bool all_samples = true,
     std::span<const std::pair<std::uint64_t, double>> resumes_us = {});
 
+/// latency_within() of a flow's kept iterations over [from_ns, to_ns] (the
+/// common interval, on the iterations' clock).
+std::optional<LatencyStats> latency_within(const Record::Iterations& iterations,
+                                           std::int64_t from_ns, std::int64_t to_ns);
+
 /// A latency flow measured beside others (`beside`: while every flow ran,
 /// where it has those percentiles) against the same flow alone (`alone`,
 /// from test `test`): the slowdown of each percentile is beside / alone

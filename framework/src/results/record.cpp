@@ -141,6 +141,17 @@ void put_results(json& j, const std::optional<LatencyStats>& latency,
   }
 }
 
+/// Both sides' CPU, each with its derived cpus_used (not read back).
+json cpu_time_json(const CpuTime& cpu) {
+  const auto side = [](const model::CpuUse& c) {
+    return json{{"user_s", c.user_s},
+                {"system_s", c.system_s},
+                {"seconds", c.seconds},
+                {"cpus_used", c.cpus_used()}};
+  };
+  return {{"initiator", side(cpu.initiator)}, {"responder", side(cpu.responder)}};
+}
+
 json to_json(const MeasuredInterval& m) {
   return {{"from_unix_us", m.from_unix_us}, {"to_unix_us", m.to_unix_us}};
 }
@@ -239,16 +250,7 @@ json to_json(const Record& r) {
     }
     j["rails"] = {{"imbalance", r.rail_imbalance()}, {"per_rail", std::move(per_rail)}};
   }
-  if (r.cpu_time) {
-    const auto side = [](const model::CpuUse& c) {
-      return json{{"user_s", c.user_s},
-                  {"system_s", c.system_s},
-                  {"seconds", c.seconds},
-                  {"cpus_used", c.cpus_used()}};  // derived, so not read back
-    };
-    j["cpu_time"] = {{"initiator", side(r.cpu_time->initiator)},
-                     {"responder", side(r.cpu_time->responder)}};
-  }
+  if (r.cpu_time) j["cpu_time"] = cpu_time_json(*r.cpu_time);
   if (!r.flows.empty()) {
     json flows = json::array();
     for (const FlowResult& f : r.flows) {
@@ -259,6 +261,7 @@ json to_json(const Record& r) {
       if (f.measured) one["measured"] = to_json(*f.measured);
       if (f.common) one["common"] = to_json(*f.common);
       if (f.common_latency) one["common_latency_us"] = to_json(*f.common_latency);
+      if (f.cpu_time) one["cpu_time"] = cpu_time_json(*f.cpu_time);
       if (f.timeline)
         one["timeline"] = {{"bin_ms", f.timeline->bin_us / 1e3},
                            {"MB_per_s", f.timeline->mb_per_s}};
@@ -507,6 +510,16 @@ Timeline read_timeline(const FieldReader& owner) {
 }
 
 /// `measured` (1.4) of a record or of one of its flows.
+CpuTime read_cpu_time(const FieldReader& cpu) {
+  const auto side = [&](const char* name) {
+    const FieldReader one = cpu.object(name);
+    return model::CpuUse{.user_s = one.number("user_s"),
+                         .system_s = one.number("system_s"),
+                         .seconds = one.number("seconds")};
+  };
+  return CpuTime{.initiator = side("initiator"), .responder = side("responder")};
+}
+
 MeasuredInterval read_measured(const FieldReader& owner) {
   const FieldReader measured = owner.object("measured");
   constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -603,6 +616,8 @@ Record record_from_json(const json& j) {
       }
       if (flows[i].contains("placement"))  // 1.15
         f.placement = placement_from_json(flows[i]["placement"]);
+      if (flows[i].contains("cpu_time"))  // 1.16
+        f.cpu_time = read_cpu_time(one.object("cpu_time"));
     }
   }
 
@@ -643,16 +658,7 @@ Record record_from_json(const json& j) {
                          .mreq_per_s = one.number("Mreq_per_s")});
     }
   }
-  if (j.contains("cpu_time")) {  // 1.10
-    const FieldReader cpu = top.object("cpu_time");
-    const auto side = [&](const char* name) {
-      const FieldReader one = cpu.object(name);
-      return model::CpuUse{.user_s = one.number("user_s"),
-                           .system_s = one.number("system_s"),
-                           .seconds = one.number("seconds")};
-    };
-    r.cpu_time = CpuTime{.initiator = side("initiator"), .responder = side("responder")};
-  }
+  if (j.contains("cpu_time")) r.cpu_time = read_cpu_time(top.object("cpu_time"));  // 1.10
   if (j.contains("trials")) {
     const FieldReader trials = top.object("trials");
     const json& per_trial = trials.field("per_trial");

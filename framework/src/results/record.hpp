@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/cpu_use.hpp"
@@ -19,7 +20,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 15;
+inline constexpr int kSchemaMinor = 16;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -138,6 +139,11 @@ struct Placement {
   bool retest = false;
 };
 
+/// (1.10) Both sides' CPU over a record's measured phase.
+struct CpuTime {
+  model::CpuUse initiator, responder;
+};
+
 struct FlowResult {
   model::FlowSpec flow;  ///< effective parameters
   std::uint64_t iterations_run = 0;
@@ -160,6 +166,9 @@ struct FlowResult {
   /// (1.15) A flow of a test whose flows ran in process pairs of their own
   /// (`process: separate`): the pair of ranks that ran it.
   std::optional<Placement> placement;
+  /// (1.16) Such a flow's pair's CPU over its measured phase: its own
+  /// processes', which no other flow shares.
+  std::optional<CpuTime> cpu_time;
 };
 
 /// (1.5) One traced work request (docs/traces.md) on the run's time base:
@@ -186,11 +195,6 @@ struct TraceRow {
 struct TraceCount {
   std::uint64_t rows = 0;
   std::uint64_t dropped = 0;
-};
-
-/// (1.10) Both sides' CPU over a record's measured phase.
-struct CpuTime {
-  model::CpuUse initiator, responder;
 };
 
 /// (1.11) What went over one rail of a config with several (docs/rails.md),
@@ -276,6 +280,25 @@ struct Record {
     std::vector<double> us;
   };
   std::vector<KeptSamples> kept_samples;
+  /// A latency flow's iterations as results::latency_within reads them.
+  /// Kept only in the record of one flow of a test whose flows ran in
+  /// process pairs of their own, so rank 0 can take the flow's percentiles
+  /// over the time every flow ran once all the pairs' records are in
+  /// (session/separate_flows_record.hpp). Not in the record's JSON.
+  struct Iterations {
+    /// The measured phase's first post, on the record's clock (ns since
+    /// the Unix epoch); each iteration began `begins_us` after it, or,
+    /// without begins, where the one before ended.
+    std::int64_t started_ns = 0;
+    bool one_way = true;      ///< a sample is half its round trip
+    bool all_samples = true;  ///< false: the phase's first samples only (folded)
+    std::vector<double> samples_us;
+    std::vector<double> begins_us;
+    /// {k, t}: the iteration of sample k began t after the start (the loop
+    /// paused before it).
+    std::vector<std::pair<std::uint64_t, double>> resumes_us;
+  };
+  std::optional<Iterations> iterations;
   /// (1.11) Over a config with several rails: each rail's share, in rail
   /// order, and their imbalance, (most - least) / mean of the rails' bytes
   /// (0: even; 2 with two rails: one carried everything). Empty over one.

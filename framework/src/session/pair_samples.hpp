@@ -4,6 +4,7 @@
 // hold them, so a pair's initiator sends them after the record (and its
 // trace rows, session/peer_trace.hpp), and rank 0 reads them into the record
 // it read. Without this only rank 0's own pairs' samples were written.
+// A latency flow of separate process pairs sends its iterations the same way.
 #pragma once
 
 #include "bootstrap/bootstrap.hpp"
@@ -20,5 +21,16 @@ void send_pair_samples(bootstrap::Bootstrap& rank0, const results::Record& recor
 /// of no flow of the record and more samples than its `samples_kept` says.
 /// Throws bootstrap::BootstrapError on a lost connection or a malformed frame.
 void receive_pair_samples(bootstrap::Bootstrap& rank, results::Record& record);
+
+/// Sends `record.iterations` (a latency flow of a test whose flows ran in
+/// process pairs of their own): rank 0 takes its percentiles over the time
+/// every flow ran. Throws bootstrap::BootstrapError on a lost connection.
+void send_pair_iterations(bootstrap::Bootstrap& rank0, const results::Record& record);
+
+/// Receives them into `record.iterations`, refusing more samples than the
+/// record ran iterations (or a sampler keeps), and begins or resumes that
+/// are not one per sample. Throws bootstrap::BootstrapError on a lost
+/// connection or a malformed frame.
+void receive_pair_iterations(bootstrap::Bootstrap& rank, results::Record& record);
 
 }  // namespace uniperf::session

@@ -281,6 +281,18 @@ void RecordBuilder::set_config(const Plugin* plugin, std::string device,
   device_numa_node_ = device_numa_node;
 }
 
+void keep_iterations(results::Record& record, const engine::SizeOutcome& outcome) {
+  if (outcome.latency.empty() || outcome.started == 0) return;
+  const std::span<const double> kept = outcome.latency.kept();
+  record.iterations =
+      results::Record::Iterations{.started_ns = WallClock().ns(outcome.started),
+                                  .one_way = outcome.one_way,
+                                  .all_samples = outcome.latency.complete(),
+                                  .samples_us = std::vector<double>(kept.begin(), kept.end()),
+                                  .begins_us = outcome.latency_begins_us,
+                                  .resumes_us = outcome.latency_resumes_us};
+}
+
 results::Record RecordBuilder::make(const model::ConfigSpec& config, const model::TestSpec& test,
                                     const std::vector<engine::FlowPlan>& plans,
                                     std::uint64_t size) const {

@@ -47,4 +47,10 @@ void fill_results(results::Record& record, const std::vector<engine::FlowPlan>& 
                   std::vector<engine::SizeOutcome>& outcomes,
                   std::chrono::microseconds timeline_bin = std::chrono::milliseconds(10));
 
+/// The one flow of a pair's part of a test whose flows run in process pairs
+/// of their own (model::FlowProcesses::separate): a latency flow's
+/// iterations kept in `record.iterations` on the wall clock, for rank 0's
+/// percentiles over the time every flow ran. Nothing for a stream.
+void keep_iterations(results::Record& record, const engine::SizeOutcome& outcome);
+
 }  // namespace uniperf::session

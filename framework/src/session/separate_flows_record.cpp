@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 
+#include "results/competition.hpp"
 #include "results/flows_summary.hpp"
 #include "results/overlap.hpp"
 #include "session/remote_flow_gate.hpp"
@@ -24,6 +25,7 @@ results::FlowResult flow_result(results::Record& pair) {
   flow.corrupted_bytes = pair.corrupted_bytes;
   flow.measured = pair.measured;
   flow.placement = pair.placement;
+  flow.cpu_time = pair.cpu_time;
   return flow;
 }
 
@@ -60,6 +62,7 @@ results::Record separate_flows_record(std::vector<results::Record> flows, double
   record.trace.clear();
   record.trace_count.reset();
   record.kept_samples.clear();
+  record.iterations.reset();
   record.samples_kept = 0;
   record.latency.reset();
   record.bandwidth.reset();
@@ -67,8 +70,6 @@ results::Record separate_flows_record(std::vector<results::Record> flows, double
   record.ci95.clear();
   record.rails.clear();
   record.fairness_jain.reset();
-  // Each pair's CPU is its own processes' (flows[k] has it): no one figure
-  // is the test's.
   record.cpu_time.reset();
   record.iterations_run = 0;
   record.corrupted_bytes = 0;
@@ -119,7 +120,27 @@ results::Record separate_flows_record(std::vector<results::Record> flows, double
     seconds = static_cast<double>(extent->span_to - extent->span_from) / 1e6;
   }
   results::rate_rails(record.rails, seconds);
+  // Each side's CPU: every pair's processes of that side, summed, over the
+  // union (each flow keeps its own pair's).
+  if (std::all_of(flows.begin(), flows.end(), [](const auto& r) { return r.cpu_time; })) {
+    results::CpuTime& cpu = record.cpu_time.emplace();
+    for (const results::Record& pair : flows) {
+      cpu.initiator += pair.cpu_time->initiator;
+      cpu.responder += pair.cpu_time->responder;
+    }
+    cpu.initiator.seconds = cpu.responder.seconds = seconds;
+  }
   results::summarise_flows(record, seconds, timeline_bin_us);
+  // Each latency flow's percentiles while every flow ran, from the
+  // iterations its pair kept (on rank 0's clock, as the intervals are).
+  if (extent && extent->has_common() && intervals.size() == flows.size()) {
+    for (std::size_t k = 0; k < flows.size(); ++k) {
+      if (!flows[k].iterations) continue;
+      record.flows[k].common_latency = results::latency_within(
+          *flows[k].iterations, extent->common_from * 1000, extent->common_to * 1000);
+      flows[k].iterations.reset();
+    }
+  }
   if (record.corrupted_bytes != 0) {
     record.status = results::Status::error;
     record.reason =

@@ -341,6 +341,9 @@ class SuiteRun {
           std::vector<engine::SizeOutcome> outcomes = run_trials(flows, test, plans, size, record);
           watchdog_.disarm();
           fill_results(record, plans, outcomes, settings_.timeline_bin);
+          // Rank 0 takes this flow's percentiles while every flow ran.
+          if (settings_.separate_test != nullptr && outcomes.size() == 1)
+            keep_iterations(record, outcomes.front());
           results::compute_trial_intervals(record);
           if (const std::uint64_t most = most_trace_rows(plans); most > 0)
             exchange_peer_trace(channel_, record, most, responder_clock_offset_ns());
