@@ -118,14 +118,14 @@ with tempfile.TemporaryDirectory() as work:
         assert r["status"] == "ok" or (r["status"] == "skipped" and r["params"]["op"] == "write"), r
 print(f"ok: --quick ran {len(quick)} records over tcp")
 
-def tune(work, suite_text, name):
-    """`uniperf tune` over tcp of `suite_text` (written to WORK/NAME.yaml) within a
+def tune(work, suite_text, name, config="tcp"):
+    """`uniperf tune` over CONFIG of `suite_text` (written to WORK/NAME.yaml) within a
     budget of 24; returns the suite's path, the tuning file's path and its text."""
     suite_path = os.path.join(work, name + ".yaml")
     with open(suite_path, "w") as f:
         f.write(suite_text)
     tuning_path = os.path.join(work, "tuning.yaml")
-    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
+    run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, f"configs/{config}.yaml"),
                           "--budget", "24", "-o", tuning_path],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
@@ -176,7 +176,7 @@ with tempfile.TemporaryDirectory() as work:
     # A tuning file of a test the suite does not sweep is refused, naming it.
     run = subprocess.run([uniperf, "run", plain, "-c", os.path.join(source_dir, "configs/tcp.yaml"),
                           "--tuning", tuning_path], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 2 and "has no `fragment: auto` or `source: auto` test named copy" in run.stderr, \
+    assert run.returncode == 2 and "has no `fragment: auto`, `source: auto` or `inline: auto` test named copy" in run.stderr, \
         (run.returncode, run.stderr)
 print("ok: tune chose a fragment per size within its budget")
 
@@ -216,6 +216,35 @@ with tempfile.TemporaryDirectory() as work:
                             (f"both.fragment_{fragment}.source_{source}", 3000, fragment, source, "ok")]), \
         tuned
 print("ok: tune chose the source, alone and with the fragment, and the tuned run ran them")
+
+# inline: auto, tuned for a latency test's p50: over ofi-shm (max_inline 4 KiB
+# here) 8 B is measured both ways and 8 KiB is off without a measurement (the
+# plugin posts nothing that large inline); over tcp (max_inline 0) every
+# size is off so. The tuned run posts each size as chosen.
+inline_suite = """suite: tune-inline
+defaults: {op: send, pattern: latency, duration: 0.05s, warmup: 16}
+tests:
+  - {name: small, inline: auto, sizes: [8, 8K]}
+"""
+for config, measured in (("ofi-shm", [8]), ("tcp", [])):
+    with tempfile.TemporaryDirectory() as work:
+        suite_path, tuning_path, tuning = tune(work, inline_suite, "tune-inline", config)
+        chosen = dict(re.findall(r"\{size: (\d+), inline: (on|off)", tuning))
+        assert set(chosen) == {"8", "8192"}, tuning
+        for size in measured:
+            assert re.search(rf"\{{size: {size}, inline: (on|off), p50_us: [0-9.e-]+, .*curve: "
+                             r"\{inline off: [0-9.e-]+, inline on: [0-9.e-]+\}", tuning), tuning
+        for size in {8, 8192} - set(measured):
+            assert re.search(rf"\{{size: {size}, inline: off, max_inline: \d+\}}", tuning), tuning
+        tuned_out = os.path.join(work, "tuned.jsonl")
+        run = subprocess.run([uniperf, "run", suite_path, "-c", os.path.join(source_dir, f"configs/{config}.yaml"),
+                              "--tuning", tuning_path, "--quiet", "-o", tuned_out],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+        ran = sorted((r["size"], r["test"], r["status"]) for r in map(json.loads, open(tuned_out)))
+        assert ran == [(8, f"small.inline_{chosen['8']}", "ok"),
+                       (8192, f"small.inline_{chosen['8192']}", "ok")], ran
+    print(f"ok: tune chose inline per size over {config} for the lowest p50: {chosen}")
 
 # `uniperf tune --peer`: every round a client of a real `uniperf serve` (on
 # loopback here, another host in a lab), which serves them one after another

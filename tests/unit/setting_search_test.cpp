@@ -62,6 +62,23 @@ TEST(SettingSearch, StopsWhenTheBestIsClearOfTheRest) {
   EXPECT_NEAR(out.curve[1].ci95.mean, 100.5, 1e-9);
 }
 
+TEST(SettingSearch, ALatencyGoalChoosesTheLowest) {
+  SettingSearch s(3, 2, 100, SettingSearch::Goal::lowest);
+  for (const double v : {10.0, 11.0}) s.add(0, v);
+  for (const double v : {2.0, 2.1}) s.add(1, v);
+  for (const double v : {5.0, 5.1}) s.add(2, v);
+  EXPECT_TRUE(s.done());  // 2 us is clear of 5 and 10
+  const auto out = s.outcome();
+  EXPECT_EQ(out.best, 1u);
+  EXPECT_EQ(out.runner_up, 2u);
+  EXPECT_TRUE(out.separated);
+  // Two that overlap near the lowest are measured again.
+  SettingSearch close(2, 2, 100, SettingSearch::Goal::lowest);
+  for (const double v : {2.0, 2.4}) close.add(0, v);
+  for (const double v : {2.1, 2.3}) close.add(1, v);
+  EXPECT_EQ(close.next().size(), 2u);
+}
+
 TEST(SettingSearch, NeverSpendsPastItsBudgetAndSaysWhenItCouldNotDecide) {
   std::mt19937_64 rng(7);
   SettingSearch s(kCandidates, 2, 30);

@@ -1,5 +1,5 @@
 // Tuning files (suite/tuning.hpp): what `uniperf run --tuning` reads, and
-// how it narrows a `fragment: auto` or `source: auto` sweep to the chosen
+// how it narrows a `fragment: auto`, `source: auto` or `inline: auto` sweep to the chosen
 // setting per size.
 #include "suite/tuning.hpp"
 
@@ -43,8 +43,8 @@ TEST(Tuning, ReadsTheChoicesAndLeavesUnavailableSizesWithout) {
   ASSERT_EQ(t.choices.count("copy"), 1u);
   const auto& copy = t.choices.at("copy");
   EXPECT_EQ(copy.size(), 2u);
-  EXPECT_EQ(copy.at(4096), (TunedSetting{1024, ""}));
-  EXPECT_EQ(copy.at(65536), (TunedSetting{8192, ""}));
+  EXPECT_EQ(copy.at(4096), (TunedSetting{1024, "", ""}));
+  EXPECT_EQ(copy.at(65536), (TunedSetting{8192, "", ""}));
   EXPECT_EQ(copy.count(1048576), 0u);
   EXPECT_EQ(t.lines.at("copy"), 5);
 }
@@ -121,7 +121,8 @@ TEST(Tuning, ATunedTestTheSuiteDoesNotSweepIsRefusedAtItsLine) {
     EXPECT_EQ(e.file, "t.yaml");
     EXPECT_EQ(e.line, 5);
     EXPECT_NE(std::string(e.what()).find(
-                  "s.yaml has no `fragment: auto` or `source: auto` test named fixed"),
+                  "s.yaml has no `fragment: auto`, `source: auto` or `inline: auto` test named "
+                  "fixed"),
               std::string::npos)
         << e.what();
   }
@@ -197,8 +198,8 @@ TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
       - {size: 4096, fragment: 1024, source: staged, MB_per_s: 3}
 )",
                                        "t.yaml");
-  EXPECT_EQ(t.choices.at("staging").at(16384), (TunedSetting{0, "staged"}));
-  EXPECT_EQ(t.choices.at("both").at(4096), (TunedSetting{1024, "staged"}));
+  EXPECT_EQ(t.choices.at("staging").at(16384), (TunedSetting{0, "staged", ""}));
+  EXPECT_EQ(t.choices.at("both").at(4096), (TunedSetting{1024, "staged", ""}));
   const model::SuiteSpec suite = parse_suite(apply_tuning(kSourceSuite, "s.yaml", t), "s.yaml");
   EXPECT_EQ(sizes_of(suite, "staging.source_staged"), (std::vector<std::uint64_t>{16384}));
   EXPECT_EQ(sizes_of(suite, "staging.source_zero_copy"), (std::vector<std::uint64_t>{1048576}));
@@ -239,6 +240,59 @@ TEST(Tuning, AChoiceOfASettingTheTestDoesNotTuneIsRefusedAtItsTest) {
             std::string::npos);
   EXPECT_EQ(refusal("    both:\n      - {size: 4096, fragment: 1024, source: zero_copy}\n"),
             "accepted");
+}
+
+constexpr const char* kInlineSuite = R"(suite: s
+defaults: {op: send, iterations: 10}
+tests:
+  - {name: small, pattern: latency, inline: auto, sizes: [8, 64, 4K]}
+)";
+
+TEST(Tuning, InlineAutoSweepsOffAndOnAndEachSizeRunsItsChoice) {
+  // Run untuned: both points at every size, "on" as much as the plugin allows.
+  const model::SuiteSpec swept = parse_suite(kInlineSuite, "s.yaml");
+  ASSERT_EQ(swept.tests.size(), 2u);
+  EXPECT_EQ(swept.tests[0].name, "small.inline_off");
+  EXPECT_EQ(swept.tests[0].flows.front().inline_size, 0u);
+  EXPECT_EQ(swept.tests[1].name, "small.inline_on");
+  EXPECT_EQ(swept.tests[1].flows.front().inline_size, kInlineAsPluginAllows);
+  const TuningChoices t = parse_tuning(R"(tuning:
+  tests:
+    small:
+      - {size: 8, inline: on, p50_us: 1.5}
+      - {size: 4096, inline: off, max_inline: 256}
+)",
+                                       "t.yaml");
+  EXPECT_EQ(t.choices.at("small").at(8), (TunedSetting{0, "", "on"}));
+  const model::SuiteSpec tuned = parse_suite(apply_tuning(kInlineSuite, "s.yaml", t), "s.yaml");
+  // 64 B, not tuned, at both; 8 B and 4 KiB at their choices.
+  EXPECT_EQ(sizes_of(tuned, "small.inline_on"), (std::vector<std::uint64_t>{8, 64}));
+  EXPECT_EQ(sizes_of(tuned, "small.inline_off"), (std::vector<std::uint64_t>{64, 4096}));
+}
+
+TEST(Tuning, InlineAutoOfAPipelineOrANonChoiceIsRefusedAtItsLine) {
+  try {
+    parse_suite(
+        "suite: s\ntests:\n  - {name: p, op: write, pattern: bandwidth, fragment: 1K, "
+        "inline: auto, sizes: [64K]}\n",
+        "s.yaml");
+    FAIL() << "inline: auto of a pipelined test was read";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.line, 3);
+    EXPECT_EQ(e.key, "inline");
+    EXPECT_NE(std::string(e.what()).find("a pipelined test (fragment > 0) posts fragments"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_tuning("tuning:\n  tests:\n    small:\n      - {size: 8, inline: maybe}\n", "t.yaml");
+    FAIL() << "inline: maybe was read";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.line, 4);
+    EXPECT_NE(std::string(e.what()).find("'maybe' is not a candidate of `inline: auto` (off, on)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

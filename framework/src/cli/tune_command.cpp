@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -29,6 +30,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using Goal = results::SettingSearch::Goal;
+
 /// One (test, size) being tuned.
 struct Tuning {
   std::string test;           ///< the suite's name for it (before the sweep's suffix)
@@ -37,39 +40,60 @@ struct Tuning {
   std::vector<suite::TunedSetting> candidates;
   results::SettingSearch search;
   std::string unavailable;  ///< why it could not be measured ("" when it could)
+  /// `inline: auto` where the plugin posts no message of this size inline
+  /// (its max_inline, which the "on" candidate's record showed): "on"
+  /// would measure "off" again, so "off" is the choice, unmeasured.
+  std::optional<std::uint32_t> max_inline;
 };
 
 /// The candidates for a message of `size`: each auto fragment up to the
 /// first that sends it whole (larger ones would send it whole again), each
-/// auto source; a setting the test does not leave to the tuner is its own.
+/// auto source, each inline choice; a setting the test does not leave to
+/// the tuner is its own.
 std::vector<suite::TunedSetting> candidates_for(std::uint64_t size, suite::AutoSettings swept) {
-  std::vector<std::uint32_t> fragments;
-  for (const std::uint32_t f : suite::kAutoFragments) {
-    fragments.push_back(swept.fragment ? f : 0);
-    if (!swept.fragment || f >= size) break;
-  }
   std::vector<suite::TunedSetting> candidates;
-  for (const std::uint32_t f : fragments) {
-    for (const std::string_view source : suite::kAutoSources) {
-      candidates.push_back({f, swept.source ? std::string(source) : std::string()});
-      if (!swept.source) break;
-    }
+  for (const suite::TunedSetting& point : suite::sweep_points(swept)) {
+    if (!candidates.empty() && candidates.back().fragment != point.fragment &&
+        candidates.back().fragment >= size)
+      break;
+    candidates.push_back(point);
   }
   return candidates;
 }
 
 /// A candidate as the tuning file and the console name it: "8192",
-/// "staged" or "8192/staged".
+/// "staged", "8192/staged", "inline on".
 std::string label(const suite::TunedSetting& setting) {
-  if (setting.source.empty()) return std::to_string(setting.fragment);
-  if (setting.fragment == 0) return setting.source;
-  return std::to_string(setting.fragment) + "/" + setting.source;
+  std::string text;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : "/") + part; };
+  if (setting.fragment != 0) add(std::to_string(setting.fragment));
+  if (!setting.source.empty()) add(setting.source);
+  if (!setting.inlining.empty()) add("inline " + setting.inlining);
+  return text;
 }
 
 std::string measured_name(const Tuning& t, const suite::TunedSetting& setting) {
-  return fmt::format("{}.size_{}",
-                     suite::sweep_point_name(t.test, t.swept, setting.fragment, setting.source),
-                     t.size);
+  return fmt::format("{}.size_{}", suite::sweep_point_name(t.test, t.swept, setting), t.size);
+}
+
+/// What the tuner optimises and how it is written: a latency test's p50
+/// (lower is better), else bandwidth.
+struct Objective {
+  const char* key;   ///< the tuning file's: "p50_us" or "MB_per_s"
+  const char* unit;  ///< the console's: "us p50" or "MB/s"
+};
+Objective objective_of(Goal goal) {
+  return goal == Goal::lowest ? Objective{"p50_us", "us p50"} : Objective{"MB_per_s", "MB/s"};
+}
+
+/// The figure a record gives the search; none when it has none.
+std::optional<double> figure(const results::Record& r, Goal goal) {
+  if (goal == Goal::lowest) {
+    if (!r.latency) return std::nullopt;
+    return r.latency->p50;
+  }
+  if (!r.bandwidth) return std::nullopt;
+  return r.bandwidth->mb_per_s;
 }
 
 /// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet [--peer PEER]`
@@ -107,8 +131,8 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
   YAML::Emitter out;
   out.SetDoublePrecision(6);  // MB/s to a few parts per million: more is noise
   out << YAML::Comment(fmt::format(
-      "uniperf tune {} -c {}{}: the fragment and/or source that moved the most bytes per "
-      "second, per test and size (docs/pipeline.md)",
+      "uniperf tune {} -c {}{}: the fragment, source or inline choice that moved the most bytes "
+      "per second (a latency test: the lowest p50), per test and size (docs/pipeline.md)",
       suite_path, config, peer.empty() ? "" : " --peer " + peer));
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "suite" << YAML::Value << suite_path;
@@ -126,16 +150,24 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
         out << YAML::Key << "unavailable" << YAML::Value << t.unavailable << YAML::EndMap;
         continue;
       }
+      if (t.max_inline) {
+        out << YAML::Key << "inline" << YAML::Value << "off";
+        out << YAML::Key << "max_inline" << YAML::Value << *t.max_inline << YAML::EndMap;
+        continue;
+      }
       const auto o = t.search.outcome();
+      const Objective objective = objective_of(t.search.goal());
       const auto& best = o.curve[o.best];
       const suite::TunedSetting& chosen = t.candidates[o.best];
       if (t.swept.fragment) out << YAML::Key << "fragment" << YAML::Value << chosen.fragment;
       if (t.swept.source) out << YAML::Key << "source" << YAML::Value << chosen.source;
-      out << YAML::Key << "MB_per_s" << YAML::Value << best.ci95.mean;
+      if (t.swept.inlining) out << YAML::Key << "inline" << YAML::Value << chosen.inlining;
+      out << YAML::Key << objective.key << YAML::Value << best.ci95.mean;
       out << YAML::Key << "ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq << best.ci95.low
           << best.ci95.high << YAML::EndSeq;
       out << YAML::Key << "runner_up" << YAML::Value << label(t.candidates[o.runner_up]);
-      out << YAML::Key << "runner_up_MB_per_s" << YAML::Value << o.curve[o.runner_up].ci95.mean;
+      out << YAML::Key << fmt::format("runner_up_{}", objective.key) << YAML::Value
+          << o.curve[o.runner_up].ci95.mean;
       out << YAML::Key << "separated" << YAML::Value << o.separated;
       out << YAML::Key << "measurements" << YAML::Value << o.measurements;
       out << YAML::Key << "curve" << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -154,9 +186,9 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
 void add_tune_command(CLI::App& app, TuneCommand& tune) {
   tune.command = app.add_subcommand(
       "tune",
-      "Find the best fragment and/or source per size for the suite's `fragment: auto` and "
-      "`source: auto` tests on this host (or to a --peer) and config (docs/pipeline.md); writes "
-      "a tuning file");
+      "Find the best fragment, source or inline choice per size for the suite's `fragment: "
+      "auto`, `source: auto` and `inline: auto` tests on this host (or to a --peer) and config "
+      "(docs/pipeline.md): the most MB/s, or a latency test's lowest p50; writes a tuning file");
   tune.command->add_option("suite", tune.suite, "Suite file (YAML), or a shipped suite's name")
       ->required();
   tune.command->add_option("-c,--config", tune.config, "Provider config (a YAML file)")->required();
@@ -194,6 +226,14 @@ int run_tune_command(const TuneCommand& tune) {
                    "`fragment: auto` to tune\n";
       return kExitBadInput;
     }
+    // A latency test is tuned for its p50, any other for its bandwidth.
+    const std::string first = suite::sweep_point_name(name, swept, suite::sweep_points(swept)[0]);
+    const auto point = std::find_if(parsed.tests.begin(), parsed.tests.end(),
+                                    [&](const model::TestSpec& t) { return t.name == first; });
+    const Goal goal = point != parsed.tests.end() && !point->flows.empty() &&
+                              point->flows.front().pattern == model::Pattern::latency
+                          ? Goal::lowest
+                          : Goal::highest;
     for (const std::uint64_t size : *sizes) {
       auto candidates = candidates_for(size, swept);
       const std::size_t count = candidates.size();
@@ -203,14 +243,15 @@ int run_tune_command(const TuneCommand& tune) {
                                   tune.budget != 0
                                       ? tune.budget
                                       : std::max(TuneCommand::kLeastBudget,
-                                                 TuneCommand::kMeasurementsPerCandidate * count)),
-           ""});
+                                                 TuneCommand::kMeasurementsPerCandidate * count),
+                                  goal),
+           "", std::nullopt});
     }
   }
   if (tunings.empty()) {
     std::cerr << "uniperf: " << suite_path
-              << ": no test asks for `fragment: auto` or `source: auto`: there is nothing to "
-                 "tune\n";
+              << ": no test asks for `fragment: auto`, `source: auto` or `inline: auto`: there "
+                 "is nothing to tune\n";
     return kExitBadInput;
   }
 
@@ -234,7 +275,7 @@ int run_tune_command(const TuneCommand& tune) {
     std::map<std::string, std::pair<std::size_t, std::size_t>> measuring;  // name -> tuning, k
     for (std::size_t i = 0; i < tunings.size(); ++i) {
       Tuning& t = tunings[i];
-      if (!t.unavailable.empty()) continue;
+      if (!t.unavailable.empty() || t.max_inline) continue;
       std::map<std::size_t, int> counts;
       for (const std::size_t k : t.search.next()) ++counts[k];
       for (const auto& [k, n] : counts) {
@@ -243,6 +284,8 @@ int run_tune_command(const TuneCommand& tune) {
         test["name"] = name;
         if (t.swept.fragment) test["fragment"] = t.candidates[k].fragment;
         if (t.swept.source) test["source"] = t.candidates[k].source;
+        if (t.swept.inlining)
+          test["inline"] = t.candidates[k].inlining == "on" ? suite::kInlineAsPluginAllows : 0;
         test["sizes"] = std::vector<std::uint64_t>{t.size};
         test["trials"] = n;
         test.remove("baseline");
@@ -276,15 +319,25 @@ int run_tune_command(const TuneCommand& tune) {
       const auto at = measuring.find(r.test);
       if (at == measuring.end()) continue;
       Tuning& t = tunings[at->second.first];
-      if (r.status != results::Status::ok || !r.bandwidth) {
-        t.unavailable = fmt::format("{}: {} {}", label(t.candidates[at->second.second]),
-                                    results::to_string(r.status), r.reason);
+      const suite::TunedSetting& candidate = t.candidates[at->second.second];
+      const Goal goal = t.search.goal();
+      const std::optional<double> value = figure(r, goal);
+      if (r.status != results::Status::ok || !value) {
+        t.unavailable =
+            fmt::format("{}: {} {}", label(candidate), results::to_string(r.status), r.reason);
+        continue;
+      }
+      // Inline "on" that the plugin capped below this size posted nothing
+      // inline: it was "off" again.
+      if (candidate.inlining == "on" && r.flow.inline_size < t.size) {
+        t.max_inline = r.flow.inline_size;
         continue;
       }
       if (r.trials.empty()) {
-        t.search.add(at->second.second, r.bandwidth->mb_per_s);
+        t.search.add(at->second.second, *value);
       } else {
-        for (const auto& trial : r.trials) t.search.add(at->second.second, trial.mb_per_s);
+        for (const auto& trial : r.trials)
+          t.search.add(at->second.second, goal == Goal::lowest ? trial.p50_us : trial.mb_per_s);
       }
     }
   }
@@ -294,19 +347,23 @@ int run_tune_command(const TuneCommand& tune) {
       std::cout << fmt::format("{} {:>9} B: not tuned: {}\n", t.test, t.size, t.unavailable);
       continue;
     }
+    if (t.max_inline) {
+      std::cout << fmt::format("{} {:>9} B: inline off: the plugin posts at most {} B inline\n",
+                               t.test, t.size, *t.max_inline);
+      continue;
+    }
     const auto o = t.search.outcome();
+    const Objective objective = objective_of(t.search.goal());
     const auto& best = o.curve[o.best].ci95;
     std::cout << fmt::format(
-        "{} {:>9} B: {} {} at {:.1f} MB/s (95% CI {:.1f} .. {:.1f}); runner-up {} at "
-        "{:.1f}; {} after {} measurements\n",
-        t.test, t.size,
-        t.swept.fragment ? (t.swept.source ? "fragment/source" : "fragment") : "source",
-        label(t.candidates[o.best]), best.mean, best.low, best.high,
+        "{} {:>9} B: {} at {:.4g} {} (95% CI {:.4g} .. {:.4g}); runner-up {} at {:.4g}; {} after "
+        "{} measurements\n",
+        t.test, t.size, label(t.candidates[o.best]), best.mean, objective.unit, best.low, best.high,
         label(t.candidates[o.runner_up]), o.curve[o.runner_up].ci95.mean,
         o.separated ? "clear of the rest" : "not separated within the budget", o.measurements);
     std::string curve = "    curve:";
     for (std::size_t k = 0; k < t.candidates.size(); ++k)
-      curve += fmt::format(" {}:{:.0f}", label(t.candidates[k]), o.curve[k].ci95.mean);
+      curve += fmt::format(" {}:{:.4g}", label(t.candidates[k]), o.curve[k].ci95.mean);
     std::cout << curve << "\n";
   }
   if (!tune.output.empty())

@@ -16,10 +16,12 @@ double mean_of(const std::vector<double>& values) {
 
 }  // namespace
 
-SettingSearch::SettingSearch(std::size_t candidates, std::size_t first_round, std::size_t budget)
+SettingSearch::SettingSearch(std::size_t candidates, std::size_t first_round, std::size_t budget,
+                             Goal goal)
     : values_(candidates),
       first_round_(std::max<std::size_t>(1, first_round)),
-      budget_(std::max(budget, candidates * std::max<std::size_t>(1, first_round))) {
+      budget_(std::max(budget, candidates * std::max<std::size_t>(1, first_round))),
+      goal_(goal) {
   if (candidates == 0) throw std::invalid_argument("a search needs a candidate");
 }
 
@@ -49,13 +51,20 @@ std::vector<std::size_t> SettingSearch::contenders() const {
   std::size_t best = 0;
   for (std::size_t k = 0; k < values_.size(); ++k) {
     ci.push_back(mean_ci95(values_[k]));
-    if (mean_of(values_[k]) > mean_of(values_[best])) best = k;
+    if (better(mean_of(values_[k]), mean_of(values_[best]))) best = k;
   }
+  // A candidate whose interval reaches into the best's might be the best.
   std::vector<std::size_t> close = {best};
   for (std::size_t k = 0; k < values_.size(); ++k) {
-    if (k != best && ci[k].high >= ci[best].low) close.push_back(k);
+    const bool overlaps =
+        goal_ == Goal::highest ? ci[k].high >= ci[best].low : ci[k].low <= ci[best].high;
+    if (k != best && overlaps) close.push_back(k);
   }
   return close;
+}
+
+bool SettingSearch::better(double a, double b) const {
+  return goal_ == Goal::highest ? a > b : a < b;
 }
 
 SettingSearch::Outcome SettingSearch::outcome() const {
@@ -66,10 +75,12 @@ SettingSearch::Outcome SettingSearch::outcome() const {
     out.curve.push_back({values, mean_ci95(values)});
     means.push_back(mean_of(values));
   }
-  out.best = static_cast<std::size_t>(std::max_element(means.begin(), means.end()) - means.begin());
+  for (std::size_t k = 1; k < means.size(); ++k) {
+    if (better(means[k], means[out.best])) out.best = k;
+  }
   out.runner_up = out.best;
   for (std::size_t k = 0; k < means.size(); ++k) {
-    if (k != out.best && (out.runner_up == out.best || means[k] > means[out.runner_up]))
+    if (k != out.best && (out.runner_up == out.best || better(means[k], means[out.runner_up])))
       out.runner_up = k;
   }
   out.separated = values_.size() == 1 || contenders().size() == 1;

@@ -1,6 +1,7 @@
 // The self-tuner's search (docs/pipeline.md, "Self-tuning"): which of a few
-// candidate settings (fragment sizes, powers of two) gives the highest
-// figure, from noisy measurements, within a budget. Every candidate is
+// candidate settings (fragment sizes, powers of two) gives the best figure
+// (the highest bandwidth, or the lowest latency), from noisy measurements,
+// within a budget. Every candidate is
 // measured a few times; then the best and every candidate whose 95%
 // confidence interval still overlaps the best's are measured again, until
 // the intervals separate or the budget is spent. Pure: the caller measures
@@ -17,16 +18,21 @@ namespace uniperf::results {
 
 class SettingSearch {
  public:
+  /// Which figure is better: bandwidth the highest, latency the lowest.
+  enum class Goal { highest, lowest };
+
   /// `candidates` settings (their values are the caller's), each measured
   /// `first_round` times before any is repeated; at most `budget`
   /// measurements in all (at least candidates x first_round).
-  SettingSearch(std::size_t candidates, std::size_t first_round, std::size_t budget);
+  SettingSearch(std::size_t candidates, std::size_t first_round, std::size_t budget,
+                Goal goal = Goal::highest);
 
   /// The candidates to measure next, one entry per measurement (a
   /// candidate may appear more than once); empty when the search is done.
   std::vector<std::size_t> next() const;
-  /// One measurement of candidate `k` (higher is better).
+  /// One measurement of candidate `k`.
   void add(std::size_t k, double value);
+  Goal goal() const { return goal_; }
 
   struct Candidate {
     std::vector<double> values;
@@ -47,11 +53,14 @@ class SettingSearch {
  private:
   /// The candidates whose interval overlaps the best's, the best first.
   std::vector<std::size_t> contenders() const;
+  /// Whether figure `a` is better than `b` by the goal.
+  bool better(double a, double b) const;
 
   std::vector<std::vector<double>> values_;
   std::size_t first_round_;
   std::size_t budget_;
   std::size_t spent_ = 0;
+  Goal goal_;
 };
 
 }  // namespace uniperf::results

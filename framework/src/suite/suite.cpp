@@ -660,6 +660,26 @@ std::vector<YAML::Node> source_sweep(const YAML::Node& node, const YAML::Node* d
   return tests;
 }
 
+/// A test whose `inline` (its own, else the defaults') is `auto` is one
+/// test per kAutoInlines, named NAME.inline_I (after the other sweeps'
+/// suffixes): `inline: 0`, and `inline: kInlineAsPluginAllows`. Any other
+/// test is itself.
+std::vector<YAML::Node> inline_sweep(const YAML::Node& node, const YAML::Node* defaults) {
+  if (!node.IsMap()) return {node};
+  const YAML::Node own = node["inline"];
+  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["inline"];
+  if (!given || !given.IsScalar() || given.Scalar() != "auto") return {node};
+  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
+  std::vector<YAML::Node> tests;
+  for (const std::string_view choice : kAutoInlines) {
+    YAML::Node one = YAML::Clone(node);
+    one["inline"] = choice == "on" ? kInlineAsPluginAllows : 0;
+    if (!name.empty()) one["name"] = name + ".inline_" + std::string(choice);
+    tests.push_back(one);
+  }
+  return tests;
+}
+
 }  // namespace
 
 model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
@@ -732,17 +752,27 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
   for (const auto& node : tests) {
     for (const YAML::Node& by_fragment : fragment_sweep(node, suite_defaults, file)) {
       const std::vector<YAML::Node> points = source_sweep(by_fragment, suite_defaults);
-      for (const YAML::Node& one : points) {
-        TestSpec test = parse_test(one, file, suite_defaults);
-        // Like delivery and reassembly, a source is ignored without
-        // fragments; swept there, it would measure one thing twice.
-        if (points.size() > 1 &&
-            std::none_of(test.flows.begin(), test.flows.end(),
-                         [](const FlowSpec& flow) { return flow.fragment > 0; }))
-          throw SpecError(file, line_of(node), "source",
-                          "auto chooses how a pipelined transfer's fragments are sent: the test "
-                          "needs fragment > 0");
-        add_with_baseline(suite.tests, std::move(test), one, suite_defaults, file);
+      for (const YAML::Node& by_source : points) {
+        const std::vector<YAML::Node> inlines = inline_sweep(by_source, suite_defaults);
+        for (const YAML::Node& one : inlines) {
+          TestSpec test = parse_test(one, file, suite_defaults);
+          const bool pipelined =
+              std::any_of(test.flows.begin(), test.flows.end(),
+                          [](const FlowSpec& flow) { return flow.fragment > 0; });
+          // Like delivery and reassembly, a source is ignored without
+          // fragments; swept there, it would measure one thing twice.
+          if (points.size() > 1 && !pipelined)
+            throw SpecError(file, line_of(node), "source",
+                            "auto chooses how a pipelined transfer's fragments are sent: the test "
+                            "needs fragment > 0");
+          // Inline applies to a pipeline's fragments, not its messages:
+          // one choice per message size could not say which.
+          if (inlines.size() > 1 && pipelined)
+            throw SpecError(file, line_of(node), "inline",
+                            "auto chooses whether each message of a size goes inline: a "
+                            "pipelined test (fragment > 0) posts fragments, give it a number");
+          add_with_baseline(suite.tests, std::move(test), one, suite_defaults, file);
+        }
       }
     }
   }
@@ -764,20 +794,38 @@ AutoSettings auto_settings(const YAML::Node& test, const YAML::Node& defaults) {
     return given && given.IsScalar() && given.Scalar() == "auto";
   };
   if (!test.IsMap()) return {};
-  return {is_auto("fragment"), is_auto("source")};
+  return {is_auto("fragment"), is_auto("source"), is_auto("inline")};
 }
 
-std::string sweep_point_name(const std::string& name, AutoSettings swept, std::uint32_t fragment,
-                             std::string_view source) {
-  std::string point = name;
-  if (swept.fragment) point += ".fragment_" + std::to_string(fragment);
-  if (swept.source) point += ".source_" + std::string(source);
-  return point;
+std::vector<TunedSetting> sweep_points(AutoSettings swept) {
+  std::vector<TunedSetting> points;
+  for (const std::uint32_t fragment : kAutoFragments) {
+    for (const std::string_view source : kAutoSources) {
+      for (const std::string_view inlining : kAutoInlines) {
+        points.push_back({swept.fragment ? fragment : 0,
+                          swept.source ? std::string(source) : std::string(),
+                          swept.inlining ? std::string(inlining) : std::string()});
+        if (!swept.inlining) break;  // one point: the test's own inline
+      }
+      if (!swept.source) break;
+    }
+    if (!swept.fragment) break;
+  }
+  return points;
+}
+
+std::string sweep_point_name(const std::string& name, AutoSettings swept,
+                             const TunedSetting& point) {
+  std::string named = name;
+  if (swept.fragment) named += ".fragment_" + std::to_string(point.fragment);
+  if (swept.source) named += ".source_" + point.source;
+  if (swept.inlining) named += ".inline_" + point.inlining;
+  return named;
 }
 
 const std::vector<std::uint64_t>* auto_sweep_sizes(const model::SuiteSpec& suite,
                                                    const std::string& name, AutoSettings swept) {
-  const std::string first = sweep_point_name(name, swept, kAutoFragments[0], kAutoSources[0]);
+  const std::string first = sweep_point_name(name, swept, sweep_points(swept).front());
   for (const model::TestSpec& test : suite.tests) {
     if (test.name == first) return &test.sizes;
   }

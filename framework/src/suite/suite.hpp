@@ -66,20 +66,44 @@ inline constexpr std::uint32_t kAutoFragments[] = {256,  512,   1024,  2048, 409
 /// through a bounce buffer (model::Source), in this order.
 inline constexpr std::string_view kAutoSources[] = {"zero_copy", "staged"};
 
+/// `inline: auto`: whether a message is posted inline (as much of it as the
+/// plugin can: kInlineAsPluginAllows, capped to its max_inline) or not.
+inline constexpr std::string_view kAutoInlines[] = {"off", "on"};
+/// The `inline` of `inline: auto`'s "on": above every transport's
+/// max_inline, so the plugin's own cap decides.
+inline constexpr std::uint32_t kInlineAsPluginAllows = 1u << 20;
+
 /// What a suite's test node leaves to the tuner: `fragment: auto`, `source:
-/// auto` or both (each its own key, else the `defaults:` mapping's).
+/// auto`, `inline: auto` or several (each its own key, else the
+/// `defaults:` mapping's).
 struct AutoSettings {
   bool fragment = false;
   bool source = false;
-  bool any() const { return fragment || source; }
+  bool inlining = false;
+  bool any() const { return fragment || source || inlining; }
 };
 AutoSettings auto_settings(const YAML::Node& test, const YAML::Node& defaults);
 
+/// One point of an auto test's sweep, and a tuner's choice for a size: the
+/// fragment (0: not swept), the source and the inline choice ("": not
+/// swept).
+struct TunedSetting {
+  std::uint32_t fragment = 0;
+  std::string source;
+  std::string inlining;
+  bool operator==(const TunedSetting&) const = default;
+};
+
+/// Every point of a sweep of `swept`, fragments outermost, then sources,
+/// then inline choices (each from its kAuto* list, in order).
+std::vector<TunedSetting> sweep_points(AutoSettings swept);
+
 /// The name of one point of an auto test's sweep: NAME.fragment_F when the
-/// fragment is swept, then .source_S when the source is (a setting not
-/// swept is left out, and so is its part of the name).
-std::string sweep_point_name(const std::string& name, AutoSettings swept, std::uint32_t fragment,
-                             std::string_view source);
+/// fragment is swept, then .source_S when the source is, then .inline_I
+/// when inline is (a setting not swept is left out, and so is its part of
+/// the name).
+std::string sweep_point_name(const std::string& name, AutoSettings swept,
+                             const TunedSetting& point);
 
 /// The sizes an auto test NAME of a parsed suite runs (those of its sweep's
 /// tests); null when the suite has no such sweep: `source: auto` beside a

@@ -33,12 +33,37 @@ std::uint64_t number(const YAML::Node& row, const char* name, const std::string&
                   "expected a number of bytes, got '" + node.Scalar() + "'");
 }
 
-/// "the fragment", "the source", "the fragment and the source" or "nothing".
-std::string describe(bool fragment, bool source) {
-  if (fragment && source) return "the fragment and the source";
-  if (fragment) return "the fragment";
-  if (source) return "the source";
-  return "nothing";
+/// What a choice names, or a test leaves to the tuner: "the fragment",
+/// "the fragment and the source", "inline", ... or "nothing".
+std::string describe(AutoSettings settings) {
+  std::vector<std::string> named;
+  if (settings.fragment) named.emplace_back("the fragment");
+  if (settings.source) named.emplace_back("the source");
+  if (settings.inlining) named.emplace_back("inline");
+  if (named.empty()) return "nothing";
+  std::string text = named.front();
+  for (std::size_t i = 1; i < named.size(); ++i)
+    text += (i + 1 == named.size() ? " and " : ", ") + named[i];
+  return text;
+}
+
+AutoSettings named_by(const TunedSetting& setting) {
+  return {setting.fragment != 0, !setting.source.empty(), !setting.inlining.empty()};
+}
+
+/// `row[key]`, one of `candidates` (the choices of `key: auto`).
+template <std::size_t N>
+std::string one_of(const YAML::Node& row, const char* key, const std::string_view (&candidates)[N],
+                   const std::string& file, const std::string& at) {
+  const YAML::Node node = row[key];
+  const std::string chosen = node.IsScalar() ? node.Scalar() : "";
+  if (std::find(std::begin(candidates), std::end(candidates), chosen) != std::end(candidates))
+    return chosen;
+  std::string listed;
+  for (const std::string_view candidate : candidates)
+    listed += (listed.empty() ? "" : ", ") + std::string(candidate);
+  throw SpecError(file, line_of(node), at + "." + key,
+                  "'" + chosen + "' is not a candidate of `" + key + ": auto` (" + listed + ")");
 }
 
 }  // namespace
@@ -69,9 +94,10 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
         throw SpecError(file, line_of(row), at, "expected {size, fragment and/or source}");
       const std::uint64_t size = number(row, "size", file, at);
       if (row["unavailable"]) continue;
-      if (!row["fragment"] && !row["source"])
+      if (!row["fragment"] && !row["source"] && !row["inline"])
         throw SpecError(file, line_of(row), at + ".fragment",
-                        "missing: a row names the fragment, the source or both it chose");
+                        "missing: a row names what it chose: the fragment, the source, inline "
+                        "or several");
       TunedSetting setting;
       if (row["fragment"]) {
         const std::uint64_t fragment = number(row, "fragment", file, at);
@@ -83,15 +109,8 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
                   " is not a candidate of `fragment: auto` (256 .. 64K, powers of two)");
         setting.fragment = static_cast<std::uint32_t>(fragment);
       }
-      if (const YAML::Node source = row["source"]; source) {
-        const std::string chosen_source = source.IsScalar() ? source.Scalar() : "";
-        if (std::find(std::begin(kAutoSources), std::end(kAutoSources), chosen_source) ==
-            std::end(kAutoSources))
-          throw SpecError(
-              file, line_of(source), at + ".source",
-              "'" + chosen_source + "' is not a candidate of `source: auto` (zero_copy, staged)");
-        setting.source = chosen_source;
-      }
+      if (row["source"]) setting.source = one_of(row, "source", kAutoSources, file, at);
+      if (row["inline"]) setting.inlining = one_of(row, "inline", kAutoInlines, file, at);
       chosen[size] = setting;
     }
   }
@@ -118,12 +137,13 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
     applied[name] = true;
     // Each choice names exactly the settings the test leaves to the tuner.
     for (const auto& [size, setting] : chosen->second) {
-      if ((setting.fragment != 0) != swept.fragment || setting.source.empty() == swept.source)
+      const AutoSettings named = named_by(setting);
+      if (named.fragment != swept.fragment || named.source != swept.source ||
+          named.inlining != swept.inlining)
         throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
-                        "the choice for " + std::to_string(size) + " B names " +
-                            describe(setting.fragment != 0, !setting.source.empty()) +
+                        "the choice for " + std::to_string(size) + " B names " + describe(named) +
                             ", but test " + name + " of " + suite_file + " leaves " +
-                            describe(swept.fragment, swept.source) + " to the tuner");
+                            describe(swept) + " to the tuner");
     }
     const std::vector<std::uint64_t>* swept_sizes = auto_sweep_sizes(parsed, name, swept);
     if (swept_sizes == nullptr)
@@ -131,31 +151,29 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
                       "test " + name + " of " + suite_file +
                           " sweeps several fragments beside `source: auto`: one choice per size "
                           "cannot narrow it (give it one fragment or `fragment: auto`)");
-    for (const std::uint32_t fragment : kAutoFragments) {
-      for (const std::string_view source : kAutoSources) {
-        const TunedSetting point{swept.fragment ? fragment : 0,
-                                 swept.source ? std::string(source) : std::string()};
-        std::vector<std::uint64_t> sizes;
-        for (const std::uint64_t size : *swept_sizes) {
-          const auto choice = chosen->second.find(size);
-          if (choice == chosen->second.end() || choice->second == point) sizes.push_back(size);
-        }
-        if (sizes.empty()) continue;
-        YAML::Node one = YAML::Clone(node);
-        one["name"] = sweep_point_name(name, swept, fragment, source);
-        if (swept.fragment) one["fragment"] = fragment;
-        if (swept.source) one["source"] = std::string(source);
-        one["sizes"] = sizes;
-        tests.push_back(one);
-        if (!swept.source) break;  // one point per fragment
+    for (const TunedSetting& point : sweep_points(swept)) {
+      std::vector<std::uint64_t> sizes;
+      for (const std::uint64_t size : *swept_sizes) {
+        const auto choice = chosen->second.find(size);
+        if (choice == chosen->second.end() || choice->second == point) sizes.push_back(size);
       }
-      if (!swept.fragment) break;  // one fragment: the test's own
+      if (sizes.empty()) continue;
+      YAML::Node one = YAML::Clone(node);
+      one["name"] = sweep_point_name(name, swept, point);
+      if (swept.fragment) one["fragment"] = point.fragment;
+      if (swept.source) one["source"] = point.source;
+      if (swept.inlining) one["inline"] = point.inlining == "on" ? kInlineAsPluginAllows : 0;
+      one["sizes"] = sizes;
+      tests.push_back(one);
     }
   }
   for (const auto& [name, line] : tuning.lines) {
     if (!applied.count(name))
       throw SpecError(tuning.file, line, "tuning.tests." + name,
-                      suite_file + " has no `fragment: auto` or `source: auto` test named " + name);
+                      suite_file +
+                          " has no `fragment: auto`, `source: auto` or `inline: auto` "
+                          "test named " +
+                          name);
   }
   root["tests"] = tests;
   YAML::Emitter out;

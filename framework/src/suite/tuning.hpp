@@ -1,7 +1,8 @@
 // Tuning files (`uniperf tune` writes them, `uniperf run --tuning FILE`
 // applies them; docs/pipeline.md, "Self-tuning"): per test and message size,
 // the settings the tuner chose on one host and config: the fragment of a
-// `fragment: auto` test, the source of a `source: auto` one, or both.
+// `fragment: auto` test, the source of a `source: auto` one, the inline
+// choice of an `inline: auto` one, or several.
 //
 //   tuning:
 //     suite: suites/pipeline.yaml
@@ -18,15 +19,9 @@
 #include <map>
 #include <string>
 
-namespace uniperf::suite {
+#include "suite/suite.hpp"
 
-/// One size's choice: the fragment (0: the test does not tune it) and the
-/// source ("": not tuned).
-struct TunedSetting {
-  std::uint32_t fragment = 0;
-  std::string source;
-  bool operator==(const TunedSetting&) const = default;
-};
+namespace uniperf::suite {
 
 /// A tuning file's choices: test name -> size -> setting (sizes written
 /// `unavailable:` have no choice).
