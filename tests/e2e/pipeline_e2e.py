@@ -111,7 +111,8 @@ with tempfile.TemporaryDirectory() as work:
     assert {r["params"]["fragment"] for r in quick} == {0, 1024, 65536}, \
         {r["params"]["fragment"] for r in quick}
     assert {r["test"] for r in quick if r["params"]["fragment"] == 0} == \
-        {"whole_write", "whole_send", "inline_latency", "dma_latency", "inline_rate", "dma_rate"}
+        {"whole_write", "whole_send", "inline_latency.inline_off", "inline_latency.inline_on",
+         "inline_rate.inline_off", "inline_rate.inline_on"}
     for r in quick:
         if r["params"]["pattern"] != "latency":
             assert r["params"]["duration_s"] == 0.1, (r["test"], r["params"]["duration_s"])
