@@ -106,6 +106,19 @@ def broken_offer(port):
         return json.loads(read_frame(s))
 
 
+def once_connected(sockets, least=3, seconds=60):
+    """`sockets()` (a list of (..., state)) as soon as it holds `least`
+    established ones (control, heartbeat, data), or as it is after
+    `seconds`: on a loaded machine the heartbeat and data connections may
+    come seconds after the server said it serves."""
+    deadline = time.monotonic() + seconds
+    while True:
+        held = sockets()
+        if sum(1 for *_, state in held if state == "01") >= least or time.monotonic() > deadline:
+            return held
+        time.sleep(0.05)
+
+
 def wait_for(log, text, seconds=60, times=1):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -203,8 +216,7 @@ with tempfile.TemporaryDirectory() as work:
              "--peer", f"127.0.0.1:{port}", "-o", os.devnull, "--quiet"],
             cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for(single_log, "serving 127.0.0.1")
-        time.sleep(1)  # into the measured stream: heartbeat and data connected
-        held = local_ports(single.pid)
+        held = once_connected(lambda: local_ports(single.pid))
         _, err = stream.communicate(timeout=120)
         assert stream.returncode == 0, (stream.returncode, err)
         established = {p for p, state in held if state == "01"}
@@ -229,8 +241,8 @@ with tempfile.TemporaryDirectory() as work:
              "-o", os.devnull, "--quiet"],
             cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for(bound_log, "serving 127.0.0.2")
-        time.sleep(1)  # into the measured stream: heartbeat and data connected
-        held = [(address, state) for address, _, state in local_sockets(stream.pid)]
+        held = once_connected(
+            lambda: [(address, state) for address, _, state in local_sockets(stream.pid)])
         _, err = stream.communicate(timeout=120)
         assert stream.returncode == 0, (stream.returncode, err)
         established = [address for address, state in held if state == "01"]
