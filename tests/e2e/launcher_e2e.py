@@ -30,10 +30,10 @@ MPIRUN = [mpirun, "--allow-run-as-root", "--oversubscribe"]
 
 
 
-def launched(np, suite, config, out, timeout=240):
+def launched(np, suite, config, out, timeout=240, extra=()):
     # --timeout bounds a size that hangs, so a stuck run ends well before ours.
     return run_once(MPIRUN + ["-np", str(np), uniperf, "run", suite, "-c", config, "-o", out,
-                              "--timeout", "60"], env, timeout)
+                              "--timeout", "60", *extra], env, timeout)
 
 
 
@@ -157,7 +157,8 @@ with tempfile.TemporaryDirectory() as work:
     # Traces of a job of four ranks: every pair's rows, both sides, reach
     # rank 0's trace file on its clock (each rank's offset measured at the
     # job's start), named by the pair's ranks, inside the pair's measured
-    # interval.
+    # interval. --cpu and --peer-cpu pin ranks 0 and 1 only: ranks 2 and 3
+    # keep the launcher's placement (one CPU for every rank would stack them).
     traced_suite = os.path.join(work, "traced.yaml")
     open(traced_suite, "w").write(
         "suite: launched-traces\ntests:\n"
@@ -166,9 +167,18 @@ with tempfile.TemporaryDirectory() as work:
         "  - {name: pingpong, op: send, pattern: latency, sizes: [64], iterations: 100, "
         "trace: 1, keep_samples: true, pairs: bisection}\n")
     out = os.path.join(work, "traced.jsonl")
-    result, seconds = launched(4, traced_suite, os.path.join(source_dir, "configs/tcp.yaml"), out)
+    result, seconds = launched(4, traced_suite, os.path.join(source_dir, "configs/tcp.yaml"), out,
+                               extra=("--cpu", "0", "--peer-cpu", "1"))
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    assert "ranks 2 to 3 are placed by the launcher's binding" in result.stderr, result.stderr
     got = records(out)
+    # (mpirun --oversubscribe binds no rank here: each may run on every CPU.)
+    for r in got:
+        for side in ("initiator", "responder"):
+            rank = r["placement"][side]["rank"]
+            affinity = r["provenance"][side]["affinity"]
+            assert affinity == [rank] if rank < 2 else len(affinity) > 1, \
+                (r["test"], side, rank, affinity)
     trace_path = os.path.join(work, "traced.trace.csv")
     with open(trace_path) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))

@@ -380,10 +380,23 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.
   // A launcher's rank 1 is the responder too: the same command line runs on
-  // every rank, so --cpu pins rank 0 and --peer-cpu rank 1.
+  // every rank, so --cpu pins rank 0 and --peer-cpu rank 1. Ranks 2 and up
+  // take neither: one CPU for every rank would put them all on it; the
+  // launcher's own binding places them.
   const bool responder = !options.pair_connect.empty() || (launcher && launcher->rank == 1);
-  const std::optional<int> my_cpu = responder ? options.peer_cpu : options.cpu;
+  const bool beyond_first_pair = launcher && launcher->rank >= 2;
+  const std::optional<int> my_cpu = beyond_first_pair ? std::nullopt
+                                    : responder       ? options.peer_cpu
+                                                      : options.cpu;
   if (my_cpu) session::pin_to_cpu(*my_cpu);
+  if (launched_rank0 && launcher->size > 2 && (options.cpu || options.peer_cpu)) {
+    std::cerr << "uniperf: --cpu pins rank 0 and --peer-cpu rank 1 only: ranks 2 to "
+              << launcher->size - 1
+              << (launcher->launcher == "uniperf"
+                      ? " run unpinned\n"
+                      : " are placed by the launcher's binding (mpirun --bind-to core, srun "
+                        "--cpu-bind=cores)\n");
+  }
   const nlohmann::json my_facts = session::provenance();
   nlohmann::json peer_facts;
 
