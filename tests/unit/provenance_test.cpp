@@ -50,6 +50,18 @@ TEST(Preflight, UnpinnedAndSharedCpusAreWarned) {
   json peer = quiet_machine(1);
   peer["affinity"] = {0, 1};
   EXPECT_TRUE(mentions(preflight(quiet_machine(4), peer, {}), "--peer-cpu"));
+  // A launched job's ranks past 1: what places them instead of the flags.
+  const auto placed = preflight(
+      local, peer,
+      {.pin_initiator = "placed by the launcher", .pin_responder = "placed by the launcher too"});
+  EXPECT_TRUE(
+      mentions(placed, "initiator: not pinned (may run on CPUs 0-3); placed by the launcher"));
+  EXPECT_TRUE(
+      mentions(placed, "responder: not pinned (may run on CPUs 0-1); placed by the launcher too"));
+  EXPECT_FALSE(mentions(placed, "--cpu"));
+  // Another host's responder is pinned there.
+  peer["host"] = "b";
+  EXPECT_TRUE(mentions(preflight(quiet_machine(4), peer, {}), "pin it with --cpu N on the server"));
 }
 
 TEST(Preflight, AnUnsoundClockIsWarned) {

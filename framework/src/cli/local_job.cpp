@@ -39,11 +39,27 @@ LocalJob::LocalJob(int size) {
   info_.all_local = true;
   info_.job_id = "local-" + std::to_string(::getpid());
   info_.coordinator = "127.0.0.1:" + std::to_string(port_);
+  // Before rank 0 pins itself (--cpu): the CPUs the other ranks start on.
+  CPU_ZERO(&unpinned_);
+  knows_unpinned_ = ::sched_getaffinity(0, sizeof unpinned_, &unpinned_) == 0;
 }
 
 void LocalJob::start(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   const int size = info_.size;
+  // A child inherits its parent's CPUs: rank 0's pin is put aside while the
+  // ranks start (each pins itself then, or not), and put back after.
+  cpu_set_t pinned;
+  CPU_ZERO(&pinned);
+  const bool unpin = knows_unpinned_ && ::sched_getaffinity(0, sizeof pinned, &pinned) == 0 &&
+                     ::sched_setaffinity(0, sizeof unpinned_, &unpinned_) == 0;
+  struct Repin {
+    bool active;
+    const cpu_set_t& set;
+    ~Repin() {
+      if (active) ::sched_setaffinity(0, sizeof set, &set);
+    }
+  } repin{unpin, pinned};
   for (int rank = 1; rank < size; ++rank) {
     const pid_t pid = start_self(
         args, "",

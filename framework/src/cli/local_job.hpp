@@ -10,6 +10,7 @@
 // the local pair it stands for.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -38,8 +39,10 @@ class LocalJob {
   LocalJob& operator=(const LocalJob&) = delete;
 
   /// Starts ranks 1 to size - 1: this command line again, each with its
-  /// rank in the environment. They die with this process. Throws
-  /// bootstrap::BootstrapError when a rank cannot be started.
+  /// rank in the environment and this process's CPUs from before it pinned
+  /// itself (--cpu pins rank 0 alone, and a rank inherits its parent's
+  /// pin). They die with this process. Throws bootstrap::BootstrapError
+  /// when a rank cannot be started.
   void start(int argc, char** argv);
 
   /// Rank 0's view of the job, as detect_launcher gives the others theirs.
@@ -51,6 +54,8 @@ class LocalJob {
   bootstrap::LauncherInfo info_;
   std::uint16_t port_ = 0;
   std::vector<pid_t> ranks_;
+  cpu_set_t unpinned_;  ///< this process's CPUs when the job was made
+  bool knows_unpinned_ = false;
 };
 
 }  // namespace uniperf::cli

@@ -527,6 +527,22 @@ class RankRunner {
   /// rest stay suspects, unconfirmed.
   static std::size_t most_retests(int ranks) { return static_cast<std::size_t>(ranks); }
 
+  /// What the preflight of this rank's pair with `partner` should know:
+  /// --cpu and --peer-cpu pin ranks 0 and 1 only (cli/run_command.cpp), so
+  /// an unpinned rank past them is told what places it instead.
+  session::PreflightNeeds preflight_needs(const std::vector<model::ConfigSpec>& configs,
+                                          int partner) const {
+    session::PreflightNeeds needs{.hugepages = session::configs_want_hugepages(configs)};
+    const std::string placed_by =
+        job_.launcher.launcher == "uniperf"
+            ? "a local job does not pin ranks past 1 (run it under a launcher that binds)"
+            : "ranks past 1 are placed by the launcher's binding (mpirun --bind-to core, "
+              "srun --cpu-bind=cores)";
+    if (job_.job.rank >= 2) needs.pin_initiator = placed_by;
+    if (partner >= 2) needs.pin_responder = placed_by;
+    return needs;
+  }
+
   static results::RankPlace place(const std::vector<Member>& members, int rank) {
     const Member& m = members[static_cast<std::size_t>(rank)];
     return {.rank = rank, .host = m.host, .local_rank = m.local_rank, .node = m.node};
@@ -896,6 +912,10 @@ class RankRunner {
         if (!job_.job.facts.pmix_version.empty())
           settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
         if (!job_.suite.tuned_by.empty()) settings.provenance["tuned_by"] = job_.suite.tuned_by;
+        // This pair's own: its two ranks' CPUs, clocks and load, as a
+        // single pair's records carry them.
+        settings.warnings =
+            session::preflight(job_.my_facts, peer_facts, preflight_needs(configs, leg.partner));
       }
       session::Observer observer;
       if (job_.job.rank == 0) {

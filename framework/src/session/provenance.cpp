@@ -201,7 +201,7 @@ std::vector<std::string> preflight(const json& local, const json& peer,
                                    const PreflightNeeds& needs) {
   std::vector<std::string> warnings;
   const bool two_hosts = !peer.is_null() && peer.value("host", "") != local.value("host", "");
-  auto check_side = [&](const json& facts, const std::string& side, const char* pin_flag) {
+  auto check_side = [&](const json& facts, const std::string& side, const std::string& pin_advice) {
     if (facts.is_null()) return;
     std::vector<std::string> scaling;
     const json governors = facts.value("governors", json::object());
@@ -222,8 +222,8 @@ std::vector<std::string> preflight(const json& local, const json& peer,
     const auto cpus = cpus_of(facts);
     const long online = facts.value("online_cpus", 0L);
     if (cpus.size() != 1) {
-      warnings.push_back(fmt::format("{}: not pinned (may run on CPUs {}); pin it with {} N", side,
-                                     cpu_list(cpus), pin_flag));
+      warnings.push_back(
+          fmt::format("{}: not pinned (may run on CPUs {}); {}", side, cpu_list(cpus), pin_advice));
     }
     const double load = facts.value("loadavg_1m", -1.0);
     if (online > 0 && load > 0.5 * static_cast<double>(online)) {
@@ -257,18 +257,19 @@ std::vector<std::string> preflight(const json& local, const json& peer,
   // The same machine seen twice (a local pair) is checked once for the
   // machine-wide facts; its affinity is per process, so both are checked.
   check_side(local, two_hosts ? "initiator (" + local.value("host", "?") + ")" : "initiator",
-             "--cpu");
+             needs.pin_initiator);
   if (!peer.is_null()) {
     if (two_hosts) {
-      check_side(peer, "responder (" + peer.value("host", "?") + ")", "--cpu on the server");
+      check_side(peer, "responder (" + peer.value("host", "?") + ")",
+                 needs.pin_responder == PreflightNeeds{}.pin_responder
+                     ? "pin it with --cpu N on the server"
+                     : needs.pin_responder);
     } else {
       const auto mine = cpus_of(local);
       const auto theirs = cpus_of(peer);
       if (theirs.size() != 1) {
-        warnings.push_back(
-            fmt::format("responder: not pinned (may run on CPUs {}); pin it with "
-                        "--peer-cpu N",
-                        cpu_list(theirs)));
+        warnings.push_back(fmt::format("responder: not pinned (may run on CPUs {}); {}",
+                                       cpu_list(theirs), needs.pin_responder));
       } else if (mine.size() == 1 && mine == theirs) {
         warnings.push_back(fmt::format(
             "initiator and responder are pinned to the same CPU {}: they take turns on one core",

@@ -38,6 +38,10 @@ void pin_to_cpu(int cpu);
 /// What a side needs that preflight cannot see in the facts alone.
 struct PreflightNeeds {
   bool hugepages = false;  ///< a config asks for huge pages
+  /// What pins each side, as the advice to an unpinned one ends (a launched
+  /// job's ranks past 1 are placed by the launcher, not by these flags).
+  std::string pin_initiator = "pin it with --cpu N";
+  std::string pin_responder = "pin it with --peer-cpu N";
 };
 
 /// Warnings for the facts of the initiator (`local`) and, when there is one,
