@@ -528,19 +528,22 @@ class RankRunner {
   static std::size_t most_retests(int ranks) { return static_cast<std::size_t>(ranks); }
 
   /// What the preflight of this rank's pair with `partner` should know:
-  /// --cpu and --peer-cpu pin ranks 0 and 1 only (cli/run_command.cpp), so
-  /// an unpinned rank past them is told what places it instead.
+  /// --cpu pins rank 0 and --peer-cpu rank 1 alone (cli/run_command.cpp),
+  /// whichever side of a pair they are, so each unpinned side is told what
+  /// would pin it.
   session::PreflightNeeds preflight_needs(const std::vector<model::ConfigSpec>& configs,
                                           int partner) const {
-    session::PreflightNeeds needs{.hugepages = session::configs_want_hugepages(configs)};
-    const std::string placed_by =
-        job_.launcher.launcher == "uniperf"
-            ? "a local job does not pin ranks past 1 (run it under a launcher that binds)"
-            : "ranks past 1 are placed by the launcher's binding (mpirun --bind-to core, "
-              "srun --cpu-bind=cores)";
-    if (job_.job.rank >= 2) needs.pin_initiator = placed_by;
-    if (partner >= 2) needs.pin_responder = placed_by;
-    return needs;
+    const auto advice = [this](int rank) -> std::string {
+      if (rank == 0) return "pin it with --cpu N";
+      if (rank == 1) return "pin it with --peer-cpu N";
+      return job_.launcher.launcher == "uniperf"
+                 ? "a local job does not pin ranks past 1 (run it under a launcher that binds)"
+                 : "ranks past 1 are placed by the launcher's binding (mpirun --bind-to core, "
+                   "srun --cpu-bind=cores)";
+    };
+    return {.hugepages = session::configs_want_hugepages(configs),
+            .pin_initiator = advice(job_.job.rank),
+            .pin_responder = advice(partner)};
   }
 
   static results::RankPlace place(const std::vector<Member>& members, int rank) {

@@ -260,16 +260,16 @@ std::vector<std::string> preflight(const json& local, const json& peer,
              needs.pin_initiator);
   if (!peer.is_null()) {
     if (two_hosts) {
-      check_side(peer, "responder (" + peer.value("host", "?") + ")",
-                 needs.pin_responder == PreflightNeeds{}.pin_responder
-                     ? "pin it with --cpu N on the server"
-                     : needs.pin_responder);
+      check_side(
+          peer, "responder (" + peer.value("host", "?") + ")",
+          needs.pin_responder.empty() ? "pin it with --cpu N on the server" : needs.pin_responder);
     } else {
       const auto mine = cpus_of(local);
       const auto theirs = cpus_of(peer);
       if (theirs.size() != 1) {
-        warnings.push_back(fmt::format("responder: not pinned (may run on CPUs {}); {}",
-                                       cpu_list(theirs), needs.pin_responder));
+        warnings.push_back(fmt::format(
+            "responder: not pinned (may run on CPUs {}); {}", cpu_list(theirs),
+            needs.pin_responder.empty() ? "pin it with --peer-cpu N" : needs.pin_responder));
       } else if (mine.size() == 1 && mine == theirs) {
         warnings.push_back(fmt::format(
             "initiator and responder are pinned to the same CPU {}: they take turns on one core",

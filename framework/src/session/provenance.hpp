@@ -41,7 +41,9 @@ struct PreflightNeeds {
   /// What pins each side, as the advice to an unpinned one ends (a launched
   /// job's ranks past 1 are placed by the launcher, not by these flags).
   std::string pin_initiator = "pin it with --cpu N";
-  std::string pin_responder = "pin it with --peer-cpu N";
+  /// "": --peer-cpu for a local pair's responder, --cpu on another host's
+  /// server.
+  std::string pin_responder = "";
 };
 
 /// Warnings for the facts of the initiator (`local`) and, when there is one,
