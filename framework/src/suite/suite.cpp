@@ -589,6 +589,34 @@ void add_with_baseline(std::vector<TestSpec>& tests, TestSpec test, const YAML::
 
 namespace {
 
+/// NODE's own KEY, else the suite defaults' KEY (either may be absent).
+/// (A YAML::Node assigned to is written through, so the two stay apart.)
+YAML::Node own_or_default(const YAML::Node& node, const YAML::Node* defaults, const char* key) {
+  const YAML::Node own = node[key];
+  return own || defaults == nullptr ? own : (*defaults)[key];
+}
+
+bool is_auto(const YAML::Node& given) {
+  return given && given.IsScalar() && given.Scalar() == "auto";
+}
+
+/// One copy of the test NODE per choice, with KEY set to value_of(choice)
+/// and (if it has a name) named NAME.KEY_CHOICE: how every sweep of one
+/// setting becomes tests whose records say which point they measured.
+template <class Choices, class ValueOf>
+std::vector<YAML::Node> one_test_per_choice(const YAML::Node& node, const std::string& key,
+                                            const Choices& choices, ValueOf value_of) {
+  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
+  std::vector<YAML::Node> tests;
+  for (const auto& choice : choices) {
+    YAML::Node one = YAML::Clone(node);
+    one[key] = value_of(choice);
+    if (!name.empty()) one["name"] = name + "." + key + "_" + std::string(choice);
+    tests.push_back(one);
+  }
+  return tests;
+}
+
 /// A test whose `fragment` (its own, else the defaults') is a sweep - a
 /// list of sizes, a range (`256..64K x2`), or `auto` (kAutoFragments) - is
 /// one test per fragment,
@@ -597,10 +625,8 @@ namespace {
 std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node* defaults,
                                        const std::string& file) {
   if (!node.IsMap()) return {node};
-  // (A YAML::Node assigned to is written through, so the two are apart.)
-  const YAML::Node own = node["fragment"];
-  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["fragment"];
-  const bool automatic = given && given.IsScalar() && given.Scalar() == "auto";
+  const YAML::Node given = own_or_default(node, defaults, "fragment");
+  const bool automatic = is_auto(given);
   const bool sweep =
       given && (given.IsSequence() || automatic ||
                 (given.IsScalar() && given.Scalar().find("..") != std::string::npos));
@@ -630,34 +656,17 @@ std::vector<YAML::Node> fragment_sweep(const YAML::Node& node, const YAML::Node*
   } else {
     add(given);
   }
-  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
-  std::vector<YAML::Node> tests;
-  for (const std::string& fragment : fragments) {
-    YAML::Node one = YAML::Clone(node);
-    one["fragment"] = fragment;
-    if (!name.empty()) one["name"] = name + ".fragment_" + fragment;
-    tests.push_back(one);
-  }
-  return tests;
+  return one_test_per_choice(node, "fragment", fragments,
+                             [](const std::string& fragment) { return fragment; });
 }
 
 /// A test whose `source` (its own, else the defaults') is `auto` is one
 /// test per kAutoSources, named NAME.source_S (after the fragment sweep's
 /// suffix, if any). Any other test is itself.
 std::vector<YAML::Node> source_sweep(const YAML::Node& node, const YAML::Node* defaults) {
-  if (!node.IsMap()) return {node};
-  const YAML::Node own = node["source"];
-  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["source"];
-  if (!given || !given.IsScalar() || given.Scalar() != "auto") return {node};
-  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
-  std::vector<YAML::Node> tests;
-  for (const std::string_view source : kAutoSources) {
-    YAML::Node one = YAML::Clone(node);
-    one["source"] = std::string(source);
-    if (!name.empty()) one["name"] = name + ".source_" + std::string(source);
-    tests.push_back(one);
-  }
-  return tests;
+  if (!node.IsMap() || !is_auto(own_or_default(node, defaults, "source"))) return {node};
+  return one_test_per_choice(node, "source", kAutoSources,
+                             [](std::string_view source) { return std::string(source); });
 }
 
 /// A test whose `inline` (its own, else the defaults') is `auto` is one
@@ -665,19 +674,10 @@ std::vector<YAML::Node> source_sweep(const YAML::Node& node, const YAML::Node* d
 /// suffixes): `inline: 0`, and `inline: kInlineAsPluginAllows`. Any other
 /// test is itself.
 std::vector<YAML::Node> inline_sweep(const YAML::Node& node, const YAML::Node* defaults) {
-  if (!node.IsMap()) return {node};
-  const YAML::Node own = node["inline"];
-  const YAML::Node given = own || defaults == nullptr ? own : (*defaults)["inline"];
-  if (!given || !given.IsScalar() || given.Scalar() != "auto") return {node};
-  const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
-  std::vector<YAML::Node> tests;
-  for (const std::string_view choice : kAutoInlines) {
-    YAML::Node one = YAML::Clone(node);
-    one["inline"] = choice == "on" ? kInlineAsPluginAllows : 0;
-    if (!name.empty()) one["name"] = name + ".inline_" + std::string(choice);
-    tests.push_back(one);
-  }
-  return tests;
+  if (!node.IsMap() || !is_auto(own_or_default(node, defaults, "inline"))) return {node};
+  return one_test_per_choice(node, "inline", kAutoInlines, [](std::string_view choice) {
+    return choice == "on" ? kInlineAsPluginAllows : 0;
+  });
 }
 
 }  // namespace
