@@ -31,6 +31,17 @@ tests:
   - {name: fixed, fragment: 2K, sizes: [4K]}
 )";
 
+/// "LINE KEY: what" of the SpecError that read() throws, or "accepted".
+template <class Read>
+std::string refusal_of(Read read) {
+  try {
+    read();
+  } catch (const SpecError& e) {
+    return std::to_string(e.line) + " " + e.key + ": " + e.what();
+  }
+  return "accepted";
+}
+
 std::vector<std::uint64_t> sizes_of(const model::SuiteSpec& suite, const std::string& name) {
   const auto t = std::find_if(suite.tests.begin(), suite.tests.end(),
                               [&](const auto& test) { return test.name == name; });
@@ -52,14 +63,10 @@ TEST(Tuning, ReadsTheChoicesAndLeavesUnavailableSizesWithout) {
 TEST(Tuning, ANonCandidateFragmentIsRefusedAtItsLine) {
   std::string text = kTuning;
   text.replace(text.find("fragment: 8192"), 14, "fragment: 3000");
-  try {
-    parse_tuning(text, "t.yaml");
-    FAIL() << "accepted fragment 3000";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file, "t.yaml");
-    EXPECT_EQ(e.line, 7);
-    EXPECT_EQ(e.key, "tuning.tests.copy[1].fragment");
-  }
+  EXPECT_EQ(refusal_of([&] {
+              parse_tuning(text, "t.yaml");
+            }).rfind("7 tuning.tests.copy[1].fragment: t.yaml:7:", 0),
+            0u);
   EXPECT_THROW(parse_tuning("suite: s\ntests: []\n", "t.yaml"), SpecError);
   EXPECT_THROW(
       parse_tuning("tuning:\n  tests:\n    copy:\n      - {size: 4K, fragment: 1024}\n", "t.yaml"),
@@ -70,12 +77,8 @@ TEST(Tuning, ANonCandidateFragmentIsRefusedAtItsLine) {
 // with YAML::InvalidNode, asked for the line of a node that is not there.
 TEST(Tuning, AMissingOrNegativeNumberIsRefusedAtItsRow) {
   const auto refusal = [](const std::string& row) {
-    try {
-      parse_tuning("tuning:\n  tests:\n    copy:\n      - " + row + "\n", "t.yaml");
-    } catch (const SpecError& e) {
-      return std::to_string(e.line) + " " + e.key + ": " + e.what();
-    }
-    return std::string("accepted");
+    return refusal_of(
+        [&] { parse_tuning("tuning:\n  tests:\n    copy:\n      - " + row + "\n", "t.yaml"); });
   };
   EXPECT_NE(refusal("{siz024, fragment: 1024}").find("4 tuning.tests.copy[0].size"),
             std::string::npos);
@@ -114,18 +117,14 @@ TEST(Tuning, EachSizeRunsItsChosenFragmentAndAnUnchosenOneEveryCandidate) {
 TEST(Tuning, ATunedTestTheSuiteDoesNotSweepIsRefusedAtItsLine) {
   std::string text = kTuning;
   text.replace(text.find("copy:"), 5, "fixed:");
-  try {
-    apply_tuning(kSuite, "s.yaml", parse_tuning(text, "t.yaml"));
-    FAIL() << "applied a tuning to a test without fragment: auto";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file, "t.yaml");
-    EXPECT_EQ(e.line, 5);
-    EXPECT_NE(std::string(e.what()).find(
-                  "s.yaml has no `fragment: auto`, `source: auto` or `inline: auto` test named "
-                  "fixed"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string refusal =
+      refusal_of([&] { apply_tuning(kSuite, "s.yaml", parse_tuning(text, "t.yaml")); });
+  EXPECT_EQ(refusal.rfind("5 ", 0), 0u) << refusal;
+  EXPECT_NE(refusal.find("t.yaml:5:"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("s.yaml has no `fragment: auto`, `source: auto` or `inline: auto` test "
+                         "named fixed"),
+            std::string::npos)
+      << refusal;
 }
 
 // `source: auto`: under `uniperf run` a test per source (after the fragment
@@ -154,17 +153,14 @@ TEST(Tuning, SourceAutoSweepsBothSourcesAfterTheFragments) {
 }
 
 TEST(Tuning, SourceAutoWithoutFragmentsIsRefusedAtItsTest) {
-  try {
+  const std::string refusal = refusal_of([] {
     parse_suite(
         "suite: s\ntests:\n  - {name: a, pattern: bandwidth, op: send, sizes: [4K]}\n"
         "  - {name: b, pattern: bandwidth, op: send, source: auto, sizes: [4K]}\n",
         "s.yaml");
-    FAIL() << "swept the source of a test without fragments";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.line, 4);
-    EXPECT_EQ(e.key, "source");
-    EXPECT_NE(std::string(e.what()).find("needs fragment > 0"), std::string::npos) << e.what();
-  }
+  });
+  EXPECT_EQ(refusal.rfind("4 source: ", 0), 0u) << refusal;
+  EXPECT_NE(refusal.find("needs fragment > 0"), std::string::npos) << refusal;
 }
 
 // `source: auto` beside a range of fragments is a sweep of both: run
@@ -174,18 +170,15 @@ TEST(Tuning, ASourceTunedBesideSeveralFragmentsIsRefusedAtItsTest) {
       "suite: s\ntests:\n  - {name: grid, pattern: bandwidth, op: send, delivery: copy, "
       "fragment: 1K..4K x4, source: auto, sizes: [16K]}\n";
   EXPECT_EQ(parse_suite(suite_text, "s.yaml").tests.size(), 4u);
-  try {
+  const std::string refusal = refusal_of([&] {
     apply_tuning(suite_text, "s.yaml",
                  parse_tuning("tuning:\n  tests:\n    grid:\n      - {size: 16384, source: "
                               "staged}\n",
                               "t.yaml"));
-    FAIL() << "narrowed a sweep of fragments by a source alone";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.line, 3);
-    EXPECT_NE(std::string(e.what()).find("sweeps several fragments beside `source: auto`"),
-              std::string::npos)
-        << e.what();
-  }
+  });
+  EXPECT_EQ(refusal.rfind("3 ", 0), 0u) << refusal;
+  EXPECT_NE(refusal.find("sweeps several fragments beside `source: auto`"), std::string::npos)
+      << refusal;
 }
 
 TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
@@ -220,12 +213,9 @@ TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
 
 TEST(Tuning, AChoiceOfASettingTheTestDoesNotTuneIsRefusedAtItsTest) {
   const auto refusal = [](const std::string& rows) {
-    try {
+    return refusal_of([&] {
       apply_tuning(kSourceSuite, "s.yaml", parse_tuning("tuning:\n  tests:\n" + rows, "t.yaml"));
-    } catch (const SpecError& e) {
-      return std::to_string(e.line) + " " + e.key + ": " + e.what();
-    }
-    return std::string("accepted");
+    });
   };
   // The fragment of a test whose fragment is fixed (4K).
   EXPECT_NE(refusal("    staging:\n      - {size: 16384, fragment: 1024, source: staged}\n")
@@ -271,28 +261,21 @@ TEST(Tuning, InlineAutoSweepsOffAndOnAndEachSizeRunsItsChoice) {
 }
 
 TEST(Tuning, InlineAutoOfAPipelineOrANonChoiceIsRefusedAtItsLine) {
-  try {
+  const std::string pipelined = refusal_of([] {
     parse_suite(
         "suite: s\ntests:\n  - {name: p, op: write, pattern: bandwidth, fragment: 1K, "
         "inline: auto, sizes: [64K]}\n",
         "s.yaml");
-    FAIL() << "inline: auto of a pipelined test was read";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.line, 3);
-    EXPECT_EQ(e.key, "inline");
-    EXPECT_NE(std::string(e.what()).find("a pipelined test (fragment > 0) posts fragments"),
-              std::string::npos)
-        << e.what();
-  }
-  try {
+  });
+  EXPECT_EQ(pipelined.rfind("3 inline: ", 0), 0u) << pipelined;
+  EXPECT_NE(pipelined.find("a pipelined test (fragment > 0) posts fragments"), std::string::npos)
+      << pipelined;
+  const std::string maybe = refusal_of([] {
     parse_tuning("tuning:\n  tests:\n    small:\n      - {size: 8, inline: maybe}\n", "t.yaml");
-    FAIL() << "inline: maybe was read";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.line, 4);
-    EXPECT_NE(std::string(e.what()).find("'maybe' is not a candidate of `inline: auto` (off, on)"),
-              std::string::npos)
-        << e.what();
-  }
+  });
+  EXPECT_EQ(maybe.rfind("4 ", 0), 0u) << maybe;
+  EXPECT_NE(maybe.find("'maybe' is not a candidate of `inline: auto` (off, on)"), std::string::npos)
+      << maybe;
 }
 
 }  // namespace
