@@ -157,10 +157,12 @@ void TcpEndpoint::flush_sends() {
 }
 
 bool TcpEndpoint::fill_staging() {
+  if (socket_drained_) return false;
   const ssize_t got = ::recv(fd_.get(), staging_.data(), staging_.size(), MSG_DONTWAIT);
   if (!moved(got, "receive")) return false;
   staged_begin_ = 0;
   staged_end_ = static_cast<std::size_t>(got);
+  socket_drained_ = staged_end_ < staging_.size();
   return true;
 }
 
@@ -172,6 +174,7 @@ std::size_t TcpEndpoint::take_staged(std::byte* into, std::size_t most) {
 }
 
 void TcpEndpoint::receive_messages() {
+  socket_drained_ = false;
   while (!receives_.empty()) {
     const RecvRequest& receive = receives_.front();
     // A small receive reads through the staging buffer; a large one in place.
