@@ -108,6 +108,20 @@ std::string TcpEndpoint::describe(std::int32_t status) const {
 }
 
 void TcpEndpoint::flush_sends() {
+  if (front_sent_ == 0 && sends_.size() == 1 && sends_.front().length <= kCopiedSendMost) {
+    // A small message alone in the queue (every ping-pong message): header
+    // and payload copied together go as one buffer. send() of one buffer
+    // skips sendmsg's iovec import and per-segment copy, a few percent of a
+    // loopback one-way time (against sockperf, which sends one buffer).
+    const PendingSend& send = sends_.front();
+    const std::size_t total = kHeaderSize + send.length;
+    std::memcpy(send_copy_, send.header, kHeaderSize);
+    std::memcpy(send_copy_ + kHeaderSize, send.payload, send.length);
+    const ssize_t written = ::send(fd_.get(), send_copy_, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    // What the kernel did not take is sent from the message itself later.
+    if (moved(written, "send")) retire_sent(static_cast<std::size_t>(written));
+    return;
+  }
   while (!sends_.empty()) {
     iovec parts[kMaxSendParts];
     std::size_t part_count = 0;
@@ -134,25 +148,27 @@ void TcpEndpoint::flush_sends() {
     message.msg_iovlen = part_count;
     const ssize_t written = ::sendmsg(fd_.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (!moved(written, "send")) return;
-
-    // Retire every message whose last byte the kernel accepted, in order, so
-    // a signaled completion also covers the unsignaled sends before it.
-    std::size_t left = static_cast<std::size_t>(written);
-    while (left != 0) {
-      PendingSend& send = sends_.front();
-      const std::size_t rest = kHeaderSize + send.length - front_sent_;
-      if (left < rest) {
-        front_sent_ += left;
-        break;
-      }
-      left -= rest;
-      front_sent_ = 0;
-      if (send.signaled) {
-        append(completions_) = Completion{send.id, CompletionType::send, 0, send.length, 0};
-      }
-      sends_.pop();
-    }
+    retire_sent(static_cast<std::size_t>(written));
     if (static_cast<std::size_t>(written) < offered) return;  // the socket buffer is full
+  }
+}
+
+void TcpEndpoint::retire_sent(std::size_t written) {
+  // Every message whose last byte the kernel accepted is done, in order, so
+  // a signaled completion also covers the unsignaled sends before it.
+  while (written != 0) {
+    const PendingSend& send = sends_.front();
+    const std::size_t rest = kHeaderSize + send.length - front_sent_;
+    if (written < rest) {
+      front_sent_ += written;
+      return;
+    }
+    written -= rest;
+    front_sent_ = 0;
+    if (send.signaled) {
+      append(completions_) = Completion{send.id, CompletionType::send, 0, send.length, 0};
+    }
+    sends_.pop();
   }
 }
 
