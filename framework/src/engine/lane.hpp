@@ -42,19 +42,27 @@ inline constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::
 struct LoopMode {
   bool event = false;
   bool traced = false;
-  /// A pipelined flow's part on this side (docs/pipeline.md): its posts
-  /// are fragments, and a receiver that copies them into place does so as
-  /// they are absorbed.
+  /// A pipelined flow's part on this side (docs/pipeline.md): what it
+  /// posts (its messages' fragments, from the message buffer or through
+  /// bounce buffers) and how it places the fragments it receives (copied
+  /// into the message buffer as each lands, or once a message's last has).
+  /// A stream's sender only sends and its receiver only places; both sides
+  /// of a ping-pong do both.
   enum class Pipe : std::uint8_t {
-    none,                      ///< whole messages (or a direct pipeline's target)
-    send,                      ///< fragments from the message buffer (zero_copy)
-    send_staged,               ///< each fragment copied into a bounce buffer first
-    receive_cut_through,       ///< each fragment copied into place as it lands
-    receive_store_and_forward  ///< a message's fragments copied once its last landed
+    none,        ///< whole messages (or a direct pipeline's target)
+    send,        ///< fragments from the message buffer (zero_copy)
+    send_staged  ///< each fragment copied into a bounce buffer first
+  };
+  enum class Place : std::uint8_t {
+    none,              ///< no fragments to place (received whole, or written in place)
+    cut_through,       ///< each fragment copied into place as it lands
+    store_and_forward  ///< a message's fragments copied once its last landed
   };
   Pipe pipe = Pipe::none;
+  Place place = Place::none;
 
-  constexpr bool sends_fragments() const { return pipe == Pipe::send || pipe == Pipe::send_staged; }
+  constexpr bool sends_fragments() const { return pipe != Pipe::none; }
+  constexpr bool pipelined() const { return pipe != Pipe::none || place != Place::none; }
 };
 
 namespace policy {
@@ -302,8 +310,8 @@ class Lanes {
         ++lane.received;
         lane.rx_length[(c.id * rx_stride) & recv_mask] = c.length;
         ++lane.replenish_pending;
-        if constexpr (M.pipe == LoopMode::Pipe::receive_cut_through) place_fragment(lane, c);
-        if constexpr (M.pipe == LoopMode::Pipe::receive_store_and_forward) place_message(lane, c);
+        if constexpr (M.place == LoopMode::Place::cut_through) place_fragment(lane, c);
+        if constexpr (M.place == LoopMode::Place::store_and_forward) place_message(lane, c);
       }
     }
   }

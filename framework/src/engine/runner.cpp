@@ -313,9 +313,9 @@ struct TestRunner::Impl {
     else
       stop.at.store(deadline, std::memory_order_relaxed);
 
-    const LoopMode mode{.event = flow.completion == CompletionMode::event,
-                        .traced = timed && flow.trace > 0,
-                        .pipe = pipe_role()};
+    LoopMode mode = pipeline_role();
+    mode.event = flow.completion == CompletionMode::event;
+    mode.traced = timed && flow.trace > 0;
     if (mode.traced) {
       for (Lane& lane : lanes.all()) lane.trace.restart();
     }
@@ -327,7 +327,7 @@ struct TestRunner::Impl {
     const CpuMeter cpu;
     try {
       in_mode(mode, [&]<LoopMode M>() {
-        if constexpr (M.pipe != LoopMode::Pipe::none) {
+        if constexpr (M.pipelined()) {
           stream_phase<M>(seconds, timed, stop, out);  // a pipeline is a stream
         } else {
           if (flow.pattern == Pattern::latency)
@@ -357,43 +357,49 @@ struct TestRunner::Impl {
     if (mode.traced) collect_trace(out);
   }
 
-  /// This side's part of a pipelined flow (LoopMode::Pipe): the initiator
-  /// sends fragments, a copying responder places them; none otherwise.
-  LoopMode::Pipe pipe_role() const {
+  /// This side's part of a pipelined flow (LoopMode::Pipe, Place): the
+  /// initiator sends fragments, a copying responder places them; nothing
+  /// otherwise.
+  LoopMode pipeline_role() const {
     using Pipe = LoopMode::Pipe;
-    if (!plan.pipelined()) return Pipe::none;
-    if (rank == 0) return flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send;
-    if (flow.delivery == model::Delivery::direct) return Pipe::none;
-    return flow.reassembly == model::Reassembly::cut_through ? Pipe::receive_cut_through
-                                                             : Pipe::receive_store_and_forward;
+    using Place = LoopMode::Place;
+    if (!plan.pipelined()) return {};
+    if (rank == 0)
+      return {.pipe = flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send};
+    if (flow.delivery == model::Delivery::direct) return {};
+    return {.place = flow.reassembly == model::Reassembly::cut_through ? Place::cut_through
+                                                                       : Place::store_and_forward};
   }
 
-  /// Runs `phase` compiled for `mode` (LoopMode's two flags: four loops;
-  /// times five parts of a pipeline).
+  /// Runs `phase` compiled for `mode`: LoopMode's two flags (four loops),
+  /// times each pipeline part: the three a stream's sides take, and the
+  /// whole-message one.
   template <class Phase>
   static void in_mode(LoopMode mode, Phase&& phase) {
     using Pipe = LoopMode::Pipe;
-    switch (mode.pipe) {
-      case Pipe::none:
-        return in_mode<Pipe::none>(mode, phase);
-      case Pipe::send:
-        return in_mode<Pipe::send>(mode, phase);
-      case Pipe::send_staged:
-        return in_mode<Pipe::send_staged>(mode, phase);
-      case Pipe::receive_cut_through:
-        return in_mode<Pipe::receive_cut_through>(mode, phase);
-      case Pipe::receive_store_and_forward:
-        return in_mode<Pipe::receive_store_and_forward>(mode, phase);
+    using Place = LoopMode::Place;
+    if (mode.place == Place::none) {
+      switch (mode.pipe) {
+        case Pipe::none:
+          return in_mode<Pipe::none, Place::none>(mode, phase);
+        case Pipe::send:
+          return in_mode<Pipe::send, Place::none>(mode, phase);
+        case Pipe::send_staged:
+          return in_mode<Pipe::send_staged, Place::none>(mode, phase);
+      }
     }
+    assert(mode.pipe == Pipe::none && "a stream's side sends or places fragments, not both");
+    mode.place == Place::cut_through ? in_mode<Pipe::none, Place::cut_through>(mode, phase)
+                                     : in_mode<Pipe::none, Place::store_and_forward>(mode, phase);
   }
-  template <LoopMode::Pipe P, class Phase>
+  template <LoopMode::Pipe P, LoopMode::Place Q, class Phase>
   static void in_mode(LoopMode mode, Phase& phase) {
     if (mode.event) {
-      mode.traced ? phase.template operator()<LoopMode{true, true, P}>()
-                  : phase.template operator()<LoopMode{true, false, P}>();
+      mode.traced ? phase.template operator()<LoopMode{true, true, P, Q}>()
+                  : phase.template operator()<LoopMode{true, false, P, Q}>();
     } else {
-      mode.traced ? phase.template operator()<LoopMode{false, true, P}>()
-                  : phase.template operator()<LoopMode{false, false, P}>();
+      mode.traced ? phase.template operator()<LoopMode{false, true, P, Q}>()
+                  : phase.template operator()<LoopMode{false, false, P, Q}>();
     }
   }
 
