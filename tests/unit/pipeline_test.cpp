@@ -186,6 +186,79 @@ TEST(PipelineRuns, AWindowDeeperThanAMessageKeepsSeveralMessagesInFlight) {
   EXPECT_EQ(run.measured.messages, 100u);
 }
 
+/// The ping-pong of a pipelined message: both sides send it as fragments
+/// and place the other's.
+FlowSpec pipelined_pingpong(Delivery delivery, std::uint32_t fragment = 4096) {
+  FlowSpec flow = pipeline(delivery, fragment);
+  flow.pattern = Pattern::latency;
+  return flow;
+}
+
+TEST(PipelinePingPong, CopyDeliveryEchoesEveryFragmentAndReassemblesBothWays) {
+  for (const Reassembly mode : {Reassembly::cut_through, Reassembly::store_and_forward}) {
+    SCOPED_TRACE(std::string(model::to_string(mode)));
+    FlowSpec flow = pipelined_pingpong(Delivery::copy);
+    flow.reassembly = mode;
+    PipelineRun run;
+    // 25 fragments a message (24 of 4096 bytes, one of 1696), more than
+    // the 16 receives posted: they come back while the message arrives.
+    run.run(flow, 100000);
+    for (const FakeContext* side : {&run.initiator, &run.responder}) {
+      EXPECT_EQ(side->counters.ops.at(Op::send), 2500u);
+      EXPECT_EQ(side->counters.lengths.at(4096), 2400u);
+      EXPECT_EQ(side->counters.lengths.at(1696), 100u);
+      EXPECT_LE(side->counters.max_outstanding, 9u) << "window 8 (and an echo's last fragment)";
+    }
+    EXPECT_EQ(run.measured.iterations, 100u);
+    EXPECT_EQ(run.measured.messages, 100u);
+    EXPECT_EQ(run.measured.fragments, 2500u);
+    EXPECT_EQ(run.measured.latency.count(), 100u);
+    EXPECT_EQ(run.measured.corrupted_bytes, 0u);
+  }
+}
+
+TEST(PipelinePingPong, DirectDeliveryWritesTheMessageBothWaysAndEndsOnItsLastByte) {
+  PipelineRun run;
+  run.run(pipelined_pingpong(Delivery::direct), 10000);
+  for (const FakeContext* side : {&run.initiator, &run.responder}) {
+    EXPECT_EQ(side->counters.ops.at(Op::write), 300u);
+    EXPECT_EQ(side->counters.lengths.at(1808), 100u);
+    EXPECT_EQ(side->counters.source_offsets, (std::set<std::uint64_t>{0, 4096, 8192}));
+  }
+  EXPECT_EQ(run.measured.latency.count(), 100u);
+  EXPECT_EQ(run.measured.fragments, 300u);
+  EXPECT_EQ(run.measured.corrupted_bytes, 0u);
+}
+
+TEST(PipelinePingPong, StagedFragmentsOfACopyingPingPongHaveARingApartFromTheReceives) {
+  FlowSpec flow = pipelined_pingpong(Delivery::copy);
+  flow.source = Source::staged;
+  PipelineRun run;
+  run.run(flow, 65536);
+  const BufferGeometry& g = run.plan.buffers;
+  ASSERT_EQ(g.bounce_base, g.stage_base + std::size_t{g.stage_slots} * g.stage_slot_size);
+  EXPECT_GE(g.lane_bytes, g.bounce_base + std::size_t{g.stage_slots} * g.stage_slot_size);
+  for (const FakeContext* side : {&run.initiator, &run.responder}) {
+    EXPECT_GE(*side->counters.source_offsets.begin(), g.bounce_base);
+    EXPECT_LT(*side->counters.receive_offsets.rbegin(), g.bounce_base);
+    EXPECT_GE(*side->counters.receive_offsets.begin(), g.stage_base);
+  }
+  EXPECT_EQ(run.measured.corrupted_bytes, 0u) << "bounce copies and receives kept apart";
+  // A stream's side only sends or only receives: one ring.
+  flow.pattern = Pattern::bandwidth;
+  const FlowPlan stream = plan_flow(test_of(flow, {65536}), 0, FakeContext::everything());
+  EXPECT_EQ(stream.buffers.bounce_base, stream.buffers.stage_base);
+}
+
+TEST(PipelinePingPong, ACorruptedFragmentOfEitherDirectionIsSeen) {
+  for (const bool initiator_corrupts : {true, false}) {
+    PipelineRun run;
+    (initiator_corrupts ? run.initiator : run.responder).corrupt_every = 7;
+    run.run(pipelined_pingpong(Delivery::copy), 100000);
+    EXPECT_GT(run.measured.corrupted_bytes, 0u) << initiator_corrupts;
+  }
+}
+
 TEST(PipelineSuites, APipelineNamesItsOpAndIsAOneWayStream) {
   const std::string file = "suites/p.yaml";
   const auto error_of = [&](const std::string& body) -> std::string {
@@ -200,8 +273,12 @@ TEST(PipelineSuites, APipelineNamesItsOpAndIsAOneWayStream) {
               ::testing::StartsWith("op: suites/p.yaml:4: op: "));
   EXPECT_THAT(error_of("    op: send\n    pattern: bandwidth\n    fragment: 4K\n"),
               ::testing::HasSubstr("delivery direct moves its fragments by write"));
-  EXPECT_THAT(error_of("    op: write\n    pattern: latency\n    fragment: 4K\n"),
-              ::testing::StartsWith("fragment: "));
+  // A pipelined ping-pong keeps `window` fragments in flight; a whole
+  // message's ping-pong has one in flight.
+  EXPECT_EQ(error_of("    op: write\n    pattern: latency\n    fragment: 4K\n    window: 8\n"),
+            "no error");
+  EXPECT_THAT(error_of("    op: write\n    pattern: latency\n    window: 8\n"),
+              ::testing::StartsWith("window: "));
   EXPECT_THAT(error_of("    op: write\n    pattern: bandwidth\n    direction: bi\n"
                        "    fragment: 4K\n"),
               ::testing::HasSubstr("one way"));

@@ -400,6 +400,9 @@ class Lanes {
     return (requests + pipe_.fragments - 1) / pipe_.fragments * pipe_.fragments;
   }
 
+  /// A pipelined flow's fragments per message at this size (prepare).
+  std::uint64_t fragments() const { return pipe_.fragments; }
+
   /// Waits until `need` more requests fit in the send queue.
   template <LoopMode M>
   void make_room(Lane& lane, std::uint64_t need) {
@@ -471,7 +474,7 @@ class Lanes {
       // The bounce buffer is free: at most send_depth requests are
       // outstanding, and the ring has a buffer for each.
       const std::uint64_t stage =
-          geometry.stage_base + (wr.id & stage_mask) * geometry.stage_slot_size;
+          geometry.bounce_base + (wr.id & stage_mask) * geometry.stage_slot_size;
       std::memcpy(lane.base + stage, lane.base + geometry.tx_base + offset, length);
       wr.local_offset = stage;
     } else {

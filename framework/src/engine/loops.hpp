@@ -199,6 +199,58 @@ class Loops {
     if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
   }
 
+  /// Ping-pong of a pipelined message (docs/pipeline.md): the initiator
+  /// posts the message's fragments, `window` of them in flight; the
+  /// responder echoes it the same way once all of it is in its message
+  /// buffer - the marker in its last byte written there (direct delivery,
+  /// whose writes land in order: plan's skip otherwise) or every fragment
+  /// received and copied into place (copy) - and an iteration ends when
+  /// the echo is all in the initiator's. stamps as pingpong_message's.
+  template <LoopMode M, bool Initiator, bool Gapped = false>
+  void pingpong_pipelined(std::uint64_t total, const StopTime& stop) {
+    constexpr bool direct = M.place == LoopMode::Place::none;
+    const std::uint64_t fragments = lanes_.fragments();
+    std::uint64_t i = 0;
+    std::size_t next = 0;
+    Ticks next_start = 0;
+    for (; i < total; ++i) {
+      Lane& lane = lanes_[next];
+      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      const std::uint8_t marker = lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
+      std::atomic_ref<std::uint8_t> last(
+          *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
+      const std::uint64_t expect = lane.received + fragments;
+      if constexpr (Initiator) {
+        const Ticks begun = begin_iteration<Gapped>(i, next_start);
+        post_fragments_of_message<M>(lane, fragments, marker);
+        if constexpr (direct) {
+          while (!spin_for(last, marker)) lanes_.pump<M>(lane);
+          lanes_.backoff.progressed();  // the marker came without a completion
+        } else {
+          while (lane.received < expect) lanes_.pump<M>(lane);
+        }
+        end_iteration<Gapped>(i, next_start);
+        if (begun >= stop.load()) break;
+      } else {
+        if constexpr (direct) {
+          while (!spin_for(last, marker)) {
+            if (!server_.wait<M, true>(lane)) return;
+          }
+          lanes_.backoff.progressed();
+        } else {
+          while (lane.received < expect) {
+            if (!server_.wait<M, false>(lane)) return;
+            // A message of more fragments than rx_depth needs its receives
+            // back while it arrives.
+            lanes_.refill(lane);
+          }
+        }
+        post_fragments_of_message<M>(lane, fragments, marker);
+      }
+    }
+    if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
+  }
+
   /// Round trip of one read or atomic at a time (initiator only).
   template <LoopMode M, bool Gapped = false>
   void roundtrip(std::uint64_t total, const StopTime& stop) {
@@ -333,6 +385,20 @@ class Loops {
     if constexpr (Gapped) {
       const Ticks ended = stamps_[(2 * i + 1) & stamp_mask_] = now();
       next_start = ended + gap_;
+    }
+  }
+
+  /// A pipelined ping-pong's message: its fragments as the send queue
+  /// takes them, the last one signaled. Written in place (direct), its last
+  /// byte carries the iteration's marker, which the peer polls.
+  template <LoopMode M>
+  void post_fragments_of_message(Lane& lane, std::uint64_t fragments, std::uint8_t marker) {
+    if constexpr (M.place == LoopMode::Place::none)
+      *reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1) = marker;
+    const std::uint64_t end = lane.posted + fragments;
+    while (lane.posted < end) {
+      lanes_.make_room<M>(lane, std::min<std::uint64_t>(flow_.post_list, end - lane.posted));
+      lanes_.template post_chain<M>(lane, end);
     }
   }
 

@@ -129,6 +129,7 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
   }
   while (g.slots > 2 && 2 * g.slots * g.slot_size > kMaxBufferBytes) g.slots /= 2;
   g.send_depth = in_flight + 1;
+  std::size_t stage_rings = 1;
   if (flow.fragment > 0) {
     // One message buffer each way (fragments tile it), then the stage
     // ring: bounce buffers for every request that can be in flight, and
@@ -136,7 +137,8 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
     // the fragments of a whole message waiting for its last one.
     g.slots = 1;
     g.stage_slot_size = round_up_to_line(std::min<std::uint64_t>(flow.fragment, max_size));
-    std::uint64_t ring = flow.source == model::Source::staged ? g.send_depth : 1;
+    const bool staged = flow.source == model::Source::staged;
+    std::uint64_t ring = staged ? g.send_depth : 1;
     if (flow.delivery == model::Delivery::copy) {
       std::uint64_t receives = flow.rx_depth;
       if (flow.reassembly == model::Reassembly::store_and_forward)
@@ -145,15 +147,22 @@ BufferGeometry buffer_geometry(const FlowSpec& flow, std::uint64_t max_size) {
     }
     g.stage_slots =
         static_cast<std::uint32_t>(std::bit_ceil(std::min<std::uint64_t>(ring, 1u << 30)));
-    if (std::size_t{g.stage_slots} * g.stage_slot_size > kMaxBufferBytes) {
+    // A ping-pong's sides send and receive fragments: their bounce buffers
+    // get a ring of their own beside the receives'.
+    const std::size_t rings =
+        staged && flow.delivery == model::Delivery::copy && flow.pattern == Pattern::latency ? 2
+                                                                                             : 1;
+    if (rings * g.stage_slots * g.stage_slot_size > kMaxBufferBytes) {
       g.oversized_stage_slots = g.stage_slots;
       g.stage_slots = 1;
     }
+    stage_rings = rings;
   }
   g.tx_base = 0;
   g.rx_base = g.slots * g.slot_size;
   g.stage_base = 2 * g.slots * g.slot_size;
-  const std::size_t used = g.stage_base + std::size_t{g.stage_slots} * g.stage_slot_size;
+  g.bounce_base = g.stage_base + (stage_rings - 1) * std::size_t{g.stage_slots} * g.stage_slot_size;
+  const std::size_t used = g.bounce_base + std::size_t{g.stage_slots} * g.stage_slot_size;
   g.lane_bytes = (used + kPageSize - 1) / kPageSize * kPageSize;
   const bool copies = flow.fragment > 0 && flow.delivery == model::Delivery::copy;
   g.recv_base = copies ? g.stage_base : g.rx_base;

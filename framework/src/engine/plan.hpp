@@ -50,6 +50,10 @@ struct BufferGeometry {
   std::size_t stage_base = 0;
   std::size_t stage_slot_size = 0;
   std::uint32_t stage_slots = 0;  ///< a power of two, or 0
+  /// Where a staged sender's bounce buffers are: the stage ring, or in a
+  /// pipelined ping-pong that also copies (whose sides both send and
+  /// receive fragments) a second ring of as many slots after it.
+  std::size_t bounce_base = 0;
   /// Non-zero: the ring the flow needs, in slots, when it would pass the
   /// bound on one endpoint's memory. Nothing runs then (plan_flow says
   /// why), and the ring laid out is one slot, so the endpoints the plan

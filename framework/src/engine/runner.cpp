@@ -327,8 +327,13 @@ struct TestRunner::Impl {
     const CpuMeter cpu;
     try {
       in_mode(mode, [&]<LoopMode M>() {
-        if constexpr (M.pipelined()) {
-          stream_phase<M>(seconds, timed, stop, out);  // a pipeline is a stream
+        if constexpr (M.sends_fragments() && M.place != LoopMode::Place::none) {
+          latency_phase<M>(iterations, seconds, timed, stop, out);  // a copying ping-pong
+        } else if constexpr (M.pipelined()) {
+          if (flow.pattern == Pattern::latency)
+            latency_phase<M>(iterations, seconds, timed, stop, out);  // a direct ping-pong
+          else
+            stream_phase<M>(seconds, timed, stop, out);
         } else {
           if (flow.pattern == Pattern::latency)
             latency_phase<M>(iterations, seconds, timed, stop, out);
@@ -357,13 +362,20 @@ struct TestRunner::Impl {
     if (mode.traced) collect_trace(out);
   }
 
-  /// This side's part of a pipelined flow (LoopMode::Pipe, Place): the
-  /// initiator sends fragments, a copying responder places them; nothing
-  /// otherwise.
+  /// This side's part of a pipelined flow (LoopMode::Pipe, Place): a
+  /// stream's initiator sends fragments and a copying responder places
+  /// them; both sides of a ping-pong do both. Nothing otherwise.
   LoopMode pipeline_role() const {
     using Pipe = LoopMode::Pipe;
     using Place = LoopMode::Place;
     if (!plan.pipelined()) return {};
+    const Pipe sends = flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send;
+    const Place places = flow.delivery == model::Delivery::direct ? Place::none
+                         : flow.reassembly == model::Reassembly::cut_through
+                             ? Place::cut_through
+                             : Place::store_and_forward;
+    // Both sides of a ping-pong send the message and place the other's.
+    if (flow.pattern == Pattern::latency) return {.pipe = sends, .place = places};
     if (rank == 0)
       return {.pipe = flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send};
     if (flow.delivery == model::Delivery::direct) return {};
@@ -388,9 +400,18 @@ struct TestRunner::Impl {
           return in_mode<Pipe::send_staged, Place::none>(mode, phase);
       }
     }
-    assert(mode.pipe == Pipe::none && "a stream's side sends or places fragments, not both");
-    mode.place == Place::cut_through ? in_mode<Pipe::none, Place::cut_through>(mode, phase)
-                                     : in_mode<Pipe::none, Place::store_and_forward>(mode, phase);
+    const bool cut_through = mode.place == Place::cut_through;
+    switch (mode.pipe) {
+      case Pipe::none:
+        return cut_through ? in_mode<Pipe::none, Place::cut_through>(mode, phase)
+                           : in_mode<Pipe::none, Place::store_and_forward>(mode, phase);
+      case Pipe::send:
+        return cut_through ? in_mode<Pipe::send, Place::cut_through>(mode, phase)
+                           : in_mode<Pipe::send, Place::store_and_forward>(mode, phase);
+      case Pipe::send_staged:
+        return cut_through ? in_mode<Pipe::send_staged, Place::cut_through>(mode, phase)
+                           : in_mode<Pipe::send_staged, Place::store_and_forward>(mode, phase);
+    }
   }
   template <LoopMode::Pipe P, LoopMode::Place Q, class Phase>
   static void in_mode(LoopMode mode, Phase& phase) {
@@ -472,7 +493,11 @@ struct TestRunner::Impl {
     const bool striped = plan.stripes();
     loops.set_turns(plan.turn_stride(), plan.turn_width(size));
     const auto run_loop = [&](std::uint64_t count) {
-      if (striped) {
+      if constexpr (M.pipelined()) {
+        !initiator ? loops.pingpong_pipelined<M, false>(count, stop)
+        : gapped   ? loops.pingpong_pipelined<M, true, true>(count, stop)
+                   : loops.pingpong_pipelined<M, true>(count, stop);
+      } else if (striped) {
         if (is_two_sided(flow.op)) {
           initiator ? loops.pingpong_striped<M, true>(count, stop)
                     : loops.pingpong_striped<M, false>(count, stop);
@@ -514,6 +539,8 @@ struct TestRunner::Impl {
       for (std::size_t k = 0; k < lanes.size(); ++k)
         per_lane[k] = latency_iterations(k, out.iterations);
       tally_rails(per_lane, out);
+      // Per direction, as the messages.
+      if constexpr (M.pipelined()) out.fragments = out.iterations * plan.fragments_at(size);
     }
     if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish

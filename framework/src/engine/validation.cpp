@@ -59,8 +59,11 @@ std::uint64_t corrupted_bytes(Lanes& lanes, const PeerLink& peer, bool initiator
       switch (flow.op) {
         case Op::send:
           // A pipeline's receiver copied the fragments into its message
-          // buffer (the rx half's one slot).
-          filled = flow.fragment > 0 ? target && peer_posted > 0 : lane.rx_length[s] == size;
+          // buffer (the rx half's one slot); in a ping-pong both sides did,
+          // whole messages each (an iteration ends with the echo placed).
+          filled = flow.fragment == 0                 ? lane.rx_length[s] == size
+                   : flow.pattern == Pattern::latency ? lane.received > 0
+                                                      : target && peer_posted > 0;
           break;
         case Op::write_imm:
           // The data lands where the write pointed, like a write's; the

@@ -67,7 +67,8 @@ FlowSpec probe(const Reader& r, std::string_view key) {
 // ---------------------------------------------------------------- flows
 
 /// A pipelined flow (fragment > 0; docs/pipeline.md): its delivery names
-/// the op, and it is a one-way stream of one message at a time per endpoint.
+/// the op, and it is one way: a stream, or a ping-pong (pattern: latency)
+/// of one message at a time per endpoint.
 void check_pipelined(const Reader& r, const FlowSpec& f) {
   const Op wanted = f.delivery == model::Delivery::direct ? Op::write : Op::send;
   if (f.op != wanted) {
@@ -75,11 +76,6 @@ void check_pipelined(const Reader& r, const FlowSpec& f) {
                      std::string(model::to_string(f.delivery)) + " moves its fragments by " +
                      std::string(to_string(wanted)) + " (op: " + std::string(to_string(wanted)) +
                      ")");
-  }
-  if (f.pattern == Pattern::latency) {
-    r.fail("fragment",
-           "a pipelined transfer is a stream (pattern: bandwidth or message_rate); its "
-           "ping-pong is not built yet");
   }
   if (f.direction == Direction::bi) r.fail("fragment", "a pipelined transfer is one way");
   if (f.window_mode == WindowMode::window_ack) {
@@ -110,7 +106,9 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   }
 
   const bool latency = f.pattern == Pattern::latency;
-  if (latency && f.window != 1) r.fail("window", "latency is a ping-pong: the window must be 1");
+  // A pipelined message keeps `window` of its fragments in flight.
+  if (latency && f.window != 1 && f.fragment == 0)
+    r.fail("window", "latency is a ping-pong: the window must be 1 (or, pipelined, fragments)");
   if (latency && f.direction == Direction::bi) {
     r.fail("direction", "latency is a ping-pong: direction must be uni");
   }
