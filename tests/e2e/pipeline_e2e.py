@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Pipelines end to end (docs/pipeline.md): suites/pipeline.yaml, made small
-(two sizes, two fragments, short durations, validation on), over real
+(two sizes, two fragments, short durations, validation on; the ping-pongs
+of a pipelined message too), over real
 transports: UCX shared memory, kernel TCP (no write: its direct tests are
 SKIPPED naming the op) and libfabric tcp. Asserts, per record: it ran clean
 (status ok, no corrupted byte in the reassembled message), its fragments are
@@ -44,7 +45,9 @@ with tempfile.TemporaryDirectory() as work:
 tests = {r["test"] for r in records}
 expected = {f"{name}.fragment_{f}" for name in
             ["direct", "direct_staged", "copy_cut_through", "copy_store_and_forward"]
-            for f in ["1K", "64K"]} | {"whole_write", "whole_send"}
+            for f in ["1K", "64K"]} | {f"{name}.fragment_{f}" for name in
+                                       ["latency_direct", "latency_copy"] for f in ["4K", "64K"]} | \
+    {"whole_write", "whole_send", "whole_latency"}
 assert tests == expected, sorted(tests)
 assert len(records) == len(configs) * len(expected) * 2, len(records)
 ran = 0
@@ -63,11 +66,17 @@ for r in records:
     if fragment == 0:
         assert "fragments" not in b, where
         continue
-    assert r["test"].endswith({1024: ".fragment_1K", 65536: ".fragment_64K"}[fragment]), where
+    assert r["test"].endswith(
+        {1024: ".fragment_1K", 4096: ".fragment_4K", 65536: ".fragment_64K"}[fragment]), where
     per_message = max(1, math.ceil(r["size"] / fragment))
     assert b["messages"] > 0 and b["fragments"] == b["messages"] * per_message, (where, b)
+    if params["pattern"] == "latency":
+        # A ping-pong of the pipelined message: one sample an iteration.
+        assert r["latency_us"]["samples"] == b["messages"] == 100, (where, r["latency_us"])
     ran += 1
-assert ran == 2 * (3 * 4 * 2) - 2 * 2 * 2, ran  # tcp ran no direct test
+# Two sizes, three configs; four stream sweeps and two ping-pongs of two
+# fragments each; tcp ran no direct test (no write).
+assert ran == 2 * 3 * (4 + 2) * 2 - 2 * (2 + 1) * 2, ran
 
 grid = {}
 for r in records:
@@ -111,8 +120,8 @@ with tempfile.TemporaryDirectory() as work:
     assert {r["params"]["fragment"] for r in quick} == {0, 1024, 65536}, \
         {r["params"]["fragment"] for r in quick}
     assert {r["test"] for r in quick if r["params"]["fragment"] == 0} == \
-        {"whole_write", "whole_send", "inline_latency.inline_off", "inline_latency.inline_on",
-         "inline_rate.inline_off", "inline_rate.inline_on"}
+        {"whole_write", "whole_send", "whole_latency", "inline_latency.inline_off",
+         "inline_latency.inline_on", "inline_rate.inline_off", "inline_rate.inline_on"}
     for r in quick:
         if r["params"]["pattern"] != "latency":
             assert r["params"]["duration_s"] == 0.1, (r["test"], r["params"]["duration_s"])

@@ -12,8 +12,10 @@ std::vector<FragmentGrid> build_fragment_grids(const std::vector<results::Record
   std::map<Key, std::map<std::pair<std::uint64_t, std::uint32_t>, double>> cells;
   for (const results::Record& r : records) {
     const std::size_t suffix = r.test.find(".fragment_");
+    // A pipelined ping-pong's figure is its latency, in the tables: the
+    // grids are of bandwidth.
     if (r.status != results::Status::ok || !r.bandwidth || r.flow.fragment == 0 ||
-        suffix == std::string::npos || suffix == 0)
+        r.flow.pattern == model::Pattern::latency || suffix == std::string::npos || suffix == 0)
       continue;
     // The sweep is the test's name without its fragment: NAME.fragment_F
     // is NAME's, NAME.fragment_F.source_S (a `source: auto` sweep beside
