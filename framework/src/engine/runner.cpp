@@ -376,16 +376,12 @@ struct TestRunner::Impl {
                              : Place::store_and_forward;
     // Both sides of a ping-pong send the message and place the other's.
     if (flow.pattern == Pattern::latency) return {.pipe = sends, .place = places};
-    if (rank == 0)
-      return {.pipe = flow.source == model::Source::staged ? Pipe::send_staged : Pipe::send};
-    if (flow.delivery == model::Delivery::direct) return {};
-    return {.place = flow.reassembly == model::Reassembly::cut_through ? Place::cut_through
-                                                                       : Place::store_and_forward};
+    return rank == 0 ? LoopMode{.pipe = sends} : LoopMode{.place = places};
   }
 
   /// Runs `phase` compiled for `mode`: LoopMode's two flags (four loops),
-  /// times each pipeline part: the three a stream's sides take, and the
-  /// whole-message one.
+  /// times what a side posts (whole messages, fragments, staged fragments)
+  /// by how it places received fragments (not, as each lands, per message).
   template <class Phase>
   static void in_mode(LoopMode mode, Phase&& phase) {
     using Pipe = LoopMode::Pipe;
