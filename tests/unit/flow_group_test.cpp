@@ -91,9 +91,12 @@ TEST(StopRules, ALoadRunsUntilTheMeasuredFlowIsDone) {
   ASSERT_TRUE(r.flows[1].bandwidth);
   EXPECT_GT(r.flows[1].bandwidth->messages, 0u);
   EXPECT_EQ(r.corrupted_bytes, 0u);
-  // It began before the measured flow ended and ended after it did.
+  // It ended after the measured flow did: the rule stops it then. Whether
+  // it began before that is the scheduler's call, not the engine's: with a
+  // CPU hog per core, the measured flow's 200 round trips once ended 37 us
+  // before the load's thread first ran. The record's overlap figure (and
+  // its warning) reports that; it is not asserted here.
   ASSERT_TRUE(r.flows[0].measured && r.flows[1].measured);
-  EXPECT_LE(r.flows[1].measured->from_unix_us, r.flows[0].measured->to_unix_us);
   EXPECT_GE(r.flows[1].measured->to_unix_us, r.flows[0].measured->to_unix_us);
 }
 
