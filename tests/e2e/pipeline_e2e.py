@@ -177,6 +177,35 @@ with tempfile.TemporaryDirectory() as work:
         assert r["status"] == "ok" and r["provenance"]["tuned_by"] == tuning_path, r
     print(f"ok: the tuned run ran each size at its chosen fragment: {chosen}")
 
+    # Several configs, each its own tuning file or none: tcp runs its
+    # choices, ofi-shm those of a file tuned on it (1 KiB at both sizes),
+    # ucx-shm, untuned, every candidate; each record names its config's file.
+    shm_tuning = os.path.join(work, "ofi-shm.tuning.yaml")
+    with open(shm_tuning, "w") as f:
+        f.write("tuning:\n  config: configs/ofi-shm.yaml\n  tests:\n    copy:\n"
+                "      - {size: 3000, fragment: 1024}\n      - {size: 65536, fragment: 1024}\n")
+    config_files = [os.path.join(source_dir, f"configs/{c}.yaml") for c in ("tcp", "ofi-shm", "ucx-shm")]
+    run = subprocess.run([uniperf, "run", suite_path, "--quiet", "-o", tuned_out,
+                          "--tuning", tuning_path, "--tuning", shm_tuning] +
+                         [arg for c in config_files for arg in ("-c", c)],
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    by_config = {}
+    for r in map(json.loads, open(tuned_out)):
+        assert r["status"] == "ok", r
+        assert r["provenance"].get("tuned_by") == {"tcp": tuning_path, "ofi-shm": shm_tuning}.get(r["config"]), r
+        by_config.setdefault(r["config"], set()).add((r["size"], r["params"]["fragment"]))
+    assert by_config["tcp"] == set(chosen.items()), by_config["tcp"]
+    assert by_config["ofi-shm"] == {(3000, 1024), (65536, 1024)}, by_config["ofi-shm"]
+    assert by_config["ucx-shm"] == {(s, 256 << k) for s in (3000, 65536) for k in range(9)}, \
+        by_config["ucx-shm"]
+    # A tuning file is for the config it was tuned on: over another it is refused.
+    run = subprocess.run([uniperf, "run", suite_path, "-c", config_files[2], "--tuning", tuning_path],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "tuned on config 'tcp'" in run.stderr and \
+        "its configs: ucx-shm" in run.stderr, (run.returncode, run.stderr)
+    print("ok: each config ran its own tuning file's choices, an untuned one every candidate")
+
     plain = os.path.join(work, "plain.yaml")
     with open(plain, "w") as f:
         f.write(tune_suite.replace("fragment: auto", "fragment: 4K"))

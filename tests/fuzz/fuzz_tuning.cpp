@@ -29,7 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const auto choices = uniperf::suite::parse_tuning(text, "fuzz.tuning.yaml");
-    (void)uniperf::suite::apply_tuning(pipeline_suite(), "suites/pipeline.yaml", choices);
+    // Applied over a run of two configs, the tuned one and one untuned.
+    (void)uniperf::suite::apply_tuning(pipeline_suite(), "suites/pipeline.yaml", {{choices, "tcp"}},
+                                       {"tcp", "ucx-shm"});
   } catch (const uniperf::suite::SpecError&) {
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "suite/diagnostics.hpp"
 #include "suite/suite.hpp"
@@ -40,6 +41,12 @@ std::string refusal_of(Read read) {
     return std::to_string(e.line) + " " + e.key + ": " + e.what();
   }
   return "accepted";
+}
+
+/// The suite's text with `tuning` applied over a run of one config, tcp,
+/// the one it was tuned on.
+std::string tuned_for_tcp(const std::string& suite_text, const TuningChoices& tuning) {
+  return apply_tuning(suite_text, "s.yaml", {{tuning, "tcp"}}, {"tcp"});
 }
 
 std::vector<std::uint64_t> sizes_of(const model::SuiteSpec& suite, const std::string& name) {
@@ -94,7 +101,7 @@ TEST(Tuning, AMissingOrNegativeNumberIsRefusedAtItsRow) {
 }
 
 TEST(Tuning, EachSizeRunsItsChosenFragmentAndAnUnchosenOneEveryCandidate) {
-  const std::string tuned = apply_tuning(kSuite, "s.yaml", parse_tuning(kTuning, "t.yaml"));
+  const std::string tuned = tuned_for_tcp(kSuite, parse_tuning(kTuning, "t.yaml"));
   EXPECT_EQ(tuned.rfind("# s.yaml tuned by t.yaml", 0), 0u) << tuned;
   const model::SuiteSpec suite = parse_suite(tuned, "s.yaml");
   // 1M was not tuned (unavailable): every candidate has it, as untuned.
@@ -118,7 +125,7 @@ TEST(Tuning, ATunedTestTheSuiteDoesNotSweepIsRefusedAtItsLine) {
   std::string text = kTuning;
   text.replace(text.find("copy:"), 5, "fixed:");
   const std::string refusal =
-      refusal_of([&] { apply_tuning(kSuite, "s.yaml", parse_tuning(text, "t.yaml")); });
+      refusal_of([&] { tuned_for_tcp(kSuite, parse_tuning(text, "t.yaml")); });
   EXPECT_EQ(refusal.rfind("5 ", 0), 0u) << refusal;
   EXPECT_NE(refusal.find("t.yaml:5:"), std::string::npos) << refusal;
   EXPECT_NE(refusal.find("s.yaml has no `fragment: auto`, `source: auto` or `inline: auto` test "
@@ -171,10 +178,10 @@ TEST(Tuning, ASourceTunedBesideSeveralFragmentsIsRefusedAtItsTest) {
       "fragment: 1K..4K x4, source: auto, sizes: [16K]}\n";
   EXPECT_EQ(parse_suite(suite_text, "s.yaml").tests.size(), 4u);
   const std::string refusal = refusal_of([&] {
-    apply_tuning(suite_text, "s.yaml",
-                 parse_tuning("tuning:\n  tests:\n    grid:\n      - {size: 16384, source: "
-                              "staged}\n",
-                              "t.yaml"));
+    tuned_for_tcp(suite_text,
+                  parse_tuning("tuning:\n  tests:\n    grid:\n      - {size: 16384, source: "
+                               "staged}\n",
+                               "t.yaml"));
   });
   EXPECT_EQ(refusal.rfind("3 ", 0), 0u) << refusal;
   EXPECT_NE(refusal.find("sweeps several fragments beside `source: auto`"), std::string::npos)
@@ -193,7 +200,7 @@ TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
                                        "t.yaml");
   EXPECT_EQ(t.choices.at("staging").at(16384), (TunedSetting{0, "staged", ""}));
   EXPECT_EQ(t.choices.at("both").at(4096), (TunedSetting{1024, "staged", ""}));
-  const model::SuiteSpec suite = parse_suite(apply_tuning(kSourceSuite, "s.yaml", t), "s.yaml");
+  const model::SuiteSpec suite = parse_suite(tuned_for_tcp(kSourceSuite, t), "s.yaml");
   EXPECT_EQ(sizes_of(suite, "staging.source_staged"), (std::vector<std::uint64_t>{16384}));
   EXPECT_EQ(sizes_of(suite, "staging.source_zero_copy"), (std::vector<std::uint64_t>{1048576}));
   // 4K at its choice only; 64K, not tuned, at every fragment and source.
@@ -213,9 +220,8 @@ TEST(Tuning, EachSizeRunsItsChosenSourceAndFragment) {
 
 TEST(Tuning, AChoiceOfASettingTheTestDoesNotTuneIsRefusedAtItsTest) {
   const auto refusal = [](const std::string& rows) {
-    return refusal_of([&] {
-      apply_tuning(kSourceSuite, "s.yaml", parse_tuning("tuning:\n  tests:\n" + rows, "t.yaml"));
-    });
+    return refusal_of(
+        [&] { tuned_for_tcp(kSourceSuite, parse_tuning("tuning:\n  tests:\n" + rows, "t.yaml")); });
   };
   // The fragment of a test whose fragment is fixed (4K).
   EXPECT_NE(refusal("    staging:\n      - {size: 16384, fragment: 1024, source: staged}\n")
@@ -254,7 +260,7 @@ TEST(Tuning, InlineAutoSweepsOffAndOnAndEachSizeRunsItsChoice) {
 )",
                                        "t.yaml");
   EXPECT_EQ(t.choices.at("small").at(8), (TunedSetting{0, "", "on"}));
-  const model::SuiteSpec tuned = parse_suite(apply_tuning(kInlineSuite, "s.yaml", t), "s.yaml");
+  const model::SuiteSpec tuned = parse_suite(tuned_for_tcp(kInlineSuite, t), "s.yaml");
   // 64 B, not tuned, at both; 8 B and 4 KiB at their choices.
   EXPECT_EQ(sizes_of(tuned, "small.inline_on"), (std::vector<std::uint64_t>{8, 64}));
   EXPECT_EQ(sizes_of(tuned, "small.inline_off"), (std::vector<std::uint64_t>{64, 4096}));
@@ -276,6 +282,104 @@ TEST(Tuning, InlineAutoOfAPipelineOrANonChoiceIsRefusedAtItsLine) {
   EXPECT_EQ(maybe.rfind("4 ", 0), 0u) << maybe;
   EXPECT_NE(maybe.find("'maybe' is not a candidate of `inline: auto` (off, on)"), std::string::npos)
       << maybe;
+}
+
+// Several configs, each with its own tuning file (or none): each tuned
+// config runs its own choices, over it alone; an untuned one the sweep.
+TEST(Tuning, EachConfigRunsItsOwnTuningFileAndAnUntunedOneTheSweep) {
+  const TuningChoices tcp = parse_tuning(kTuning, "tcp.tuning.yaml");
+  TuningChoices shm = parse_tuning(R"(tuning:
+  config: configs/ucx-shm.yaml
+  tests:
+    copy:
+      - {size: 4096, fragment: 256}
+      - {size: 65536, fragment: 8192}
+      - {size: 1048576, fragment: 65536}
+)",
+                                   "shm.tuning.yaml");
+  const std::string text =
+      apply_tuning(kSuite, "s.yaml", {{tcp, "tcp"}, {shm, "ucx-shm"}}, {"tcp", "ucx-shm", "ofi"});
+  EXPECT_EQ(text.rfind("# s.yaml tuned by tcp.tuning.yaml (tcp), shm.tuning.yaml (ucx-shm)", 0), 0u)
+      << text;
+  const model::SuiteSpec suite = parse_suite(text, "s.yaml");
+  // config -> test -> sizes, from the tests that run over each config.
+  std::map<std::string, std::map<std::string, std::vector<std::uint64_t>>> runs;
+  for (const std::string config : {"tcp", "ucx-shm", "ofi"}) {
+    for (const auto& test : suite.tests) {
+      if (model::runs_over(test, config)) {
+        EXPECT_TRUE(runs[config].emplace(test.name, test.sizes).second)
+            << test.name << " runs twice over " << config;
+      }
+    }
+  }
+  using Sizes = std::vector<std::uint64_t>;
+  // tcp: its choices, and 1 MiB (unavailable there) at every candidate.
+  EXPECT_EQ(runs["tcp"]["copy.fragment_1024"], (Sizes{4096, 1048576}));
+  EXPECT_EQ(runs["tcp"]["copy.fragment_8192"], (Sizes{65536, 1048576}));
+  EXPECT_EQ(runs["tcp"]["copy.fragment_256"], (Sizes{1048576}));
+  EXPECT_EQ(runs["tcp"].size(), 2 + std::size(kAutoFragments));
+  // ucx-shm: a choice at every size, so three tests of the sweep.
+  EXPECT_EQ(runs["ucx-shm"]["copy.fragment_256"], (Sizes{4096}));
+  EXPECT_EQ(runs["ucx-shm"]["copy.fragment_8192"], (Sizes{65536}));
+  EXPECT_EQ(runs["ucx-shm"]["copy.fragment_65536"], (Sizes{1048576}));
+  EXPECT_EQ(runs["ucx-shm"].size(), 2u + 3u);
+  // ofi: no tuning file, so every candidate at every size.
+  EXPECT_EQ(runs["ofi"]["copy.fragment_1024"], (Sizes{4096, 65536, 1048576}));
+  EXPECT_EQ(runs["ofi"].size(), 2 + std::size(kAutoFragments));
+  EXPECT_EQ(runs["ofi"]["whole"], (Sizes{4096}));
+}
+
+TEST(Tuning, ATestThatDoesNotRunOverTheTunedConfigIsRefused) {
+  const std::string suite_text =
+      "suite: s\ntests:\n  - {name: copy, pattern: bandwidth, op: send, delivery: copy, "
+      "fragment: auto, sizes: [4K], configs: [ucx-shm]}\n";
+  const std::string refusal =
+      refusal_of([&] { tuned_for_tcp(suite_text, parse_tuning(kTuning, "t.yaml")); });
+  EXPECT_EQ(refusal.rfind("5 tuning.tests.copy: ", 0), 0u) << refusal;
+  EXPECT_NE(refusal.find("has no `fragment: auto`, `source: auto` or `inline: auto` test named "
+                         "copy over config tcp"),
+            std::string::npos)
+      << refusal;
+}
+
+// `configs:` in a suite: which configs a test runs over.
+TEST(TestConfigs, AreANameOrAListAndANameRepeatsOnlyOverDisjointOnes) {
+  const model::SuiteSpec suite = parse_suite(R"(suite: s
+defaults: {pattern: latency, op: send, iterations: 10, sizes: [8]}
+tests:
+  - {name: a, configs: tcp}
+  - {name: b, configs: [ucx-shm, ofi-tcp]}
+  - {name: b, configs: [tcp]}
+  - {name: c}
+)",
+                                             "s.yaml");
+  ASSERT_EQ(suite.tests.size(), 4u);
+  EXPECT_EQ(suite.tests[0].configs, (std::vector<std::string>{"tcp"}));
+  EXPECT_EQ(suite.tests[1].configs, (std::vector<std::string>{"ucx-shm", "ofi-tcp"}));
+  EXPECT_TRUE(model::runs_over(suite.tests[1], "ofi-tcp"));
+  EXPECT_FALSE(model::runs_over(suite.tests[1], "tcp"));
+  EXPECT_TRUE(model::runs_over(suite.tests[3], "anything"));
+
+  const auto refusal = [](const std::string& tests) {
+    return refusal_of([&] {
+      parse_suite("suite: s\ndefaults: {pattern: latency, op: send, sizes: [8]}\ntests:\n" + tests,
+                  "s.yaml");
+    });
+  };
+  EXPECT_NE(refusal("  - {name: a, configs: [tcp]}\n  - {name: a, configs: [ucx-shm, tcp]}\n")
+                .find("5 name: s.yaml:5: name: duplicate test name 'a' (a name repeats only over "
+                      "disjoint `configs:`)"),
+            std::string::npos);
+  EXPECT_NE(refusal("  - {name: a, configs: [tcp]}\n  - {name: a}\n").find("duplicate test name"),
+            std::string::npos);
+  EXPECT_NE(refusal("  - {name: a, configs: [tcp, tcp]}\n").find("'tcp' is listed twice"),
+            std::string::npos);
+  EXPECT_NE(refusal("  - {name: a, configs: []}\n").find("4 configs: "), std::string::npos);
+  EXPECT_NE(refusal("  - {name: a, configs: {x: 1}}\n")
+                .find("expected a config's name or a list of them"),
+            std::string::npos);
+  EXPECT_NE(refusal("  - {name: a, configs: ''}\n").find("expected a config's name"),
+            std::string::npos);
 }
 
 }  // namespace

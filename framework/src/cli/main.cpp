@@ -20,7 +20,6 @@
 #include "cli/tune_command.hpp"
 #include "suite/quick.hpp"
 #include "suite/suite.hpp"
-#include "suite/tuning.hpp"
 
 using namespace uniperf;
 using namespace uniperf::cli;
@@ -68,10 +67,10 @@ int main(int argc, char** argv) {
   run->add_flag("--quick", quick,
                 "Run the suite's short form: the keys of its `quick:` mapping (sizes, duration, "
                 "...) replace the suite's own");
-  std::string tuning_path;
-  run->add_option("--tuning", tuning_path,
-                  "Apply a tuning file of `uniperf tune`: each tuned `fragment: auto` or `source: "
-                  "auto` test runs its chosen setting per size (docs/pipeline.md)")
+  run->add_option("--tuning", connection.tuning_files,
+                  "Apply tuning files of `uniperf tune`, each to the config it was tuned on: "
+                  "its tuned `fragment: auto`, `source: auto` or `inline: auto` tests run the "
+                  "chosen setting per size over that config (docs/pipeline.md)")
       ->check(CLI::ExistingFile);
   run->footer(kRunExamples);
   add_connection_options(run, connection);
@@ -138,18 +137,13 @@ int main(int argc, char** argv) {
     if (tune.command->parsed()) return cli::run_tune_command(tune);
     if (stages.command->parsed()) return cli::run_stages_command(stages);
     if (run->parsed()) {
-      // --quick, then --tuning: each a text of the suite's own, so a peer
-      // is sent what runs here and the records' suite hash is of it.
+      // --quick, then (once the configs are read) --tuning: each a text of
+      // the suite's own, so a peer is sent what runs here and the records'
+      // suite hash is of it.
       const std::string path = find_shipped(suite_path, ShippedKind::suite);
       std::string text = suite::read_whole_file(path);
       if (quick) text = suite::apply_quick(text, path);
-      if (!tuning_path.empty()) {
-        text = suite::apply_tuning(
-            text, path, suite::parse_tuning(suite::read_whole_file(tuning_path), tuning_path));
-      }
-      model::SuiteSpec suite = suite::parse_suite(text, path);
-      suite.tuned_by = tuning_path;
-      return execute(suite, connection, argc, argv);
+      return execute(suite::parse_suite(text, path), connection, argc, argv);
     }
     return execute(one_off_suite(one_off_pattern, one_off), connection, argc, argv);
   } catch (const suite::SpecError& e) {

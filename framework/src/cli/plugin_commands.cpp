@@ -254,6 +254,11 @@ int suite_vocabulary() {
     if (field.suite_key.empty()) continue;
     std::cout << fmt::format("  {:<14} {}\n", field.suite_key, field.help);
   }
+  std::cout << "\nover which configs (a test's key):\n";
+  std::cout << fmt::format("  {:<14} {}\n", "configs",
+                           "a config's name, or a list of them: the test runs over those configs "
+                           "of a run only, and has no records over the others (default: every "
+                           "config)");
   std::cout << "\nplacement (a test's key, for a launched job of more than two ranks):\n";
   std::cout << fmt::format(
       "  {:<14} {}\n", "pairs",

@@ -378,6 +378,7 @@ class RankRunner {
         baselines_.clear();  // measured again per config
         for (std::size_t t = 0; t < job_.suite.tests.size() && !stopping(); ++t) {
           const model::TestSpec& test = job_.suite.tests[t];
+          if (!model::runs_over(test, job_.configs[c].name)) continue;
           if (test.process == model::FlowProcesses::separate) {
             run_separate_flows(c, t, members);
             continue;
@@ -615,8 +616,9 @@ class RankRunner {
     // Each pair's session runs one test: the latency flows beside others
     // are compared with their flows alone here, where every test's records
     // come (the last pair's alone record of a config and size is the one).
-    const auto test = std::find_if(job_.suite.tests.begin(), job_.suite.tests.end(),
-                                   [&](const auto& t) { return t.name == record.test; });
+    const auto test = std::find_if(
+        job_.suite.tests.begin(), job_.suite.tests.end(),
+        [&](const auto& t) { return t.name == record.test && model::runs_over(t, record.config); });
     if (test != job_.suite.tests.end()) {
       baselines_.compare(*test, record);
       baselines_.remember(*test, record);
@@ -914,7 +916,7 @@ class RankRunner {
                                {"responder", peer_facts}};
         if (!job_.job.facts.pmix_version.empty())
           settings.provenance["bootstrap"]["pmix_version"] = job_.job.facts.pmix_version;
-        if (!job_.suite.tuned_by.empty()) settings.provenance["tuned_by"] = job_.suite.tuned_by;
+        settings.tuned_by = job_.suite.tuned_by;
         // This pair's own: its two ranks' CPUs, clocks and load, as a
         // single pair's records carry them.
         settings.warnings =

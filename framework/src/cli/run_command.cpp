@@ -24,6 +24,7 @@
 #include "cli/run_output.hpp"
 #include "cli/shipped_files.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/tuned_suite.hpp"
 #include "loader/plugin_registry.hpp"
 #include "report/concurrent_pairs.hpp"
 #include "report/pair_matrix.hpp"
@@ -37,6 +38,23 @@ namespace uniperf::cli {
 namespace {
 
 using namespace std::chrono_literals;
+
+/// A test whose `configs:` names none of the run's runs nowhere: a typo,
+/// or a suite meant for other configs. Said once, by the measuring side.
+void warn_of_tests_over_no_config(const model::SuiteSpec& suite,
+                                  const std::vector<model::ConfigSpec>& configs) {
+  for (const auto& test : suite.tests) {
+    const bool runs = std::any_of(configs.begin(), configs.end(), [&](const auto& config) {
+      return model::runs_over(test, config.name);
+    });
+    if (runs) continue;
+    std::string named;
+    for (const std::string& name : test.configs) named += (named.empty() ? "" : ", ") + name;
+    std::cerr << fmt::format(
+        "uniperf: warning: {}:{}: test '{}' runs over configs {} only, none of this run's\n",
+        suite.file, test.source_line, test.name, named);
+  }
+}
 
 /// Whether a flow of the suite asks for a per-request trace (the run then
 /// writes a trace file beside its results).
@@ -309,7 +327,6 @@ session::RunSettings run_settings(const ConnectionOptions& options) {
 }
 
 int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, char** argv) {
-  apply_run_overrides(suite, options);
   loader::PluginRegistry plugins(loader::default_search_path());
   std::vector<std::string> given = options.configs;
   if (auto from_flags = inline_config_of(options.device_flags)) given.push_back(*from_flags);
@@ -319,6 +336,8 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
         "list), or device flags (--plugin, -d/-i/-x, --provider, --endpoint, --tls)");
   }
   const auto configs = load_configs(given, plugins);
+  suite = tuned_suite(suite, options.tuning_files, configs);
+  apply_run_overrides(suite, options);
 
   // Addresses are read before anything starts: a bad one is bad input.
   const auto peer_address = options.peer.empty()
@@ -376,6 +395,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
         options.output, options.report_files, suite.name,
         traces(suite) ? results::trace_path_for(options.output) : std::filesystem::path(),
         keeps_samples(suite) ? results::samples_path_for(options.output) : std::filesystem::path());
+  if (output) warn_of_tests_over_no_config(suite, configs);
 
   // A local pair's responder is this command line re-run with
   // --pair-connect: it takes --peer-cpu as its own pin.
@@ -545,7 +565,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
          {{"initiator", options.cpu ? nlohmann::json(*options.cpu) : nlohmann::json(nullptr)},
           {"responder", !remote && options.peer_cpu ? nlohmann::json(*options.peer_cpu)
                                                     : nlohmann::json(nullptr)}}}};
-    if (!suite.tuned_by.empty()) settings.provenance["tuned_by"] = suite.tuned_by;
+    settings.tuned_by = suite.tuned_by;
     if (remote && options.peer_cpu)
       settings.warnings.push_back("--peer-cpu is ignored with --peer: give the server --cpu");
     for (auto& w : session::preflight(my_facts, peer_facts,

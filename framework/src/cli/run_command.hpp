@@ -18,6 +18,7 @@ namespace uniperf::cli {
 
 struct ConnectionOptions {
   std::vector<std::string> configs;
+  std::vector<std::string> tuning_files;  // --tuning FILE...: `uniperf run` only
   DeviceFlags device_flags;  // --plugin, -d, -i, -x, --provider, --endpoint, --tls: one config more
   std::string peer;          // --peer HOST[:PORT]: this side initiates and measures
   std::string listen;        // --listen [HOST:]PORT: this side serves

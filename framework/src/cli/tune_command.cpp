@@ -22,6 +22,7 @@
 #include "results/atomic_file.hpp"
 #include "results/jsonl_writer.hpp"
 #include "results/setting_search.hpp"
+#include "suite/config.hpp"
 #include "suite/suite.hpp"
 #include "suite/tuning.hpp"
 
@@ -211,15 +212,20 @@ int run_tune_command(const TuneCommand& tune) {
   const YAML::Node root = YAML::Load(text);
   const YAML::Node defaults = root["defaults"];
 
-  // What to tune: every size of every auto test.
+  // What to tune: every size of every auto test that runs over the config.
+  const std::string config_name = suite::load_config(config_path).name;
   std::vector<Tuning> tunings;
   std::map<std::string, YAML::Node> nodes;
   for (const YAML::Node& node : root["tests"]) {
     const suite::AutoSettings swept = suite::auto_settings(node, defaults);
     if (!swept.any()) continue;
+    model::TestSpec over;
+    over.configs = suite::test_configs(node, defaults, suite_path);
+    if (!model::runs_over(over, config_name)) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
-    const std::vector<std::uint64_t>* sizes = suite::auto_sweep_sizes(parsed, name, swept);
+    const std::vector<std::uint64_t>* sizes =
+        suite::auto_sweep_sizes(parsed, name, swept, over.configs);
     if (sizes == nullptr) {
       std::cerr << "uniperf: " << suite_path << ": test " << name
                 << " sweeps several fragments beside `source: auto`: give it one fragment or "

@@ -20,9 +20,10 @@ struct SuiteSpec {
   /// The YAML text it was parsed from: what a client sends a bare server
   /// (`uniperf serve`) so the server builds the same suite.
   std::string source;
-  /// The tuning file applied to it (`uniperf run --tuning FILE`; "" for
-  /// none): its `fragment: auto` tests run the chosen fragment per size.
-  std::string tuned_by;
+  /// The tuning files applied to it (`uniperf run --tuning FILE...`), by
+  /// the name of the config each is for: over that config its auto tests
+  /// run the chosen setting per size.
+  std::map<std::string, std::string> tuned_by;
   std::vector<TestSpec> tests;
   /// `tolerances:` metric -> allowed change in percent, for `uniperf
   /// compare --suite` (empty when the suite sets none).

@@ -25,6 +25,11 @@ double longest_timed_seconds(const TestSpec& test) {
   return longest;
 }
 
+bool runs_over(const TestSpec& test, std::string_view config) {
+  return test.configs.empty() ||
+         std::find(test.configs.begin(), test.configs.end(), config) != test.configs.end();
+}
+
 // The names are the suite file's spellings and the result records' (the
 // knob table parses them back by index, model/flow_fields.cpp), so they
 // never change.

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <uniperf/plugin.hpp>
 #include <vector>
 
@@ -247,7 +248,9 @@ struct Duration {
 };
 
 struct TestSpec {
-  std::string name;    ///< unique within the suite
+  /// Unique within the suite, but for tests that run over disjoint
+  /// `configs:` (a tuned suite's sweep points, each for its own config).
+  std::string name;
   std::string preset;  ///< "" or perftest / osu / itperf (already applied)
   std::vector<std::uint64_t> sizes;
   Duration duration;
@@ -258,8 +261,14 @@ struct TestSpec {
   /// Per flow: the test whose record measured this (latency) flow alone, to
   /// compare with (`baseline:`); "" for none. Empty when no flow has one.
   std::vector<std::string> baselines;
+  /// `configs:`: the names of the configs the test runs over; over any other
+  /// config of a run it has no records. Empty: every config.
+  std::vector<std::string> configs;
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
+
+/// Whether `test` runs over the config named `config` (its `configs:`).
+bool runs_over(const TestSpec& test, std::string_view config);
 
 /// How long `flow` of `test` runs: the test's run length, or the flow's own
 /// iterations or seconds (the test's margin and warm-up go with a duration,

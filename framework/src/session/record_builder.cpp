@@ -332,6 +332,8 @@ results::Record RecordBuilder::make(const model::ConfigSpec& config, const model
   r.host = host_;
   r.timestamp = utc_timestamp();
   r.provenance = settings_.provenance;
+  if (const auto tuned = settings_.tuned_by.find(r.config); tuned != settings_.tuned_by.end())
+    r.provenance["tuned_by"] = tuned->second;
   r.placement = settings_.placement;
   r.warnings = settings_.warnings;
   // window_ack measures whole windows (the receiver acknowledges every

@@ -125,11 +125,17 @@ class SuiteRun {
     start_ = start;
     resumed_ = resume.has_value();
     replaceable_ = replaceable_peer;
+    // Records: a size each of every test over each config it runs over.
     std::size_t total = 0, before = 0;
-    for (const auto& test : suite_.tests) total += test.sizes.size();
-    for (std::size_t t = 0; t < start.test && t < suite_.tests.size(); ++t)
-      before += suite_.tests[t].sizes.size();
-    sink_.expect(total * configs.size(), total * start.config + before);
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      for (std::size_t t = 0; t < suite_.tests.size(); ++t) {
+        if (!model::runs_over(suite_.tests[t], configs[c].name)) continue;
+        const std::size_t sizes = suite_.tests[t].sizes.size();
+        total += sizes;
+        if (c < start.config || (c == start.config && t < start.test)) before += sizes;
+      }
+    }
+    sink_.expect(total, before);
     for (std::size_t c = start.config; c < configs.size(); ++c) {
       if (stopped_ || interrupted()) {
         if (replacing()) break;
@@ -233,6 +239,7 @@ class SuiteRun {
     }
     for (std::size_t t = first_test; t < suite_.tests.size(); ++t) {
       if (replacing()) break;
+      if (!model::runs_over(suite_.tests[t], config.name)) continue;
       if (stopped_ || interrupted()) {
         record_not_run(config, suite_.tests[t]);
       } else {
@@ -549,8 +556,11 @@ class SuiteRun {
       record_all(config, test, results::Status::skipped, "not run: " + why_stopped());
   }
 
+  /// Every size of `test` over `config` (none when the test does not run
+  /// over it) gets a record of `status`.
   void record_all(const model::ConfigSpec& config, const model::TestSpec& test,
                   results::Status status, const std::string& reason) {
+    if (!model::runs_over(test, config.name)) return;
     sink_.record_all(
         record_builder_,
         engine::plan_flows(test, caps_, static_cast<std::uint32_t>(config.rail_count()),

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -126,6 +127,9 @@ struct RunSettings {
   /// Copied into every record: the run's provenance (see
   /// results::Record::provenance) and the preflight warnings.
   nlohmann::json provenance = nlohmann::json::object();
+  /// Config name -> the tuning file applied over it (`uniperf run
+  /// --tuning`): its records' provenance.tuned_by.
+  std::map<std::string, std::string> tuned_by;
   std::vector<std::string> warnings;
   /// Copied into every record: where it was measured, in a launched job of
   /// more than two ranks (cli/rank_job.hpp).

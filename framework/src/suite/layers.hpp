@@ -35,7 +35,7 @@ inline void overlay(Layer& layer, const YAML::Node* node, const std::vector<std:
   if (node == nullptr || !*node || !node->IsMap()) return;
   for (auto it = node->begin(); it != node->end(); ++it) {
     const std::string key = key_text(it->first, file);
-    if (key == "sizes" || key == "flows" || key == "name") continue;
+    if (key == "sizes" || key == "flows" || key == "name" || key == "configs") continue;
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
     layer[key] = Value{scalar(it->second, file, key), line_of(it->second), level};
   }

@@ -1,8 +1,8 @@
 #include "suite/suite.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "model/metrics.hpp"
 #include "suite/layers.hpp"
@@ -40,8 +40,8 @@ const std::vector<std::string>& flow_keys() {
 
 /// A test's keys: its own, the run length's, then every flow key.
 std::vector<std::string> test_keys() {
-  std::vector<std::string> keys = {"name",  "preset",   "sizes",  "pairs",
-                                   "until", "baseline", "process"};
+  std::vector<std::string> keys = {"name",  "preset",   "sizes",   "pairs",
+                                   "until", "baseline", "process", "configs"};
   for (const model::RunField& field : model::kRunFields) {
     if (!field.suite_key.empty()) keys.emplace_back(field.suite_key);
   }
@@ -268,6 +268,33 @@ std::optional<YAML::Node> structured_key(const YAML::Node& test, const YAML::Nod
   return std::nullopt;
 }
 
+/// `configs:`: a config's name, or a list of them (each once).
+std::vector<std::string> config_names(const YAML::Node& given, const std::string& file) {
+  constexpr std::size_t kMostConfigNames = 256;
+  const auto expected = [&] {
+    return SpecError(file, line_of(given), "configs",
+                     "expected a config's name or a list of them (the names records give "
+                     "configs: the file's `name:` or its stem)");
+  };
+  std::vector<std::string> names;
+  if (given.IsScalar()) {
+    names.push_back(given.Scalar());
+  } else if (given.IsSequence() && given.size() > 0 && given.size() <= kMostConfigNames) {
+    for (const YAML::Node& item : given) {
+      if (!item.IsScalar()) throw expected();
+      if (std::find(names.begin(), names.end(), item.Scalar()) != names.end())
+        throw SpecError(file, line_of(item), "configs", "'" + item.Scalar() + "' is listed twice");
+      names.push_back(item.Scalar());
+    }
+  } else {
+    throw expected();
+  }
+  for (const std::string& name : names) {
+    if (name.empty()) throw expected();
+  }
+  return names;
+}
+
 /// A test key that names one of an enum's `count` choices (each spelled by
 /// model::to_string): sets `choice` when `given` has the key, or throws a
 /// SpecError at its line that names the nearest choice and all of them;
@@ -366,6 +393,8 @@ TestSpec parse_test(const YAML::Node& node, const std::string& file, const YAML:
   test_choice(given, "pairs", "pairing", model::kRankPairsCount, test.pairs, file);
   test_choice(given, "until", "stop rule", model::kStopRuleCount, test.until, file);
   test_choice(given, "process", "choice", model::kFlowProcessesCount, test.process, file);
+  if (const std::optional<YAML::Node> configs = structured_key(node, defaults, "configs"))
+    test.configs = config_names(*configs, file);
 
   // Flows: the `flows:` list (the test's, else the defaults'), or the test itself.
   const std::optional<YAML::Node> flow_list = structured_key(node, defaults, "flows");
@@ -522,6 +551,7 @@ TestSpec alone_test(const TestSpec& test, std::size_t k, bool several) {
   flow.seconds = flow.start_offset = 0;
   alone.flows = {flow};
   alone.pairs = test.pairs;
+  alone.configs = test.configs;
   alone.source_line = test.source_line;
   return alone;
 }
@@ -774,13 +804,23 @@ model::SuiteSpec parse_suite(const std::string& text, const std::string& file) {
       }
     }
   }
-  // Names are unique, a baseline's generated ones (NAME.alone) included.
-  std::set<std::string> names;
+  // Names are unique, a baseline's generated ones (NAME.alone) included,
+  // but over disjoint `configs:`: a record is of one config and test name.
+  std::map<std::string, std::vector<const TestSpec*>> by_name;
   for (const TestSpec& test : suite.tests) {
-    if (!names.insert(test.name).second) {
-      throw SpecError(file, static_cast<int>(test.source_line), "name",
-                      "duplicate test name '" + test.name + "'");
+    std::vector<const TestSpec*>& same = by_name[test.name];
+    for (const TestSpec* other : same) {
+      const bool overlap =
+          test.configs.empty() || other->configs.empty() ||
+          std::any_of(test.configs.begin(), test.configs.end(),
+                      [&](const std::string& config) { return model::runs_over(*other, config); });
+      if (overlap) {
+        throw SpecError(file, static_cast<int>(test.source_line), "name",
+                        "duplicate test name '" + test.name +
+                            "' (a name repeats only over disjoint `configs:`)");
+      }
     }
+    same.push_back(&test);
   }
   return suite;
 }
@@ -822,12 +862,21 @@ std::string sweep_point_name(const std::string& name, AutoSettings swept,
 }
 
 const std::vector<std::uint64_t>* auto_sweep_sizes(const model::SuiteSpec& suite,
-                                                   const std::string& name, AutoSettings swept) {
+                                                   const std::string& name, AutoSettings swept,
+                                                   const std::vector<std::string>& configs) {
   const std::string first = sweep_point_name(name, swept, sweep_points(swept).front());
   for (const model::TestSpec& test : suite.tests) {
-    if (test.name == first) return &test.sizes;
+    if (test.name == first && test.configs == configs) return &test.sizes;
   }
   return nullptr;
+}
+
+std::vector<std::string> test_configs(const YAML::Node& test, const YAML::Node& defaults,
+                                      const std::string& file) {
+  if (!test.IsMap()) return {};
+  const YAML::Node own = test["configs"];
+  const YAML::Node given = own || !defaults.IsMap() ? own : defaults["configs"];
+  return given ? config_names(given, file) : std::vector<std::string>();
 }
 
 model::SuiteSpec load_suite(const std::string& path) {

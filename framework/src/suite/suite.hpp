@@ -84,6 +84,12 @@ struct AutoSettings {
 };
 AutoSettings auto_settings(const YAML::Node& test, const YAML::Node& defaults);
 
+/// The configs a test of a suite file runs over: its `configs:`, else the
+/// suite defaults' (empty: every config). Throws SpecError as the suite
+/// reader does for a bad list.
+std::vector<std::string> test_configs(const YAML::Node& test, const YAML::Node& defaults,
+                                      const std::string& file);
+
 /// One point of an auto test's sweep, and a tuner's choice for a size: the
 /// fragment (0: not swept), the source and the inline choice ("": not
 /// swept).
@@ -105,12 +111,13 @@ std::vector<TunedSetting> sweep_points(AutoSettings swept);
 std::string sweep_point_name(const std::string& name, AutoSettings swept,
                              const TunedSetting& point);
 
-/// The sizes an auto test NAME of a parsed suite runs (those of its sweep's
-/// tests); null when the suite has no such sweep: `source: auto` beside a
-/// list or range of fragments sweeps both, which one choice per size
-/// cannot narrow.
+/// The sizes an auto test NAME over `configs` (its `configs:`) of a parsed
+/// suite runs (those of its sweep's tests); null when the suite has no such
+/// sweep: `source: auto` beside a list or range of fragments sweeps both,
+/// which one choice per size cannot narrow.
 const std::vector<std::uint64_t>* auto_sweep_sizes(const model::SuiteSpec& suite,
-                                                   const std::string& name, AutoSettings swept);
+                                                   const std::string& name, AutoSettings swept,
+                                                   const std::vector<std::string>& configs);
 
 /// Reads a suite file; content_hash is the SHA-256 of its bytes.
 model::SuiteSpec load_suite(const std::string& path);

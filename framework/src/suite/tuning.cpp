@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "suite/diagnostics.hpp"
@@ -75,7 +77,10 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
   const YAML::Node tuning = root["tuning"];
   TuningChoices choices;
   choices.file = file;
-  if (tuning["config"] && tuning["config"].IsScalar()) choices.config = tuning["config"].Scalar();
+  if (tuning["config"] && tuning["config"].IsScalar()) {
+    choices.config = tuning["config"].Scalar();
+    choices.config_line = line_of(tuning["config"]);
+  }
   const YAML::Node tests = tuning["tests"];
   if (!tests || !tests.IsMap())
     throw SpecError(file, line_of(tuning), "tuning.tests", "missing: the tuned tests");
@@ -118,66 +123,94 @@ TuningChoices parse_tuning(const std::string& text, const std::string& file) {
 }
 
 std::string apply_tuning(const std::string& suite_text, const std::string& suite_file,
-                         const TuningChoices& tuning) {
+                         const std::vector<ConfigTuning>& tunings,
+                         const std::vector<std::string>& run_configs) {
   // The sizes each test runs, resolved as the suite reader resolves them
   // (ranges, defaults, presets); it also names any error of the suite.
   const model::SuiteSpec parsed = parse_suite(suite_text, suite_file);
   YAML::Node root = load_yaml(suite_text, suite_file);
   const YAML::Node defaults = root["defaults"];
   YAML::Node tests(YAML::NodeType::Sequence);
-  std::map<std::string, bool> applied;
+  // Per tuning file, the tests it narrowed.
+  std::vector<std::set<std::string>> applied(tunings.size());
   for (const YAML::Node& node : root["tests"]) {
     const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
-    const auto chosen = tuning.choices.find(name);
     const AutoSettings swept = auto_settings(node, defaults);
-    if (chosen == tuning.choices.end() || !swept.any()) {
+    const std::vector<std::string> configs = test_configs(node, defaults, suite_file);
+    model::TestSpec over;  // only its configs: which the test runs over
+    over.configs = configs;
+    std::vector<std::size_t> tuned;  // the tunings of this test, each over a config of its
+    for (std::size_t k = 0; k < tunings.size() && swept.any(); ++k) {
+      if (tunings[k].tuning.choices.count(name) && model::runs_over(over, tunings[k].config))
+        tuned.push_back(k);
+    }
+    if (tuned.empty()) {
       tests.push_back(node);
       continue;
     }
-    applied[name] = true;
-    // Each choice names exactly the settings the test leaves to the tuner.
-    for (const auto& [size, setting] : chosen->second) {
-      const AutoSettings named = named_by(setting);
-      if (named.fragment != swept.fragment || named.source != swept.source ||
-          named.inlining != swept.inlining)
-        throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
-                        "the choice for " + std::to_string(size) + " B names " + describe(named) +
-                            ", but test " + name + " of " + suite_file + " leaves " +
-                            describe(swept) + " to the tuner");
-    }
-    const std::vector<std::uint64_t>* swept_sizes = auto_sweep_sizes(parsed, name, swept);
-    if (swept_sizes == nullptr)
-      throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
-                      "test " + name + " of " + suite_file +
-                          " sweeps several fragments beside `source: auto`: one choice per size "
-                          "cannot narrow it (give it one fragment or `fragment: auto`)");
-    for (const TunedSetting& point : sweep_points(swept)) {
-      std::vector<std::uint64_t> sizes;
-      for (const std::uint64_t size : *swept_sizes) {
-        const auto choice = chosen->second.find(size);
-        if (choice == chosen->second.end() || choice->second == point) sizes.push_back(size);
+    std::vector<std::string> untuned = configs.empty() ? run_configs : configs;
+    for (const std::size_t k : tuned) {
+      const TuningChoices& tuning = tunings[k].tuning;
+      const std::map<std::uint64_t, TunedSetting>& chosen = tuning.choices.at(name);
+      applied[k].insert(name);
+      std::erase(untuned, tunings[k].config);
+      // Each choice names exactly the settings the test leaves to the tuner.
+      for (const auto& [size, setting] : chosen) {
+        const AutoSettings named = named_by(setting);
+        if (named.fragment != swept.fragment || named.source != swept.source ||
+            named.inlining != swept.inlining)
+          throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
+                          "the choice for " + std::to_string(size) + " B names " + describe(named) +
+                              ", but test " + name + " of " + suite_file + " leaves " +
+                              describe(swept) + " to the tuner");
       }
-      if (sizes.empty()) continue;
-      YAML::Node one = YAML::Clone(node);
-      one["name"] = sweep_point_name(name, swept, point);
-      if (swept.fragment) one["fragment"] = point.fragment;
-      if (swept.source) one["source"] = point.source;
-      if (swept.inlining) one["inline"] = point.inlining == "on" ? kInlineAsPluginAllows : 0;
-      one["sizes"] = sizes;
-      tests.push_back(one);
+      const std::vector<std::uint64_t>* swept_sizes =
+          auto_sweep_sizes(parsed, name, swept, configs);
+      if (swept_sizes == nullptr)
+        throw SpecError(tuning.file, tuning.lines.at(name), "tuning.tests." + name,
+                        "test " + name + " of " + suite_file +
+                            " sweeps several fragments beside `source: auto`: one choice per "
+                            "size cannot narrow it (give it one fragment or `fragment: auto`)");
+      for (const TunedSetting& point : sweep_points(swept)) {
+        std::vector<std::uint64_t> sizes;
+        for (const std::uint64_t size : *swept_sizes) {
+          const auto choice = chosen.find(size);
+          if (choice == chosen.end() || choice->second == point) sizes.push_back(size);
+        }
+        if (sizes.empty()) continue;
+        YAML::Node one = YAML::Clone(node);
+        one["name"] = sweep_point_name(name, swept, point);
+        if (swept.fragment) one["fragment"] = point.fragment;
+        if (swept.source) one["source"] = point.source;
+        if (swept.inlining) one["inline"] = point.inlining == "on" ? kInlineAsPluginAllows : 0;
+        one["sizes"] = sizes;
+        one["configs"] = std::vector<std::string>{tunings[k].config};
+        tests.push_back(one);
+      }
+    }
+    // The configs no tuning file was for run the whole sweep, as untuned.
+    if (!untuned.empty()) {
+      YAML::Node rest = YAML::Clone(node);
+      rest["configs"] = untuned;
+      tests.push_back(rest);
     }
   }
-  for (const auto& [name, line] : tuning.lines) {
-    if (!applied.count(name))
-      throw SpecError(tuning.file, line, "tuning.tests." + name,
-                      suite_file +
-                          " has no `fragment: auto`, `source: auto` or `inline: auto` "
-                          "test named " +
-                          name);
+  std::string named;
+  for (std::size_t k = 0; k < tunings.size(); ++k) {
+    const TuningChoices& tuning = tunings[k].tuning;
+    for (const auto& [name, line] : tuning.lines) {
+      if (!applied[k].count(name))
+        throw SpecError(tuning.file, line, "tuning.tests." + name,
+                        suite_file +
+                            " has no `fragment: auto`, `source: auto` or `inline: auto` test "
+                            "named " +
+                            name + " over config " + tunings[k].config);
+    }
+    named += (k == 0 ? "" : ", ") + tuning.file + " (" + tunings[k].config + ")";
   }
   root["tests"] = tests;
   YAML::Emitter out;
-  out << YAML::Comment(suite_file + " tuned by " + tuning.file + " (uniperf run --tuning)");
+  out << YAML::Comment(suite_file + " tuned by " + named + " (uniperf run --tuning)");
   out << root;
   return std::string(out.c_str()) + "\n";
 }

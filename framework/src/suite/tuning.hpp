@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "suite/suite.hpp"
 
@@ -27,7 +28,8 @@ namespace uniperf::suite {
 /// `unavailable:` have no choice).
 struct TuningChoices {
   std::string file;
-  std::string config;  ///< the config it was tuned on, as the tuner was given it
+  std::string config;   ///< the config it was tuned on, as the tuner was given it
+  int config_line = 1;  ///< its line in the file, for messages
   std::map<std::string, std::map<std::uint64_t, TunedSetting>> choices;
   std::map<std::string, int> lines;  ///< each test's line in the file, for messages
 };
@@ -38,17 +40,28 @@ struct TuningChoices {
 /// is not a number, ...).
 TuningChoices parse_tuning(const std::string& text, const std::string& file);
 
-/// The suite's text with each tuned auto test narrowed to the choices:
-/// instead of every candidate at every size, its sweep's test for a setting
-/// (NAME.fragment_F, NAME.source_S or NAME.fragment_F.source_S) runs the
-/// sizes whose choice that setting is, and the sizes without one
-/// (unavailable when tuned, or not tuned) at every candidate as before. A
-/// tuned name the suite has no auto test of, or a choice of a setting the
-/// test does not leave to the tuner (or without one it does), is a
+/// A tuning file and the config of a run it applies to: the one it was
+/// tuned on (`uniperf run --tuning` matches them by name).
+struct ConfigTuning {
+  TuningChoices tuning;
+  std::string config;  ///< the config's name, as records give it
+};
+
+/// The suite's text with each tuned auto test narrowed, over the config
+/// its tuning file applies to, to the choices: instead of every candidate
+/// at every size, its sweep's test for a setting (NAME.fragment_F,
+/// NAME.source_S or NAME.fragment_F.source_S) runs, over that config only
+/// (`configs: [CONFIG]`), the sizes whose choice that setting is, and the
+/// sizes without one (unavailable when tuned, or not tuned) at every
+/// candidate as before. The test runs untuned over every other config of
+/// `run_configs` (the run's config names) it runs over. A tuned name the
+/// suite has no auto test of over that config, or a choice of a setting
+/// the test does not leave to the tuner (or without one it does), is a
 /// SpecError at its line of the tuning file. The result is a suite text of
 /// its own (its hash is what a peer and the records see), led by a comment
-/// naming the tuning file.
+/// naming the tuning files.
 std::string apply_tuning(const std::string& suite_text, const std::string& suite_file,
-                         const TuningChoices& tuning);
+                         const std::vector<ConfigTuning>& tunings,
+                         const std::vector<std::string>& run_configs);
 
 }  // namespace uniperf::suite
