@@ -55,8 +55,7 @@ class Loops {
     std::size_t next = 0;
     Ticks next_start = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes_[next];
-      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      Lane& lane = take_turn(next);
       const std::uint64_t expect = lane.received + 1;
       if constexpr (Initiator) {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
@@ -170,29 +169,23 @@ class Loops {
     std::size_t next = 0;
     Ticks next_start = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes_[next];
-      next = next + 1 == lanes_.size() ? 0 : next + 1;
-      // Markers 1..255 in turn; never 0, the cleared buffer's value.
-      const std::uint8_t marker = lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
-      std::atomic_ref<std::uint8_t> last(
-          *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
-      auto* out = reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1);
+      Lane& lane = take_turn(next);
+      const std::uint8_t marker = next_marker(lane);
+      const std::atomic_ref<std::uint8_t> last = landing_last_byte(lane);
       if constexpr (Initiator) {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
-        *out = marker;
+        mark_outgoing(lane, marker);
         lanes_.template post_chain<M>(lane, burst_end(lane));
-        while (!spin_for(last, marker)) lanes_.pump<M>(lane);
+        await_marker<M, true>(lane, last, marker);
         end_iteration<Gapped>(i, next_start);
         lanes_.backoff.progressed();  // the marker came without a completion
         if (begun >= stop.load()) break;
       } else {
-        while (!spin_for(last, marker)) {
-          if (!server_.wait<M, true>(lane)) return;
-        }
+        if (!await_marker<M, false>(lane, last, marker)) return;
         lanes_.backoff.progressed();
         lanes_.make_room<M>(lane, 1);
-        *out = marker;
+        mark_outgoing(lane, marker);
         lanes_.template post_chain<M>(lane, burst_end(lane));
       }
     }
@@ -214,17 +207,17 @@ class Loops {
     std::size_t next = 0;
     Ticks next_start = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes_[next];
-      next = next + 1 == lanes_.size() ? 0 : next + 1;
-      const std::uint8_t marker = lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
-      std::atomic_ref<std::uint8_t> last(
-          *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
+      Lane& lane = take_turn(next);
+      // Direct: the message is all here when the marker is in its last
+      // byte. Copy: when all its fragments are received (and placed).
+      const std::uint8_t marker = direct ? next_marker(lane) : 0;
+      const std::atomic_ref<std::uint8_t> last = landing_last_byte(lane);
       const std::uint64_t expect = lane.received + fragments;
       if constexpr (Initiator) {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
         post_fragments_of_message<M>(lane, fragments, marker);
         if constexpr (direct) {
-          while (!spin_for(last, marker)) lanes_.pump<M>(lane);
+          await_marker<M, true>(lane, last, marker);
           lanes_.backoff.progressed();  // the marker came without a completion
         } else {
           while (lane.received < expect) lanes_.pump<M>(lane);
@@ -233,9 +226,7 @@ class Loops {
         if (begun >= stop.load()) break;
       } else {
         if constexpr (direct) {
-          while (!spin_for(last, marker)) {
-            if (!server_.wait<M, true>(lane)) return;
-          }
+          if (!await_marker<M, false>(lane, last, marker)) return;
           lanes_.backoff.progressed();
         } else {
           while (lane.received < expect) {
@@ -258,8 +249,7 @@ class Loops {
     std::size_t next = 0;
     Ticks next_start = 0;
     for (; i < total; ++i) {
-      Lane& lane = lanes_[next];
-      next = next + 1 == lanes_.size() ? 0 : next + 1;
+      Lane& lane = take_turn(next);
       const Ticks begun = begin_iteration<Gapped>(i, next_start);
       lanes_.template post_chain<M>(lane, lane.posted + 1);
       while (lane.completed < lane.posted) lanes_.pump<M>(lane);
@@ -393,13 +383,51 @@ class Loops {
   /// byte carries the iteration's marker, which the peer polls.
   template <LoopMode M>
   void post_fragments_of_message(Lane& lane, std::uint64_t fragments, std::uint8_t marker) {
-    if constexpr (M.place == LoopMode::Place::none)
-      *reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1) = marker;
+    if constexpr (M.place == LoopMode::Place::none) mark_outgoing(lane, marker);
     const std::uint64_t end = lane.posted + fragments;
     while (lane.posted < end) {
       lanes_.make_room<M>(lane, std::min<std::uint64_t>(flow_.post_list, end - lane.posted));
       lanes_.template post_chain<M>(lane, end);
     }
+  }
+
+  /// The lanes in turn, one per iteration: `next`'s, then the one after.
+  Lane& take_turn(std::size_t& next) {
+    Lane& lane = lanes_[next];
+    next = next + 1 == lanes_.size() ? 0 : next + 1;
+    return lane;
+  }
+
+  /// A lane's iteration markers, 1..255 in turn: never 0, the value of a
+  /// cleared buffer, so a marker is always news.
+  static std::uint8_t next_marker(Lane& lane) {
+    return lane.marker = static_cast<std::uint8_t>(lane.marker % 255 + 1);
+  }
+
+  /// The last byte of the lane's message as the peer writes it here, where
+  /// its marker lands after every other byte; and of the one it sends.
+  std::atomic_ref<std::uint8_t> landing_last_byte(Lane& lane) {
+    return std::atomic_ref<std::uint8_t>(
+        *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + size_ - 1));
+  }
+  void mark_outgoing(Lane& lane, std::uint8_t marker) {
+    *reinterpret_cast<std::uint8_t*>(lanes_.tx(lane, 0) + size_ - 1) = marker;
+  }
+
+  /// Until the peer's `marker` is in `last`: the initiator drives the
+  /// transport between looks, the responder waits on it (false: the run
+  /// ended first). The caller counts the progress (backoff.progressed()),
+  /// the initiator's after its iteration's end stamp.
+  template <LoopMode M, bool Initiator>
+  bool await_marker(Lane& lane, const std::atomic_ref<std::uint8_t>& last, std::uint8_t marker) {
+    if constexpr (Initiator) {
+      while (!spin_for(last, marker)) lanes_.pump<M>(lane);
+    } else {
+      while (!spin_for(last, marker)) {
+        if (!server_.wait<M, true>(lane)) return false;
+      }
+    }
+    return true;
   }
 
   /// Looks at a polled byte between transport polls (write latency).
