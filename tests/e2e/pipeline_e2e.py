@@ -128,15 +128,15 @@ with tempfile.TemporaryDirectory() as work:
         assert r["status"] == "ok" or (r["status"] == "skipped" and r["params"]["op"] == "write"), r
 print(f"ok: --quick ran {len(quick)} records over tcp")
 
-def tune(work, suite_text, name, config="tcp"):
+def tune(work, suite_text, name, config="tcp", flags=()):
     """`uniperf tune` over CONFIG of `suite_text` (written to WORK/NAME.yaml) within a
-    budget of 24; returns the suite's path, the tuning file's path and its text."""
+    budget of 24, with FLAGS; returns the suite's path, the tuning file's path and its text."""
     suite_path = os.path.join(work, name + ".yaml")
     with open(suite_path, "w") as f:
         f.write(suite_text)
     tuning_path = os.path.join(work, "tuning.yaml")
     run = subprocess.run([uniperf, "tune", suite_path, "-c", os.path.join(source_dir, f"configs/{config}.yaml"),
-                          "--budget", "24", "-o", tuning_path],
+                          "--budget", "24", "-o", tuning_path, *flags],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
     print(run.stdout.strip())
@@ -151,7 +151,13 @@ tests:
   - {name: copy, op: send, delivery: copy, fragment: auto, sizes: [3000, 64K]}
 """
 with tempfile.TemporaryDirectory() as work:
-    suite_path, tuning_path, tuning = tune(work, tune_suite, "tune")
+    # Each round's two processes pinned, as `uniperf run --cpu --peer-cpu`;
+    # the file's first line says so.
+    suite_path, tuning_path, tuning = tune(work, tune_suite, "tune",
+                                           flags=("--cpu", "0", "--peer-cpu", "1"))
+    assert tuning.splitlines()[0].startswith(
+        f"# uniperf tune {suite_path} -c {os.path.join(source_dir, 'configs/tcp.yaml')} --cpu 0 --peer-cpu 1:"), \
+        tuning.splitlines()[0]
     rows = re.findall(r"\{size: (\d+), fragment: (\d+), .*?measurements: (\d+), curve: \{([^}]*)\}",
                       tuning)
     assert [int(r[0]) for r in rows] == [3000, 65536], tuning

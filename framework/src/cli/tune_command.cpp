@@ -97,15 +97,25 @@ std::optional<double> figure(const results::Record& r, Goal goal) {
   return r.bandwidth->mb_per_s;
 }
 
-/// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet [--peer PEER]`
-/// (this executable: a local pair of its own, or a client of the server at
-/// PEER) and waits; its output goes to `log`. A round that comes while the
+/// The flags of `uniperf tune` each round's run takes as they were given:
+/// --peer PEER, --cpu N, --peer-cpu N.
+std::vector<std::string> round_flags(const TuneCommand& tune) {
+  std::vector<std::string> flags;
+  if (!tune.peer.empty()) flags.insert(flags.end(), {"--peer", tune.peer});
+  if (tune.cpu) flags.insert(flags.end(), {"--cpu", std::to_string(*tune.cpu)});
+  if (tune.peer_cpu) flags.insert(flags.end(), {"--peer-cpu", std::to_string(*tune.peer_cpu)});
+  return flags;
+}
+
+/// Runs `uniperf run SUITE -c CONFIG -o RECORDS --quiet FLAGS...` (this
+/// executable: a local pair of its own, or a client of the server at
+/// --peer) and waits; its output goes to `log`. A round that comes while the
 /// server still ends the last one's run is served next (cli/serve_command.cpp).
-int run_child(const fs::path& suite, const std::string& config, const std::string& peer,
-              const fs::path& records, const fs::path& log) {
+int run_child(const fs::path& suite, const std::string& config,
+              const std::vector<std::string>& flags, const fs::path& records, const fs::path& log) {
   std::vector<std::string> args = {"uniperf", "run",      suite.string(),   "-c",
                                    config,    "--output", records.string(), "--quiet"};
-  if (!peer.empty()) args.insert(args.end(), {"--peer", peer});
+  args.insert(args.end(), flags.begin(), flags.end());
   const pid_t child = start_self(args, log.string());
   if (child < 0)
     throw std::runtime_error(std::string("cannot start a run: ") + std::strerror(errno));
@@ -128,13 +138,16 @@ std::string last_lines(const fs::path& log) {
 }
 
 std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& suite_path,
-                        const std::string& config, const std::string& peer) {
+                        const std::string& config, const TuneCommand& tune) {
+  const std::string& peer = tune.peer;
+  std::string flags;
+  for (const std::string& flag : round_flags(tune)) flags += " " + flag;
   YAML::Emitter out;
   out.SetDoublePrecision(6);  // MB/s to a few parts per million: more is noise
   out << YAML::Comment(fmt::format(
       "uniperf tune {} -c {}{}: the fragment, source or inline choice that moved the most bytes "
       "per second (a latency test: the lowest p50), per test and size (docs/pipeline.md)",
-      suite_path, config, peer.empty() ? "" : " --peer " + peer));
+      suite_path, config, flags));
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "suite" << YAML::Value << suite_path;
   out << YAML::Key << "config" << YAML::Value << config;
@@ -197,6 +210,11 @@ void add_tune_command(CLI::App& app, TuneCommand& tune) {
   tune.command->add_option("--peer", tune.peer,
                            "Tune against `uniperf serve` on HOST[:PORT] (each round a run of its "
                            "own there) instead of a local pair");
+  tune.command->add_option("--cpu", tune.cpu,
+                           "Pin each round's initiating process to CPU N (as `uniperf run --cpu`)");
+  tune.command->add_option("--peer-cpu", tune.peer_cpu,
+                           "Pin each round's local responder to CPU N (as `uniperf run "
+                           "--peer-cpu`; against a --peer, give the server its own --cpu)");
   tune.command
       ->add_option("--budget", tune.budget,
                    "Measurements per test and size, at most (every candidate twice first; "
@@ -314,7 +332,7 @@ int run_tune_command(const TuneCommand& tune) {
       for (const auto& test : tests) n += test["trials"].as<std::size_t>();
       return n;
     }());
-    const int status = run_child(suite_file, config_path, tune.peer, records_file, log);
+    const int status = run_child(suite_file, config_path, round_flags(tune), records_file, log);
     if (status == kExitNoPeer || status == kExitBadInput || status >= 100 ||
         !fs::exists(records_file)) {
       std::cerr << fmt::format("uniperf: tune: round {} failed (exit {}):{}\n", round, status,
@@ -374,7 +392,7 @@ int run_tune_command(const TuneCommand& tune) {
   }
   if (!tune.output.empty())
     results::write_file_atomically(tune.output,
-                                   tuning_file(tunings, suite_path, tune.config, tune.peer));
+                                   tuning_file(tunings, suite_path, tune.config, tune));
   return kExitOk;
 }
 

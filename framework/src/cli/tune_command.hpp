@@ -11,6 +11,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 namespace uniperf::cli {
@@ -21,6 +22,8 @@ struct TuneCommand {
   std::string config;
   std::string output;           ///< -o: the tuning file (YAML); "" = none
   std::string peer;             ///< --peer HOST[:PORT]: a `uniperf serve`; "" = a local pair
+  std::optional<int> cpu;       ///< --cpu N: each round's initiating process, pinned
+  std::optional<int> peer_cpu;  ///< --peer-cpu N: each round's local responder, pinned
   std::size_t first_round = 2;  ///< measurements of every candidate before any repeat
   /// Measurements per (test, size), at most; 0: kMeasurementsPerCandidate
   /// per candidate, and at least kLeastBudget, so a search over both
