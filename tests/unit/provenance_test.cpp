@@ -86,6 +86,34 @@ TEST(Preflight, AnUnsoundClockIsWarned) {
   EXPECT_TRUE(preflight(local, nullptr, {}).empty());
 }
 
+TEST(Preflight, UnsoundClocksNameEachMachineOnce) {
+  json a = quiet_machine(1);
+  a["host"] = "a";
+  a["clock"] = {{"source", "tsc"}, {"invariant", false}};
+  json b = quiet_machine(2);
+  b["host"] = "b";
+  b["clock"] = a["clock"];
+  const auto both = unsound_clocks(a, b);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].rfind("initiator (a): the TSC is not invariant", 0), 0u) << both[0];
+  EXPECT_EQ(both[1].rfind("responder (b): the TSC is not invariant", 0), 0u) << both[1];
+  // A local pair: one machine, one TSC.
+  b["host"] = "a";
+  const auto one = unsound_clocks(a, b);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].rfind("initiator: the TSC", 0), 0u) << one[0];
+  // Another host's invariant TSC, or none known yet (before a handshake).
+  a["clock"]["invariant"] = true;
+  b["host"] = "b";
+  EXPECT_EQ(unsound_clocks(a, b).size(), 1u);
+  b["clock"]["invariant"] = true;
+  EXPECT_TRUE(unsound_clocks(a, b).empty());
+  EXPECT_TRUE(unsound_clocks(a, nullptr).empty());
+  // The kernel's steady_clock is not a TSC.
+  a["clock"] = {{"source", "steady_clock"}, {"invariant", false}};
+  EXPECT_TRUE(unsound_clocks(a, nullptr).empty());
+}
+
 TEST(Preflight, BusyMachineAndMissingHugePages) {
   json local = quiet_machine(1);
   local["loadavg_1m"] = 6.5;

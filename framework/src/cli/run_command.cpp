@@ -231,6 +231,9 @@ void add_connection_options(CLI::App* command, ConnectionOptions& options) {
   // the flag is accepted and changes nothing.
   command->add_flag("--report_gbits")
       ->description("Accepted for perftest's sake: the table always shows Gb/s");
+  command->add_flag("--require-invariant-tsc", options.require_invariant_tsc,
+                    "Refuse to run (exit 2) where a side's TSC is not invariant, which times "
+                    "cannot be trusted to; without it such a run warns in every record");
   command->add_flag("--fail-on-skip", options.fail_on_skip,
                     "Exit 1 when a record is skipped (a missing device, an unsupported op), as "
                     "for a failed test: a CI gate then fails instead of passing on records that "
@@ -418,6 +421,16 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                         "--cpu-bind=cores)\n");
   }
   const nlohmann::json my_facts = session::provenance();
+  // This side's clock first, before a peer is started or reached; another
+  // host's once the handshake has brought its facts.
+  const auto refuse_unsound_clocks = [&](const nlohmann::json& peer) {
+    if (!options.require_invariant_tsc) return false;
+    const std::vector<std::string> unsound = session::unsound_clocks(my_facts, peer);
+    for (const std::string& why : unsound)
+      std::cerr << "uniperf: refused: " << why << " (--require-invariant-tsc)\n";
+    return !unsound.empty();
+  };
+  if (refuse_unsound_clocks(nullptr)) return kExitBadInput;
   nlohmann::json peer_facts;
 
   // Declared before `control`: a PMIx session ends after the connection.
@@ -568,6 +581,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
     settings.tuned_by = suite.tuned_by;
     if (remote && options.peer_cpu)
       settings.warnings.push_back("--peer-cpu is ignored with --peer: give the server --cpu");
+    if (refuse_unsound_clocks(peer_facts)) return kExitBadInput;
     for (auto& w : session::preflight(my_facts, peer_facts,
                                       {.hugepages = session::configs_want_hugepages(configs)}))
       settings.warnings.push_back(std::move(w));

@@ -39,6 +39,7 @@ struct ConnectionOptions {
   std::optional<std::uint32_t> trials;    // --trials N: overrides every test's trials
   bool run_forever = false;               // --run-infinitely
   bool fail_on_skip = false;              // --fail-on-skip: a skipped record fails the run
+  bool require_invariant_tsc = false;     // --require-invariant-tsc: refuse an unsound clock
   std::optional<double> report_interval;  // --report-interval S: run-forever window
 
   bool listening() const {

@@ -197,6 +197,28 @@ bool configs_want_hugepages(const std::vector<model::ConfigSpec>& configs) {
   return false;
 }
 
+std::vector<std::string> unsound_clocks(const json& local, const json& peer) {
+  std::vector<std::string> unsound;
+  const auto check = [&](const json& facts, const std::string& side) {
+    if (!facts.is_object()) return;
+    const json clock = facts.value("clock", json::object());
+    if (clock.is_object() && clock.value("source", "") == "tsc" &&
+        !clock.value("invariant", true)) {
+      unsound.push_back(fmt::format(
+          "{}: the TSC is not invariant (no constant_tsc and nonstop_tsc in /proc/cpuinfo): its "
+          "rate may follow the CPU's frequency or stop in idle states, so times read from it "
+          "are unsound",
+          side));
+    }
+  };
+  // One machine (a local pair) has one TSC.
+  const bool two_hosts =
+      peer.is_object() && local.is_object() && peer.value("host", "") != local.value("host", "");
+  check(local, two_hosts ? "initiator (" + local.value("host", "?") + ")" : "initiator");
+  if (two_hosts) check(peer, "responder (" + peer.value("host", "?") + ")");
+  return unsound;
+}
+
 std::vector<std::string> preflight(const json& local, const json& peer,
                                    const PreflightNeeds& needs) {
   std::vector<std::string> warnings;
@@ -234,13 +256,6 @@ std::vector<std::string> preflight(const json& local, const json& peer,
     }
     // The engine's clock: every sample is a difference of two readings.
     const json clock = facts.value("clock", json::object());
-    if (clock.value("source", "") == "tsc" && !clock.value("invariant", true)) {
-      warnings.push_back(fmt::format(
-          "{}: the TSC is not invariant (no constant_tsc and nonstop_tsc in /proc/cpuinfo): its "
-          "rate may follow the CPU's frequency or stop in idle states, so times read from it "
-          "are unsound",
-          side));
-    }
     if (const double ppm = clock.value("calibration_error_ppm", 0.0); ppm > kClockErrorPpm) {
       warnings.push_back(fmt::format(
           "{}: the clock's calibration strayed {:.0f} ppm from CLOCK_MONOTONIC_RAW over 20 ms "
@@ -254,6 +269,7 @@ std::vector<std::string> preflight(const json& local, const json& peer,
                       side));
     }
   };
+  for (std::string& unsound : unsound_clocks(local, peer)) warnings.push_back(std::move(unsound));
   // The same machine seen twice (a local pair) is checked once for the
   // machine-wide facts; its affinity is per process, so both are checked.
   check_side(local, two_hosts ? "initiator (" + local.value("host", "?") + ")" : "initiator",

@@ -53,6 +53,13 @@ struct PreflightNeeds {
 std::vector<std::string> preflight(const nlohmann::json& local, const nlohmann::json& peer,
                                    const PreflightNeeds& needs);
 
+/// The sides whose clock times cannot be trusted to, from the facts
+/// preflight takes: a TSC that is not invariant (its rate follows the CPU's
+/// frequency, or it stops in idle states). A sentence per such side, naming
+/// it; empty when both are sound. preflight warns of each; `uniperf run
+/// --require-invariant-tsc` refuses to run instead.
+std::vector<std::string> unsound_clocks(const nlohmann::json& local, const nlohmann::json& peer);
+
 /// Whether any config asks for huge pages (an option or environment variable
 /// whose name mentions HUGE, set to something other than 0/n/no/false/off).
 bool configs_want_hugepages(const std::vector<model::ConfigSpec>& configs);
