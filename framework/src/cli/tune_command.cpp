@@ -347,8 +347,8 @@ int run_tune_command(const TuneCommand& tune) {
       const Goal goal = t.search.goal();
       const std::optional<double> value = figure(r, goal);
       if (r.status != results::Status::ok || !value) {
-        t.unavailable =
-            fmt::format("{}: {} {}", label(candidate), results::to_string(r.status), r.reason);
+        t.unavailable = fmt::format("candidate {} {}: {}", label(candidate),
+                                    results::to_string(r.status), r.reason);
         continue;
       }
       // Inline "on" that the plugin capped below this size posted nothing
