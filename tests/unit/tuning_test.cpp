@@ -342,6 +342,27 @@ TEST(Tuning, ATestThatDoesNotRunOverTheTunedConfigIsRefused) {
       << refusal;
 }
 
+// A test of its own `configs:` keeps them: tuned over one, it runs untuned
+// over the others of the run it names, and names no config the run lacks.
+TEST(Tuning, ATestsOwnConfigsBoundWhereItRunsUntuned) {
+  const std::string suite_text =
+      "suite: s\ntests:\n  - {name: copy, pattern: bandwidth, op: send, delivery: copy, "
+      "fragment: auto, sizes: [4K], configs: [tcp, ofi, verbs-rxe]}\n";
+  const model::SuiteSpec suite =
+      parse_suite(apply_tuning(suite_text, "s.yaml", {{parse_tuning(kTuning, "t.yaml"), "tcp"}},
+                               {"tcp", "ofi", "ucx-shm"}),
+                  "s.yaml");
+  std::map<std::string, std::size_t> tests_over;
+  for (const auto& test : suite.tests) {
+    for (const std::string& config : test.configs) ++tests_over[config];
+    EXPECT_FALSE(test.configs.empty()) << test.name;
+  }
+  EXPECT_EQ(tests_over["tcp"], 1u);  // 4K at its choice
+  EXPECT_EQ(tests_over["ofi"], std::size(kAutoFragments));
+  EXPECT_EQ(tests_over.count("verbs-rxe"), 0u);
+  EXPECT_EQ(tests_over.count("ucx-shm"), 0u);
+}
+
 // `configs:` in a suite: which configs a test runs over.
 TEST(TestConfigs, AreANameOrAListAndANameRepeatsOnlyOverDisjointOnes) {
   const model::SuiteSpec suite = parse_suite(R"(suite: s

@@ -148,7 +148,11 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
       tests.push_back(node);
       continue;
     }
-    std::vector<std::string> untuned = configs.empty() ? run_configs : configs;
+    // The run's configs the test runs over, less those tuned below.
+    std::vector<std::string> untuned;
+    for (const std::string& config : run_configs) {
+      if (model::runs_over(over, config)) untuned.push_back(config);
+    }
     for (const std::size_t k : tuned) {
       const TuningChoices& tuning = tunings[k].tuning;
       const std::map<std::uint64_t, TunedSetting>& chosen = tuning.choices.at(name);
