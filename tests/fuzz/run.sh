@@ -29,7 +29,7 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 
 # target -> seed files (copied into one directory each, read-only to libFuzzer)
 declare -A seeds=(
-  [suite]="suites/*.yaml tests/report/*.yaml"
+  [suite]="suites/*.yaml tests/report/*.yaml tests/fuzz/seeds/suite/*"
   [config]="configs/*.yaml"
   [records]="tests/report/*.jsonl"
   [peer_protocol]="tests/fuzz/seeds/peer_protocol/*"
