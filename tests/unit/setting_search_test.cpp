@@ -62,6 +62,44 @@ TEST(SettingSearch, StopsWhenTheBestIsClearOfTheRest) {
   EXPECT_NEAR(out.curve[1].ci95.mean, 100.5, 1e-9);
 }
 
+// A candidate that cannot run here (its record skipped) is no choice: it is
+// measured no more, and the others are searched as if it were not there.
+TEST(SettingSearch, AnExcludedCandidateIsNeitherMeasuredAgainNorChosen) {
+  SettingSearch s(3, 2, 100);
+  s.exclude(2);  // refused at its first run
+  EXPECT_EQ(s.next(), (std::vector<std::size_t>{0, 0, 1, 1}));
+  for (const double v : {10.0, 11.0}) s.add(0, v);
+  for (const double v : {50.0, 51.0}) s.add(1, v);
+  EXPECT_TRUE(s.done());
+  auto out = s.outcome();
+  EXPECT_EQ(out.best, 1u);
+  EXPECT_EQ(out.runner_up, 0u);
+  EXPECT_TRUE(out.separated);
+  EXPECT_TRUE(out.curve[2].excluded);
+  EXPECT_FALSE(out.curve[1].excluded);
+
+  // Measured first, then failing: its figures no longer make it the best.
+  SettingSearch t(3, 2, 100);
+  for (const double v : {10.0, 11.0}) t.add(0, v);
+  for (const double v : {100.0, 150.0}) t.add(1, v);
+  for (const double v : {116.0, 118.0}) t.add(2, v);
+  ASSERT_EQ(t.outcome().best, 1u);
+  ASSERT_FALSE(t.done());  // 1 and 2 overlap
+  t.exclude(1);
+  EXPECT_TRUE(t.done());  // one candidate left
+  out = t.outcome();
+  EXPECT_EQ(out.best, 2u);
+  EXPECT_EQ(out.runner_up, 0u);
+  EXPECT_TRUE(t.any_left());
+
+  // Every candidate refused: nothing is left to choose, and nothing to run.
+  SettingSearch none(2, 2, 10);
+  none.exclude(0);
+  none.exclude(1);
+  EXPECT_FALSE(none.any_left());
+  EXPECT_TRUE(none.next().empty());
+}
+
 TEST(SettingSearch, ALatencyGoalChoosesTheLowest) {
   SettingSearch s(3, 2, 100, SettingSearch::Goal::lowest);
   for (const double v : {10.0, 11.0}) s.add(0, v);

@@ -40,7 +40,10 @@ struct Tuning {
   std::uint64_t size = 0;
   std::vector<suite::TunedSetting> candidates;
   results::SettingSearch search;
-  std::string unavailable;  ///< why it could not be measured ("" when it could)
+  std::string unavailable;  ///< why no candidate could be measured ("" when one could)
+  /// The candidates whose run was skipped or failed (excluded from the
+  /// search), each with the record's status and reason.
+  std::map<std::size_t, std::string> not_run;
   /// `inline: auto` where the plugin posts no message of this size inline
   /// (its max_inline, which the "on" candidate's record showed): "on"
   /// would measure "off" again, so "off" is the choice, unmeasured.
@@ -185,9 +188,20 @@ std::string tuning_file(const std::vector<Tuning>& tunings, const std::string& s
       out << YAML::Key << "separated" << YAML::Value << o.separated;
       out << YAML::Key << "measurements" << YAML::Value << o.measurements;
       out << YAML::Key << "curve" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      for (std::size_t k = 0; k < t.candidates.size(); ++k)
-        out << YAML::Key << label(t.candidates[k]) << YAML::Value << o.curve[k].ci95.mean;
-      out << YAML::EndMap << YAML::EndMap;
+      for (std::size_t k = 0; k < t.candidates.size(); ++k) {
+        if (!o.curve[k].excluded)
+          out << YAML::Key << label(t.candidates[k]) << YAML::Value << o.curve[k].ci95.mean;
+      }
+      out << YAML::EndMap;
+      // The candidates that could not run here, and why: no choice, not a
+      // slow one.
+      if (!t.not_run.empty()) {
+        out << YAML::Key << "not_run" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        for (const auto& [k, why] : t.not_run)
+          out << YAML::Key << label(t.candidates[k]) << YAML::Value << why;
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -269,7 +283,7 @@ int run_tune_command(const TuneCommand& tune) {
                                       : std::max(TuneCommand::kLeastBudget,
                                                  TuneCommand::kMeasurementsPerCandidate * count),
                                   goal),
-           "", std::nullopt});
+           "", {}, std::nullopt});
     }
   }
   if (tunings.empty()) {
@@ -347,8 +361,14 @@ int run_tune_command(const TuneCommand& tune) {
       const Goal goal = t.search.goal();
       const std::optional<double> value = figure(r, goal);
       if (r.status != results::Status::ok || !value) {
-        t.unavailable = fmt::format("candidate {} {}: {}", label(candidate),
-                                    results::to_string(r.status), r.reason);
+        // A setting this transport refuses (a ring too large, say) is no
+        // choice; the others are still compared. With none left the size
+        // cannot be tuned.
+        const std::size_t k = at->second.second;
+        t.not_run[k] = fmt::format("{}: {}", results::to_string(r.status), r.reason);
+        t.search.exclude(k);
+        if (!t.search.any_left())
+          t.unavailable = fmt::format("candidate {} {}", label(candidate), t.not_run[k]);
         continue;
       }
       // Inline "on" that the plugin capped below this size posted nothing
@@ -386,9 +406,13 @@ int run_tune_command(const TuneCommand& tune) {
         label(t.candidates[o.runner_up]), o.curve[o.runner_up].ci95.mean,
         o.separated ? "clear of the rest" : "not separated within the budget", o.measurements);
     std::string curve = "    curve:";
-    for (std::size_t k = 0; k < t.candidates.size(); ++k)
-      curve += fmt::format(" {}:{:.4g}", label(t.candidates[k]), o.curve[k].ci95.mean);
+    for (std::size_t k = 0; k < t.candidates.size(); ++k) {
+      if (!o.curve[k].excluded)
+        curve += fmt::format(" {}:{:.4g}", label(t.candidates[k]), o.curve[k].ci95.mean);
+    }
     std::cout << curve << "\n";
+    for (const auto& [k, why] : t.not_run)
+      std::cout << fmt::format("    not run: {} ({})\n", label(t.candidates[k]), why);
   }
   if (!tune.output.empty())
     results::write_file_atomically(tune.output,

@@ -32,11 +32,20 @@ class SettingSearch {
   std::vector<std::size_t> next() const;
   /// One measurement of candidate `k`.
   void add(std::size_t k, double value);
+  /// Candidate `k` cannot be measured here (its run was skipped or failed:
+  /// a setting the transport refuses): it is measured no more, and is
+  /// neither the best nor the runner-up. The others are searched as if it
+  /// were not there.
+  void exclude(std::size_t k);
+  /// Whether a candidate is left that was not excluded: without one there
+  /// is nothing to choose, and outcome() means nothing.
+  bool any_left() const;
   Goal goal() const { return goal_; }
 
   struct Candidate {
     std::vector<double> values;
-    Interval ci95;  ///< of the mean; the value itself with one measurement
+    Interval ci95;          ///< of the mean; the value itself with one measurement
+    bool excluded = false;  ///< exclude()d: not a choice, whatever its values
   };
   struct Outcome {
     std::size_t best = 0;
@@ -56,7 +65,11 @@ class SettingSearch {
   /// Whether figure `a` is better than `b` by the goal.
   bool better(double a, double b) const;
 
+  /// The candidates not excluded, in order.
+  std::vector<std::size_t> left() const;
+
   std::vector<std::vector<double>> values_;
+  std::vector<bool> excluded_;
   std::size_t first_round_;
   std::size_t budget_;
   std::size_t spent_ = 0;
