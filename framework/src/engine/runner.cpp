@@ -566,13 +566,20 @@ struct TestRunner::Impl {
   /// the control connection, which message_ready() reports.
   void settle() {
     peer.send_settled();
+    progress_until_peer_speaks();
+    peer.receive_settled();
+  }
+
+  /// Keeps this side's endpoints moving until the peer's next control
+  /// message is here, instead of blocking on the control channel while the
+  /// peer may still wait for this side's transport to move.
+  void progress_until_peer_speaks() {
     while (!peer.message_ready()) {
       for (Lane& lane : lanes.all()) lane.endpoint->progress();
       if (lanes.abort_requested()) [[unlikely]]
         Lanes::aborted();
       lanes.backoff.empty_poll();
     }
-    peer.receive_settled();
   }
 
   /// The rate limit as post lists (chains of post_list requests) per clock
@@ -639,7 +646,17 @@ struct TestRunner::Impl {
         tally_rails(done.posted, out);
       }
     }
-    if (serves) server.serve<M>();
+    if (serves) {
+      server.serve<M>();
+    } else {
+      // A sender's completions may come before its last bytes have left:
+      // UCX over tcp completes a buffered send with its tail still queued
+      // when the socket was full, and sends it only while progressed. The
+      // receiver speaks once everything announced has arrived; until then
+      // this side keeps moving (blocking on the control channel here left
+      // a loaded run's receiver 1 message short until the stall timeout).
+      progress_until_peer_speaks();
+    }
     // Received here of the peer's messages, and there of ours. A reliable
     // transport delivered everything announced (serve waited for it); on an
     // unreliable one this is the only account of what was lost.
