@@ -48,11 +48,9 @@ void warn_of_tests_over_no_config(const model::SuiteSpec& suite,
       return model::runs_over(test, config.name);
     });
     if (runs) continue;
-    std::string named;
-    for (const std::string& name : test.configs) named += (named.empty() ? "" : ", ") + name;
     std::cerr << fmt::format(
         "uniperf: warning: {}:{}: test '{}' runs over configs {} only, none of this run's\n",
-        suite.file, test.source_line, test.name, named);
+        suite.file, test.source_line, test.name, suite::join(test.configs));
   }
 }
 

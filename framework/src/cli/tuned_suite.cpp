@@ -31,12 +31,6 @@ std::string name_of_tuned_config(const std::string& given) {
   return fs::path(given).stem().string();
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 }  // namespace
 
 model::SuiteSpec tuned_suite(const model::SuiteSpec& suite,
@@ -57,7 +51,7 @@ model::SuiteSpec tuned_suite(const model::SuiteSpec& suite,
       throw suite::SpecError(
           file, tuning.config_line, "tuning.config",
           "tuned on config '" + name + "' (" + tuning.config +
-              "), not a config of this run (its configs: " + joined(run_configs) +
+              "), not a config of this run (its configs: " + suite::join(run_configs) +
               "): a tuning file applies to the config it was tuned on");
     const auto same = std::find_if(tunings.begin(), tunings.end(),
                                    [&](const suite::ConfigTuning& t) { return t.config == name; });
