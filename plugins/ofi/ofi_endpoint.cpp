@@ -23,6 +23,14 @@ constexpr auto kConnectSlice = 100ms;
 // leaving, before the endpoint is called broken. The engine never posts
 // beyond the queue sizes it asked for, so this only trips on a stuck peer.
 constexpr auto kAgainTimeout = 10s;
+// How long post() itself retries a refused request before it leaves the
+// request in deferred_ and returns to the engine. Spinning keeps a one-way
+// stream at full speed (ofi-udp-rxd ran slower when every refusal went back
+// at once), but only the engine progresses this side's other endpoints: a
+// bound bidirectional stream over two rails receives on one endpoint while
+// it sends on another, and two sides spinning on their sends, each waiting
+// for the other to progress the endpoint it receives on, never met.
+constexpr auto kSpinBeforeDefer = 200us;
 constexpr std::size_t kCqBatch = 32;
 
 /// What next_cm_event() returns when the peer spoke on the control
@@ -449,13 +457,13 @@ bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
     // Without one, spinning is what keeps a one-way stream at full speed
     // (ofi-udp-rxd ran slower when every refusal went back to the engine).
     if (receives_unseen_) return false;
+    // Past a short spin it waits in deferred_ too, which post_deferred()
+    // gives kAgainTimeout before it calls the peer stuck.
     const auto now = Clock::now();
     if (give_up == Clock::time_point{}) {
-      give_up = now + kAgainTimeout;
+      give_up = now + kSpinBeforeDefer;
     } else if (now > give_up) {
-      throw TransportError("ofi: the provider refused " + std::string(to_string(wr.op)) +
-                           " with -FI_EAGAIN for " + std::to_string(kAgainTimeout.count()) +
-                           " s (is the peer alive?)");
+      return false;
     }
   }
 }

@@ -75,7 +75,8 @@ class OfiEndpoint final : public Endpoint {
 
   /// What submit() does when the provider says -FI_EAGAIN.
   enum class Refused {
-    spin,       ///< drive progress and retry, unless a receive awaits the engine
+    spin,       ///< drive progress and retry for a moment (kSpinBeforeDefer), unless a
+                ///< receive awaits the engine
     give_back,  ///< return false at once (retrying deferred_ from poll())
   };
   /// Posts one request; false when it was refused and is to wait in deferred_.
