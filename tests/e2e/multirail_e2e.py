@@ -35,6 +35,12 @@ twice what one rail gets, and one that does not gets about the same.
   one link alone (1.0x, as openucx/ucx#9763 reports) and to split it over
   both (1.9x), from one run to the next.
 
+Every stream runs twice (`--trials 2`) and the checks take each test's best
+trial: a shaped link can be under-reached (a CPU burst on a loaded machine
+once stalled one rail's TCP for a second: 12.7 MB/s on a 25 MB/s link) but
+never over-reached, so the best of two is the link's figure, and a lower
+bound on it stays a bound on physics, not on the machine's load.
+
 Skipped (77) where namespaces or tbf cannot be made (not root, no iproute2)."""
 import os, subprocess, sys, tempfile, time
 from launched import records
@@ -110,15 +116,16 @@ def suite_single_stream(work):
     return path
 
 
-def run_pair(suite, config, out, timeout=120):
+def run_pair(suite, config, out, timeout=120, trials=1):
     """Server in host 1, client in host 0; returns (client, server exit, server stderr)."""
+    both = ["--timeout", "30", "--trials", str(trials)]
     server = subprocess.Popen(in_host(1, [uniperf, "run", suite, "-c", config, "--listen",
-                                          f"{SERVER}:{PORT}", "--timeout", "30"]),
+                                          f"{SERVER}:{PORT}"] + both),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         client = subprocess.run(in_host(0, [uniperf, "run", suite, "-c", config, "--peer",
-                                            f"{SERVER}:{PORT}", "-o", out, "--timeout", "30",
-                                            "--connect-timeout", "60"]),
+                                            f"{SERVER}:{PORT}", "-o", out,
+                                            "--connect-timeout", "60"] + both),
                                 capture_output=True, text=True, timeout=timeout)
         server_err = server.communicate(timeout=30)[1]
     finally:
@@ -163,7 +170,7 @@ def main():
         open(config, "w").write(CONFIG)
         open(suite, "w").write(SUITE)
         before = link_counters()
-        client, server_exit, server_err = run_pair(suite, config, out, timeout=240)
+        client, server_exit, server_err = run_pair(suite, config, out, timeout=300, trials=2)
         moved = {key: value - before[key] for key, value in link_counters().items()}
         assert client.returncode == 0, (client.returncode, client.stdout, client.stderr, server_err)
         assert server_exit == 0, (server_exit, server_err)
@@ -174,7 +181,9 @@ def main():
             assert len(r["rails"]["per_rail"]) == 2, (key, r.get("rails"))
 
         def mb(key):
-            return got[key]["bandwidth"]["MB_per_s"]
+            """The best trial's: a shaped link is only ever under-reached."""
+            trials = got[key].get("trials", {}).get("per_trial", [])
+            return max([t["MB_per_s"] for t in trials] or [got[key]["bandwidth"]["MB_per_s"]])
 
         def rail_bytes(key):
             return [rail["bytes"] for rail in got[key]["rails"]["per_rail"]]
