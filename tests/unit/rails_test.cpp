@@ -236,6 +236,32 @@ TEST(RailRuns, AStripedPingPongSendsAPiecePerRailAndWaitsForEveryEcho) {
   EXPECT_EQ(small.measured.latency.count(), 100u);
 }
 
+TEST(RailRuns, EachRailKeepsTheLatencySamplesItTookPartIn) {
+  // Alternating: every other iteration on each rail.
+  FlowSpec alternating = ping_pong(Op::send);
+  alternating.rail_policy = RailPolicy::round_robin;
+  TwoRails round_robin;
+  round_robin.run(rail_test_of(alternating, {64}), 64);
+  ASSERT_EQ(round_robin.measured.rails.size(), 2u);
+  EXPECT_EQ(round_robin.measured.rails[0].latency.count(), 50u);
+  EXPECT_EQ(round_robin.measured.rails[1].latency.count(), 50u);
+  EXPECT_EQ(round_robin.measured.latency.count(), 100u);
+  // Striped: every rail carries a piece of every message above the
+  // threshold, and below it the first rail alone carries them.
+  TwoRails striped;
+  striped.run(rail_test_of(ping_pong(Op::send), {65536}), 65536);
+  EXPECT_EQ(striped.measured.rails[0].latency.count(), 100u);
+  EXPECT_EQ(striped.measured.rails[1].latency.count(), 100u);
+  TwoRails small;
+  small.run(rail_test_of(ping_pong(Op::send), {64}), 64);
+  EXPECT_EQ(small.measured.rails[0].latency.count(), 100u);
+  EXPECT_EQ(small.measured.rails[1].latency.count(), 0u);
+  // A stream keeps no samples, on any rail.
+  TwoRails stream_rails;
+  stream_rails.run(rail_test_of(stream(RailPolicy::round_robin), {64}), 64);
+  EXPECT_TRUE(stream_rails.measured.rails[0].latency.empty());
+}
+
 TEST(RailRuns, AStripedReadPostsAPiecePerRail) {
   TwoRails rails;
   rails.run(rail_test_of(ping_pong(Op::read), {65536}), 65536);

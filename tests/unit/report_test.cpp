@@ -319,15 +319,26 @@ TEST(RecordJson, BothSidesCpuTimeAndAHistogramsErrorRoundTrip) {
 TEST(RecordJson, EachRailsShareAndTheirImbalanceRoundTrip) {
   Record r = latency_record("tcp", "send_lat", 8, 0.5);
   EXPECT_FALSE(to_json(r).contains("rails"));  // one rail: nothing to say
-  r.rails = {{.bytes = 3000, .requests = 3, .mb_per_s = 1.5, .mreq_per_s = 0.0015},
-             {.bytes = 1000, .requests = 1, .mb_per_s = 0.5, .mreq_per_s = 0.0005}};
+  // The second rail carried one of the samples: its own latency.
+  const LatencyStats rail_latency{.samples = 1, .p50 = 0.75, .max = 0.75, .mean = 0.75};
+  r.rails = {{.bytes = 3000, .requests = 3, .mb_per_s = 1.5, .mreq_per_s = 0.0015, .latency = {}},
+             {.bytes = 1000,
+              .requests = 1,
+              .mb_per_s = 0.5,
+              .mreq_per_s = 0.0005,
+              .latency = rail_latency}};
   const json j = to_json(r);
   EXPECT_EQ(j.at("rails").at("imbalance"), 1.0);  // (3000 - 1000) / 2000
   EXPECT_EQ(j.at("rails").at("per_rail").size(), 2u);
   EXPECT_EQ(j.at("rails").at("per_rail")[1].at("requests"), 1);
+  EXPECT_FALSE(j.at("rails").at("per_rail")[0].contains("latency_us"));
+  EXPECT_EQ(j.at("rails").at("per_rail")[1].at("latency_us").at("p50"), 0.75);
   const Record back = record_from_json(json::parse(j.dump()));
   ASSERT_EQ(back.rails.size(), 2u);
   EXPECT_EQ(back.rails[0].mb_per_s, 1.5);
+  EXPECT_FALSE(back.rails[0].latency);
+  ASSERT_TRUE(back.rails[1].latency);
+  EXPECT_EQ(back.rails[1].latency->p50, 0.75);
   EXPECT_EQ(to_json(back).dump(), j.dump());
   r.rails[1].bytes = 0;  // one rail carried everything
   EXPECT_EQ(r.rail_imbalance(), 2.0);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,8 +26,11 @@ namespace {
 /// stamps[i] began iteration i and the first zero after the last one ends
 /// them; with one (`gapped`), stamps[2i] began iteration i and
 /// stamps[2i + 1] ended it. A sample is one-way (half the round trip) where
-/// out.one_way says so.
+/// out.one_way says so. Over several rails, `rails_of_turn[t]` names the
+/// rails turn t's message went over (iteration i takes turn i mod turns),
+/// and each of them gets the sample too.
 std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, bool gapped,
+                          std::span<const std::vector<std::uint32_t>> rails_of_turn,
                           SizeOutcome& out) {
   const std::uint64_t per_iteration = gapped ? 2 : 1;
   const auto began = [&](std::uint64_t i) { return stamps[per_iteration * i]; };
@@ -41,7 +45,12 @@ std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, b
   }
   const double divisor = out.one_way ? 2.0 : 1.0;
   for (std::uint64_t i = 0; i < count; ++i) {
-    out.latency.add(ticks_to_us(ended(i) - began(i)) / divisor);
+    const double sample = ticks_to_us(ended(i) - began(i)) / divisor;
+    out.latency.add(sample);
+    if (!rails_of_turn.empty()) {
+      for (const std::uint32_t rail : rails_of_turn[(out.iterations + i) % rails_of_turn.size()])
+        out.rails[rail].latency.add(sample);
+    }
     // Where each kept sample's iteration began, for the samples of a gap.
     if (gapped && out.latency_begins_us.size() < out.latency.kept().size())
       out.latency_begins_us.push_back(ticks_to_us(began(i) - out.started));
@@ -520,10 +529,15 @@ struct TestRunner::Impl {
     } else {
       out.one_way = flow.op == Op::send || flow.op == Op::write || flow.op == Op::write_imm;
       out.latency = model::LatencyDistribution(plan.exact_samples);
+      const std::vector<std::vector<std::uint32_t>> rails_of_turn = turn_rails();
+      if (!rails_of_turn.empty()) {
+        out.rails.assign(plan.rails,
+                         RailTally{.latency = model::LatencyDistribution(plan.exact_samples)});
+      }
       for (std::uint64_t done = 0;;) {
         const std::uint64_t count = std::min(segment, total - done);
         run_loop(count);
-        const std::uint64_t ran = add_segment(stamps, count, gapped, out);
+        const std::uint64_t ran = add_segment(stamps, count, gapped, rails_of_turn, out);
         done += ran;
         if (ran < count || done >= total || now() >= stop.load()) break;
         std::fill(stamps.begin(), stamps.end(), 0);
@@ -712,6 +726,23 @@ struct TestRunner::Impl {
 
   /// Iterations of a ping-pong of `total` that lane `k` takes part in:
   /// round-robin over the lanes, or over a stripe's groups.
+  /// Over several rails, the rails each turn of a ping-pong goes over, in
+  /// turn order (the loops take the groups of lanes in turn, from the first
+  /// at every segment, and segments are whole turns); empty over one rail.
+  std::vector<std::vector<std::uint32_t>> turn_rails() const {
+    if (plan.rails == 1) return {};
+    const std::size_t stride = plan.turn_stride();
+    std::vector<std::vector<std::uint32_t>> turns(lanes.size() / stride);
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      for (std::size_t k = 0; k < plan.turn_width(size); ++k) {
+        const std::uint32_t rail = plan.lanes[t * stride + k].rail;
+        if (std::find(turns[t].begin(), turns[t].end(), rail) == turns[t].end())
+          turns[t].push_back(rail);
+      }
+    }
+    return turns;
+  }
+
   std::uint64_t latency_iterations(std::size_t k, std::uint64_t total) const {
     return plan.stripes() ? plan.lane_iterations(k, size, total)
                           : policy::latency_share(total, lanes.size(), k);

@@ -32,6 +32,10 @@ namespace uniperf::engine {
 struct RailTally {
   std::uint64_t bytes = 0;
   std::uint64_t requests = 0;  ///< work requests: a striped message's pieces count apart
+  /// A latency phase's samples this rail took part in: every one of a
+  /// bound flow's rail or a striped message's rails, every other one over
+  /// two alternating rails. Empty for a stream.
+  model::LatencyDistribution latency;
 };
 
 /// What this side measured for one size.

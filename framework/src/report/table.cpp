@@ -207,8 +207,12 @@ void print_rails_line(std::ostream& out, const Record& r, BandwidthUnit unit) {
   if (r.status != Status::ok || r.rails.empty()) return;
   std::string rails;
   for (std::size_t k = 0; k < r.rails.size(); ++k) {
-    rails += fmt::format("{}rail {} {:.2f} {} ({} requests)", k == 0 ? "" : ", ", k,
+    rails += fmt::format("{}rail {} {:.2f} {} ({} requests", k == 0 ? "" : ", ", k,
                          in_unit(r.rails[k].mb_per_s, unit), unit_label(unit), r.rails[k].requests);
+    // A latency test: the samples the rail took part in.
+    if (const auto& l = r.rails[k].latency)
+      rails += fmt::format("; {} samples, p50 {:.3f} us", l->samples, l->p50);
+    rails += ")";
   }
   out << fmt::format("{:>10} {:>10}   {} {}: {}; imbalance {:.1f}%\n", "", "",
                      model::to_string(r.flow.rail_policy), "over its rails", rails,

@@ -43,7 +43,9 @@
 //                    (docs/traces.md) and the requests that found no room
 //   rails            (1.11) over a config with several rails: {imbalance
 //                    ((most - least) / mean of the rails' bytes), per_rail:
-//                    [{bytes, requests, MB_per_s, Mreq_per_s}] in rail order}
+//                    [{bytes, requests, MB_per_s, Mreq_per_s}] in rail order};
+//                    (1.17) a latency test's per_rail entries add latency_us
+//                    over the samples that rail took part in
 //   cpu_time         (1.10) {initiator, responder}: each side's process CPU
 //                    over the measured phase, {user_s, system_s, seconds (wall),
 //                    cpus_used ((user + system) / seconds)}
@@ -247,6 +249,7 @@ json to_json(const Record& r) {
                           {"requests", rail.requests},
                           {"MB_per_s", rail.mb_per_s},
                           {"Mreq_per_s", rail.mreq_per_s}});
+      if (rail.latency) per_rail.back()["latency_us"] = to_json(*rail.latency);
     }
     j["rails"] = {{"imbalance", r.rail_imbalance()}, {"per_rail", std::move(per_rail)}};
   }
@@ -655,7 +658,10 @@ Record record_from_json(const json& j) {
       r.rails.push_back({.bytes = one.unsigned_integer("bytes"),
                          .requests = one.unsigned_integer("requests"),
                          .mb_per_s = one.number("MB_per_s"),
-                         .mreq_per_s = one.number("Mreq_per_s")});
+                         .mreq_per_s = one.number("Mreq_per_s"),
+                         .latency = {}});
+      if (per_rail[i].contains("latency_us"))  // 1.17
+        r.rails.back().latency = read_latency(one.object("latency_us"));
     }
   }
   if (j.contains("cpu_time")) r.cpu_time = read_cpu_time(top.object("cpu_time"));  // 1.10

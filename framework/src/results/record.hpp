@@ -20,7 +20,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 16;
+inline constexpr int kSchemaMinor = 17;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);
@@ -204,6 +204,10 @@ struct RailResult {
   std::uint64_t requests = 0;  ///< work requests: a striped message's pieces count apart
   double mb_per_s = 0;
   double mreq_per_s = 0;
+  /// (1.17) A latency test's samples this rail took part in (all of a bound
+  /// flow's rail and of a striped message's rails, its turns of an
+  /// alternating ping-pong): which rail carried which samples.
+  std::optional<LatencyStats> latency;
 };
 
 struct Record {

@@ -174,16 +174,22 @@ std::string pace_shortfall(const model::FlowSpec& flow, const results::Bandwidth
 void fill_rails(results::Record& record, const std::vector<engine::SizeOutcome>& outcomes) {
   std::vector<engine::RailTally> sum;
   double seconds = 0;
+  bool one_way = true;
   for (const auto& outcome : outcomes) {
     if (sum.size() < outcome.rails.size()) sum.resize(outcome.rails.size());
     for (std::size_t r = 0; r < outcome.rails.size(); ++r) {
       sum[r].bytes += outcome.rails[r].bytes;
       sum[r].requests += outcome.rails[r].requests;
+      sum[r].latency.merge(outcome.rails[r].latency);
     }
     seconds = std::max(seconds, outcome.seconds);
+    if (!outcome.latency.empty()) one_way = outcome.one_way;
   }
-  for (const engine::RailTally& rail : sum)
-    record.rails.push_back({.bytes = rail.bytes, .requests = rail.requests});
+  for (const engine::RailTally& rail : sum) {
+    record.rails.push_back({.bytes = rail.bytes, .requests = rail.requests, .latency = {}});
+    if (!rail.latency.empty())
+      record.rails.back().latency = results::compute_latency(rail.latency, one_way);
+  }
   results::rate_rails(record.rails, seconds);
 }
 

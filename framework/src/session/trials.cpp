@@ -40,6 +40,7 @@ void pool_window(std::vector<engine::SizeOutcome>& pooled,
   for (std::size_t r = 0; r < one.rails.size(); ++r) {
     sum.rails[r].bytes += one.rails[r].bytes;
     sum.rails[r].requests += one.rails[r].requests;
+    sum.rails[r].latency.merge(one.rails[r].latency);
   }
   sum.messages += one.messages;
   sum.seconds += one.seconds;
