@@ -724,8 +724,6 @@ struct TestRunner::Impl {
 
   std::uint64_t wire_bytes() const { return is_atomic(flow.op) ? 8 : size; }
 
-  /// Iterations of a ping-pong of `total` that lane `k` takes part in:
-  /// round-robin over the lanes, or over a stripe's groups.
   /// Over several rails, the rails each turn of a ping-pong goes over, in
   /// turn order (the loops take the groups of lanes in turn, from the first
   /// at every segment, and segments are whole turns); empty over one rail.
@@ -743,6 +741,8 @@ struct TestRunner::Impl {
     return turns;
   }
 
+  /// Iterations of a ping-pong of `total` that lane `k` takes part in:
+  /// round-robin over the lanes, or over a stripe's groups.
   std::uint64_t latency_iterations(std::size_t k, std::uint64_t total) const {
     return plan.stripes() ? plan.lane_iterations(k, size, total)
                           : policy::latency_share(total, lanes.size(), k);
