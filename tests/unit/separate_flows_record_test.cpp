@@ -107,6 +107,37 @@ TEST(SeparateFlowsRecord, EveryFlowWithItsPairAndTheAggregateOverTheirUnion) {
       << r.warnings.back();
 }
 
+// With trials each pair pools its own: bytes and seconds summed, its
+// interval from the first trial's start to the last's end, pauses between
+// trials included. The aggregate is over the pairs' summed seconds, not that
+// interval, and each trial's figures are its pairs' rates summed.
+TEST(SeparateFlowsRecord, TrialsAreSummedPerTrialAndThePausesBetweenThemDoNotCount) {
+  auto test = two_flows();
+  test.flows[0].pattern = model::Pattern::bandwidth;
+  std::vector<Record> flows;
+  for (std::size_t k = 0; k < 2; ++k) {
+    // Two trials of 1 ms each, 10 ms apart: 2 ms of 2 kB over an interval of 11 ms.
+    Record pair = pair_record(test, k, 2'000, 1'000'000, 1'011'000);
+    pair.bandwidth = results::compute_bandwidth(2'000, 200, 0.002);
+    pair.trials = {{.iterations_run = 100, .mb_per_s = 1.0 + static_cast<double>(k)},
+                   {.iterations_run = 100, .mb_per_s = 0.5 + static_cast<double>(k)}};
+    flows.push_back(std::move(pair));
+  }
+  const Record r = separate_flows_record(std::move(flows), 50);
+  ASSERT_EQ(r.status, Status::ok) << r.reason;
+  ASSERT_TRUE(r.bandwidth);
+  EXPECT_EQ(r.bandwidth->bytes, 4'000u);
+  EXPECT_DOUBLE_EQ(r.bandwidth->seconds, 0.002);
+  EXPECT_DOUBLE_EQ(r.bandwidth->mb_per_s, 2.0);
+  ASSERT_EQ(r.trials.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.trials[0].mb_per_s, 3.0);  // 1 + 2
+  EXPECT_DOUBLE_EQ(r.trials[1].mb_per_s, 2.0);  // 0.5 + 1.5
+  EXPECT_EQ(r.trials[1].iterations_run, 200u);
+  EXPECT_TRUE(r.ci95.contains("MB_per_s"));
+  // The interval still says when: first trial to last.
+  EXPECT_EQ(r.measured->to_unix_us - r.measured->from_unix_us, 11'000);
+}
+
 TEST(SeparateFlowsRecord, ALatencyFlowsPercentilesWhileEveryFlowRan) {
   const auto test = two_flows();
   std::vector<Record> flows;

@@ -9,6 +9,7 @@
 #include "results/competition.hpp"
 #include "results/flows_summary.hpp"
 #include "results/overlap.hpp"
+#include "results/stats.hpp"
 #include "session/remote_flow_gate.hpp"
 
 namespace uniperf::session {
@@ -118,6 +119,34 @@ results::Record separate_flows_record(std::vector<results::Record> flows, double
     record.measured =
         results::MeasuredInterval{.from_unix_us = extent->span_from, .to_unix_us = extent->span_to};
     seconds = static_cast<double>(extent->span_to - extent->span_from) / 1e6;
+  }
+  // With trials each pair pooled its own (bytes and seconds summed; its
+  // interval first trial to last), and the union would count the pauses
+  // between trials as time the flows ran: the pairs ran together in every
+  // trial, so the aggregate is over the longest pair's summed seconds, and
+  // each trial's figures are its pairs' rates summed, as a test of threads'
+  // flows reports each trial's aggregate.
+  const std::size_t trials = flows.front().trials.size();
+  if (trials > 1 && std::all_of(flows.begin(), flows.end(), [&](const results::Record& pair) {
+        return pair.trials.size() == trials && pair.bandwidth;
+      })) {
+    seconds = 0;
+    for (const results::Record& pair : flows) seconds = std::max(seconds, pair.bandwidth->seconds);
+    record.trials.resize(trials);
+    for (std::size_t t = 0; t < trials; ++t) {
+      results::TrialSummary& sum = record.trials[t];
+      for (const results::Record& pair : flows) {
+        const results::TrialSummary& one = pair.trials[t];
+        sum.iterations_run += one.iterations_run;
+        sum.mb_per_s += one.mb_per_s;
+        sum.mmsg_per_s += one.mmsg_per_s;
+      }
+      // Latency is each flow's own (flows[].latency_us); the first flow's
+      // stands for the test's, as a record's latency does for threads' flows.
+      sum.p50_us = flows.front().trials[t].p50_us;
+      sum.mean_us = flows.front().trials[t].mean_us;
+    }
+    results::compute_trial_intervals(record);
   }
   results::rate_rails(record.rails, seconds);
   // Each side's CPU: every pair's processes of that side, summed, over the
