@@ -103,7 +103,7 @@ def check_hosts(got, links):
     holds a striped or alternated 64 KiB stream to at least MIN_GAIN times
     one rail's: the links are shaped well below what the guests can move,
     so each rail is bound by its link, and a gain that physics makes stable
-    (1.83-2.06x seen) is asserted with room for a slow emulator."""
+    (1.78-2.13x seen) is asserted with room for a slow emulator."""
     problems = []
     by_config = {}
     for r in got:
