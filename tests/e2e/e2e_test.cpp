@@ -1383,6 +1383,42 @@ TEST(Peers, AnInitiatorLostBetweenMeetingsIsNamedOnStderr) {
   expect_lost_peer_named("client");
 }
 
+/// A process whose teardown never ends after its run (the slow_open
+/// fixture spins as it is destroyed, as a transport library's cleanup can
+/// on a peer that is gone) ends 10 s later (cli::kTeardownGrace) with its
+/// run's exit status and a word on stderr, its records written: a `uniperf
+/// serve --once` over ucx-verbs once stayed up, a core busy, 15 minutes
+/// after its run. The server and the client, each.
+TEST(Teardown, AProcessWhoseTeardownSpinsEndsAfterTheGrace) {
+  if (!plugin_available("tcp")) GTEST_SKIP() << "needs tcp";
+  Scratch scratch;
+  const std::string at = "127.0.0.1:" + std::to_string(free_port() + 5);
+  const auto results = scratch / "r.jsonl";
+  ::setenv("UNIPERF_PLUGIN_PATH", UNIPERF_E2E_PLUGIN_DIR, 1);
+  ::setenv("UNIPERF_FIXTURE_SPIN_AT_UNLOAD", "1", 1);
+  const pid_t server = spawn_uniperf({"serve", "--once", "--listen", at}, scratch / "server.log");
+  const pid_t client =
+      spawn_uniperf({"lat", "--op", "send", "-s", "8", "-n", "200", "-c", "configs/tcp.yaml",
+                     "--connect-timeout", "60", "--peer", at, "-o", results.string()},
+                    scratch / "client.log");
+  ::unsetenv("UNIPERF_FIXTURE_SPIN_AT_UNLOAD");
+  ::unsetenv("UNIPERF_PLUGIN_PATH");
+  for (const auto& [pid, log] :
+       {std::pair{client, scratch / "client.log"}, std::pair{server, scratch / "server.log"}}) {
+    int status = 0;
+    // Killed if it has not ended: the other is still waited for.
+    const bool ended = exits_within(pid, 90s, status);
+    const std::string text = slurp(log);
+    EXPECT_TRUE(ended) << "still tearing down 90 s on: " << text;
+    EXPECT_TRUE(ended && WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+    EXPECT_NE(text.find("tearing the transports down has not ended 10 s later"), std::string::npos)
+        << text;
+  }
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
+}
+
 // A perftest user's long spellings mean what they mean there, and --help
 // ends with examples and the exit codes.
 TEST(Cli, PerftestSpellingsAreAcceptedAndHelpEndsWithExamples) {

@@ -649,7 +649,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
           table_out, report::build_matrices(output->records(), options.report_files.suspects),
           options.report_files.suspects);
     if (launched_rank0 && output) report::print_concurrent_pairs(table_out, output->records());
-    return exit_code;
+    return bound_teardown(exit_code);
   }
   std::vector<results::Record> records;
   if (pair) {
@@ -683,7 +683,7 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
                              lost_peer.empty() ? "the control connection closed" : lost_peer);
   }
   if (pair) pair->wait();
-  if (!initiator) return failure_exit;
+  if (!initiator) return bound_teardown(failure_exit);
 
   if (configs.size() > 1 || options.quiet) {
     table_out << "\n";
@@ -693,9 +693,10 @@ int execute(model::SuiteSpec suite, const ConnectionOptions& options, int argc, 
   // Ctrl-C is how a run-forever run is meant to end; any other run it cut short.
   if (stop_requested() && !forever) {
     std::cerr << "uniperf: interrupted; the finished records are kept\n";
-    return kExitInterrupted;
+    return bound_teardown(kExitInterrupted);
   }
-  return failure_exit == kExitNoPeer ? kExitNoPeer : exit_code_of(records, suite.fail_on_skip);
+  return bound_teardown(failure_exit == kExitNoPeer ? kExitNoPeer
+                                                    : exit_code_of(records, suite.fail_on_skip));
 }
 
 }  // namespace uniperf::cli

@@ -1,8 +1,10 @@
 #include "cli/run_output.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
+#include <thread>
 
 namespace uniperf::cli {
 
@@ -92,6 +94,19 @@ void RunOutput::keep_finished(const std::string& why) {
 void RunOutput::end_now(const std::string& why, int exit_code) {
   std::cerr << "\nuniperf: " << why << "\n";
   exit_without_teardown(exit_code);
+}
+
+int bound_teardown(int exit_code, std::chrono::seconds grace) {
+  // Detached: a teardown that ends in time ends the process, and the thread
+  // with it, while it sleeps.
+  std::thread([exit_code, grace] {
+    std::this_thread::sleep_for(grace);
+    RunOutput::end_now(fmt::format("the run is over, but tearing the transports down has not "
+                                   "ended {} s later: ending without the rest of it",
+                                   grace.count()),
+                       exit_code);
+  }).detach();
+  return exit_code;
 }
 
 }  // namespace uniperf::cli

@@ -6,6 +6,7 @@
 // stays behind.
 #pragma once
 
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -66,5 +67,19 @@ class RunOutput {
   const bool sample_completions_;
   bool committed_ = false;
 };
+
+/// How long the process may take to tear itself down once a run is over
+/// (the endpoints' and contexts' last words, each transport library's
+/// cleanup as its plugin unloads) before bound_teardown() ends it.
+inline constexpr std::chrono::seconds kTeardownGrace{10};
+
+/// The run is over and its exit status decided: from here on the process
+/// only tears down. A transport library can spin there on a peer that is
+/// gone (a `uniperf serve --once` over ucx-verbs once stayed up, a core
+/// busy, 15 minutes after it lost its client), so if the process is still
+/// there after `grace`, it says so and ends with `exit_code` without the
+/// rest of its teardown. Returns `exit_code`: `return bound_teardown(code);`
+/// in a function that still holds the plugins covers their unloading too.
+int bound_teardown(int exit_code, std::chrono::seconds grace = kTeardownGrace);
 
 }  // namespace uniperf::cli

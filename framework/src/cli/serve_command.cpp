@@ -285,8 +285,8 @@ int run_serve_command(const ServeOptions& options) {
     Served served = serve_client(*arrival, *listener, plugins, options);
     next = std::move(served.next);
     if (next && (stop_requested() || options.once)) turn_away(*next, "the server is ending");
-    if (stop_requested()) return kExitInterrupted;
-    if (options.once) return served.exit_code;
+    if (stop_requested()) return bound_teardown(kExitInterrupted);
+    if (options.once) return bound_teardown(served.exit_code);
   }
   return kExitOk;
 }
