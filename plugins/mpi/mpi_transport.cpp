@@ -269,7 +269,7 @@ void MpiEndpoint::post_one(const WorkRequest& wr) {
     throw TransportError("mpi: more requests posted than the endpoint's send depth allows");
   // MPI gives no order between one-sided operations: a fence waits for the
   // earlier ones.
-  if ((wr.flags & WorkRequest::kFence) && wr.op != Op::send) flush();
+  if ((wr.flags & WorkRequest::kFence) && wr.op != Op::send) flush_window();
   SendSlot& slot = sends_.post(wr.id, (wr.flags & WorkRequest::kSignaled) != 0);
   slot.finish = Finish::request;
   slot.request = MPI_REQUEST_NULL;
@@ -336,7 +336,7 @@ void MpiEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
   }
 }
 
-void MpiEndpoint::flush() {
+void MpiEndpoint::flush_window() {
   if (unflushed_ == 0) return;
   const int rc = MPI_Win_flush(peer_, window_);
   for (std::size_t i = 0; i < sends_.outstanding(); ++i) {
@@ -355,7 +355,7 @@ std::size_t MpiEndpoint::poll(Completion* out, std::size_t max) {
     SendSlot& slot = sends_.at(i);
     if (slot.done) continue;
     if (slot.finish == Finish::flush) {
-      flush();
+      flush_window();
       continue;
     }
     int flag = 0;

@@ -17,13 +17,12 @@
 //
 // Context. Each Context has a communicator of its own, of its two ranks only
 // (MPI_Comm_create_group over MPI_COMM_WORLD, so a job of more than two
-// ranks pairs any two of them without the others), and a dynamic window on it (MPI_Win_create_dynamic, locked
-// with MPI_Win_lock_all for passive-target access), both made at its first
-// connect(), where both sides are in step. register_memory() attaches the
-// buffer to that window (MPI_Win_attach, a local call; buffers registered
-// before the first connect are attached when the window is made), and the
-// remote key is the buffer's MPI_Get_address displacement. The "address"
-// exchanged through the peer channel is the peer's rank.
+// ranks pairs any two of them without the others), and a dynamic window on it
+// (MPI_Win_create_dynamic, locked with MPI_Win_lock_all for passive-target access), both made at
+// its first connect(), where both sides are in step. register_memory() attaches the buffer to that
+// window (MPI_Win_attach, a local call; buffers registered before the first connect are attached
+// when the window is made), and the remote key is the buffer's MPI_Get_address displacement. The
+// "address" exchanged through the peer channel is the peer's rank.
 //
 // Endpoint. send: MPI_Isend / MPI_Irecv on the Context's communicator with a
 // tag per endpoint (the Context's connect count, equal on both sides).
@@ -151,7 +150,7 @@ class MpiEndpoint final : public Endpoint {
   };
 
   void post_one(const WorkRequest& request);
-  void flush();
+  void flush_window();
 
   MPI_Comm comm_;
   MPI_Win window_;

@@ -244,6 +244,9 @@ class TcpContext final : public Context {
     // kernel socket buffers what the peer has not read: no queue limit.
     caps.max_send_depth = 0;
     caps.max_recv_depth = 0;
+    // A send completes when the kernel took it; TcpEndpoint::flush() waits
+    // for the peer's acknowledgement.
+    caps.delivery_fence = true;
     return caps;
   }
 

@@ -1,7 +1,9 @@
 #include "tcp_endpoint.hpp"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -93,6 +95,22 @@ void TcpEndpoint::progress() {
   // Nothing lands without this side's poll() (target_progress is false);
   // only keep queued sends moving, and make no system call when none are.
   if (!sends_.empty()) flush_sends();
+}
+
+bool TcpEndpoint::flush() {
+  if (!sends_.empty()) {
+    flush_sends();
+    if (!sends_.empty()) return false;
+  }
+  // A send completes once the kernel took its bytes; they are at the peer
+  // once its kernel acknowledged them all (SIOCOUTQ: sent and unacknowledged
+  // plus not yet sent).
+  int unacknowledged = 0;
+  if (::ioctl(fd_.get(), SIOCOUTQ, &unacknowledged) != 0)
+    throw TransportError(
+        std::string("tcp: reading the socket's unacknowledged bytes (SIOCOUTQ): ") +
+        std::strerror(errno));
+  return unacknowledged == 0;
 }
 
 std::string TcpEndpoint::describe(std::int32_t status) const {

@@ -61,6 +61,8 @@ class TcpEndpoint final : public Endpoint {
   bool wait(std::chrono::milliseconds timeout, std::uint32_t threshold) override;
   void progress() override;
   std::string describe(std::int32_t status) const override;
+  /// True once the peer's kernel acknowledged every byte of every send.
+  bool flush() override;
 
  private:
   struct PendingSend {

@@ -340,6 +340,12 @@ class LoopbackContext final : public Context {
     // max_qp_wr, ...), never a guess.
     caps.max_send_depth = 0;
     caps.max_recv_depth = 0;
+    // A request completes once its bytes are in the peer's memory, so the
+    // default Endpoint::flush() (true at once) is the truth. A transport
+    // whose completions come earlier (a buffered copy, a socket) overrides
+    // flush() to ask it, or leaves this false: stream_end: delivered is
+    // then SKIPPED.
+    caps.delivery_fence = true;
     return caps;
   }
 

@@ -275,6 +275,9 @@ Capabilities UcxContext::capabilities() const {
   // params: no queue limit.
   caps.max_send_depth = 0;
   caps.max_recv_depth = 0;
+  // A send or put completes once UCP holds its data (eager, buffered copy),
+  // not when it arrived: ucp_ep_flush_nbx is the fence (UcxEndpoint::flush).
+  caps.delivery_fence = true;
   return caps;
 }
 

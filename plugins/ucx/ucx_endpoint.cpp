@@ -123,6 +123,8 @@ UcxEndpoint::UcxEndpoint(WorkerState& state, const ucp_address_t* peer_address,
 
 UcxEndpoint::~UcxEndpoint() {
   const auto deadline = Clock::now() + 2s;
+  // A flush cut short (its phase aborted): UCP frees the request when it ends.
+  if (flushing_ != nullptr) ucp_request_free(flushing_);
   if (api_ == TwoSidedApi::active_message) {
     register_am_handler(nullptr);
     release_backlog();
@@ -465,6 +467,32 @@ bool UcxEndpoint::collect() {
     return completions_.push(
         Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0});
   });
+}
+
+bool UcxEndpoint::flush() {
+  if (flushing_ == nullptr && rings_->sends.posted() == flushed_through_) return true;
+  if (flushing_ == nullptr) {
+    flushed_through_ = rings_->sends.posted();
+    ucp_request_param_t param{};
+    const ucs_status_ptr_t started = ucp_ep_flush_nbx(ep_, &param);
+    if (started == nullptr) return true;  // nothing outstanding
+    if (UCS_PTR_IS_ERR(started))
+      throw TransportError("ucx: flushing the endpoint failed: " +
+                           status_text(UCS_PTR_STATUS(started)));
+    flushing_ = started;
+  }
+  ucp_worker_progress(worker_);
+  const ucs_status_t status = ucp_request_check_status(flushing_);
+  if (status == UCS_INPROGRESS) {
+    if (rings_->failure != UCS_OK) [[unlikely]]
+      throw TransportError("ucx: the connection to the peer failed while flushing: " +
+                           status_text(rings_->failure));
+    return false;
+  }
+  ucp_request_free(std::exchange(flushing_, nullptr));
+  if (status != UCS_OK)
+    throw TransportError("ucx: flushing the endpoint failed: " + status_text(status));
+  return true;
 }
 
 std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {

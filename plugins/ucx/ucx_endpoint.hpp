@@ -67,6 +67,9 @@ class UcxEndpoint final : public Endpoint {
   bool wait(std::chrono::milliseconds timeout, std::uint32_t threshold) override;
   void progress() override;
   std::string describe(std::int32_t status) const override;
+  /// ucp_ep_flush_nbx, started by the first call and progressed by the
+  /// next: everything posted on the endpoint is at the peer once it ends.
+  bool flush() override;
 
  private:
   /// One request, from post until retired. Slots never move: UCP callbacks
@@ -162,6 +165,11 @@ class UcxEndpoint final : public Endpoint {
 
   support::CompletionRing<HeldMessage> backlog_;
   bool message_lost_ = false;
+
+  // The flush flush() started and has not seen end; UCP's own request.
+  ucs_status_ptr_t flushing_ = nullptr;
+  // The sends posted when the last flush started: none since, nothing to flush.
+  std::uint64_t flushed_through_ = 0;
 };
 
 }  // namespace uniperf::ucx

@@ -92,6 +92,9 @@ void DatContext::read_capabilities() {
   caps_.max_message = static_cast<std::size_t>(largest);
   caps_.target_progress = false;          // RDMA lands without the target's CPU
   caps_.ordered_write_visibility = true;  // RC: a write's bytes are placed in order
+  // A DTO completes from the RC queue pair's completion queue, after the
+  // peer's ack: the peer holds the bytes by then (the default flush()).
+  caps_.delivery_fence = true;
   caps_.thread_safe_endpoints = provider_attr_.is_thread_safe == DAT_TRUE;
   // An endpoint's request and receive queues each hold max_dto_per_ep
   // DTOs (the device's max_qp_wr under the openib providers), and both

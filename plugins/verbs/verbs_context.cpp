@@ -270,6 +270,9 @@ void VerbsContext::read_capabilities() {
   // message that finds no posted receive (no RNR retry) or whose packet is
   // lost, and tell neither side.
   caps_.reliable_delivery = settings_.kind == QpKind::rc;
+  // An RC completion follows the peer's ack, so it already says delivered
+  // (the default flush()); UD and UC complete once the packet is sent.
+  caps_.delivery_fence = settings_.kind == QpKind::rc;
   // Each endpoint has its own queue pair and completion queue; verbs calls
   // on distinct QPs and CQs are thread-safe, and the context's shared
   // objects (PD, device) are only used on the setup path, which libibverbs

@@ -302,6 +302,23 @@ TEST_P(Conformance, PostListChainsAndWindowModes) {
   run_and_check(tests);
 }
 
+TEST_P(Conformance, StreamsEndAtDeliveryOrAreSkippedSayingWhy) {
+  // stream_end: delivered asks the plugin's flush() after each stream: one
+  // way and both ways, over two endpoints, with validation; SKIPPED naming
+  // delivery_fence where the plugin cannot tell.
+  std::string tests;
+  for (Op op : advertised()) {
+    if (is_atomic(op)) continue;
+    const std::string o(to_string(op));
+    tests += test_entry(o + "_delivered", op, "bandwidth", {1, 65537},
+                        {"iterations: 128", "window: 16", "endpoints: 2", "stream_end: delivered"});
+    tests +=
+        test_entry(o + "_bi_delivered", op, "bandwidth", {4099},
+                   {"iterations: 128", "window: 16", "direction: bi", "stream_end: delivered"});
+  }
+  run_and_check(tests);
+}
+
 TEST_P(Conformance, ConcurrentFlowsRunEachOnItsOwnThread) {
   // Every advertised op as the studied flow, under a competing send stream:
   // each flow on its own thread, with its own Context where the plugin's

@@ -109,6 +109,10 @@ class CheckedEndpoint : public Endpoint {
 
   void progress() override { inner_->progress(); }
   std::string describe(std::int32_t status) const override { return inner_->describe(status); }
+  bool flush() override {
+    if (!caps_.delivery_fence) log_->violation("engine called flush() without delivery_fence");
+    return inner_->flush();
+  }
 
  private:
   struct Posted {

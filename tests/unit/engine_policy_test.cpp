@@ -451,6 +451,30 @@ TEST(EnginePolicy, EventModeSleepsInsteadOfSpinning) {
   EXPECT_GT(pair.initiator.counters.waits + pair.responder.counters.waits, 0u);
 }
 
+// stream_end: delivered ends the interval when every endpoint's flush says
+// the peer holds what was sent (the fake's says so 150 ms after it was first
+// asked), and a stream that ends at its last completion never asks.
+TEST(EnginePolicy, AStreamThatEndsAtDeliveryWaitsForEveryEndpointsFlush) {
+  PairRun pair;
+  pair.initiator.flush_delay = std::chrono::milliseconds(150);
+  TestSpec test = make_test(Op::send, Pattern::bandwidth, 200, 16, 8);
+  test.flows[0].endpoints = 2;
+  test.flows[0].stream_end = StreamEnd::delivered;
+  pair.run(test, 64);
+  EXPECT_EQ(pair.measured.messages, 400u);
+  EXPECT_GE(pair.initiator.counters.flush_calls, 4u);  // both endpoints, asked until yes
+  EXPECT_EQ(pair.responder.counters.flush_calls, 0u);  // it sent nothing
+  // A lower bound the fake's delay makes certain: the wait is in the interval.
+  EXPECT_GE(pair.measured.seconds, 0.15);
+
+  PairRun unfenced;
+  unfenced.initiator.flush_delay = std::chrono::milliseconds(150);
+  test.flows[0].stream_end = StreamEnd::last_completion;
+  unfenced.run(test, 64);
+  EXPECT_EQ(unfenced.measured.messages, 400u);
+  EXPECT_EQ(unfenced.initiator.counters.flush_calls, 0u);
+}
+
 TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
   Capabilities caps = FakeContext::everything();
   TestSpec test = make_test(Op::read, Pattern::bandwidth, 10, 8, 4);
@@ -477,6 +501,11 @@ TEST(EnginePolicy, SkipsWhatThePluginCannotDo) {
   caps.ordered_write_visibility = false;
   TestSpec write_lat = make_test(Op::write, Pattern::latency, 10);
   EXPECT_NE(skip_reason(write_lat.flows[0], caps, 64).find("last byte"), std::string::npos);
+
+  caps = FakeContext::everything();
+  caps.delivery_fence = false;
+  test.flows[0].stream_end = StreamEnd::delivered;
+  EXPECT_NE(skip_reason(test.flows[0], caps, 64).find("delivery_fence false"), std::string::npos);
 }
 
 TEST(EnginePolicy, EmulatedFeaturesAreNamed) {

@@ -38,6 +38,7 @@ struct FakeCounters {
   std::vector<std::uint64_t> recv_batches;                ///< counts of post_recv calls, in order
   std::uint64_t progress_calls = 0;
   std::uint64_t waits = 0;
+  std::uint64_t flush_calls = 0;  ///< Endpoint::flush() calls
   std::map<Op, std::uint64_t> ops;
   std::set<std::uint64_t> source_offsets;          ///< distinct WorkRequest::local_offset
   std::set<std::uint64_t> receive_offsets;         ///< distinct RecvRequest::offset
@@ -219,6 +220,21 @@ class FakeEndpoint final : public Endpoint {
 
   /// Non-zero: every Nth message this side sends is lost.
   void lose_every(std::uint64_t n) { lose_every_ = n; }
+  void flush_delay(std::chrono::milliseconds delay) { flush_delay_ = delay; }
+
+  /// Not delivered until flush_delay after the first call since the last
+  /// post (a transport whose completions come before the peer has the data).
+  bool flush() override {
+    std::lock_guard counters_lock(counters_mutex_);
+    ++counters_.flush_calls;
+    const auto now = std::chrono::steady_clock::now();
+    if (flush_started_posted_ != posted_ ||
+        flush_started_ == std::chrono::steady_clock::time_point{}) {
+      flush_started_ = now;
+      flush_started_posted_ = posted_;
+    }
+    return now - flush_started_ >= flush_delay_;
+  }
 
  private:
   void execute(const WorkRequest& wr) {
@@ -373,6 +389,9 @@ class FakeEndpoint final : public Endpoint {
   std::uint32_t fail_receives_from_;
   std::uint64_t lose_every_ = 0;
   std::uint64_t pushed_ = 0;
+  std::chrono::milliseconds flush_delay_{0};
+  std::chrono::steady_clock::time_point flush_started_{};
+  std::uint64_t flush_started_posted_ = 0;
   std::uint32_t stall_from_;
   std::chrono::milliseconds late_writes_;
   bool stalled_ = false;  // a post of stall_from_ bytes or more: no completion ever again
@@ -418,6 +437,7 @@ class FakeContext final : public Context {
         counters_mutex, corrupt_every, reverse_atomics, fail_receives_from, stall_from, late_writes,
         wire_capacity(params.index));
     endpoint->lose_every(lose_every);
+    endpoint->flush_delay(flush_delay);
     return endpoint;
   }
 
@@ -440,6 +460,9 @@ class FakeContext final : public Context {
   /// calls progress() this long after (a socket transport whose target
   /// places writes in its progress).
   std::chrono::milliseconds late_writes{0};
+  /// Endpoint::flush() says delivered only this long after it was first
+  /// called since the last post.
+  std::chrono::milliseconds flush_delay{0};
   /// Per endpoint index: the messages its wire toward the peer holds (0 or
   /// absent: unbounded). A send completes once it is on the wire, and the
   /// peer takes messages off only while it polls that endpoint (the tcp
@@ -458,6 +481,7 @@ class FakeContext final : public Context {
     caps.post_list = Support::native;
     caps.max_inline = 64;
     caps.ordered_write_visibility = true;
+    caps.delivery_fence = true;
     return caps;
   }
 

@@ -539,6 +539,12 @@ TEST(SuiteErrors, LatencyIsAPingPong) {
   expect_error(one_test("    op: send\n    direction: bi\n"), 5, "direction", "must be uni");
   expect_error(one_test("    op: send\n    window_mode: window_ack\n"), 5, "window_mode",
                "not latency");
+  expect_error(one_test("    op: send\n    stream_end: delivered\n"), 5, "stream_end",
+               "for bandwidth and message_rate");
+  EXPECT_EQ(only_test(one_test("    op: send\n    pattern: bandwidth\n    stream_end: delivered\n"))
+                .flows.front()
+                .stream_end,
+            model::StreamEnd::delivered);
 }
 
 TEST(SuiteErrors, WindowSignalingAndReceiveDepth) {

@@ -97,8 +97,9 @@ namespace uniperf {
 // 4.0: Capabilities::reliable_delivery.
 // 4.1: PeerChannel::cancelled().
 // 4.2: PeerChannel::peer_has_spoken().
-inline constexpr std::uint32_t kAbiMajor = 4;
-inline constexpr std::uint32_t kAbiMinor = 2;
+// 5.0: Capabilities::delivery_fence, Endpoint::flush().
+inline constexpr std::uint32_t kAbiMajor = 5;
+inline constexpr std::uint32_t kAbiMinor = 0;
 
 using Bytes = std::vector<std::byte>;
 
@@ -221,6 +222,13 @@ struct Capabilities {
   /// sent, received, lost); window_ack, which would wait for an ack of a
   /// lost message, is SKIPPED.
   bool reliable_delivery = true;
+  /// (ABI 5.0) Endpoint::flush() tells when every request posted on an
+  /// endpoint is at the peer: the transport can be asked (UCX's
+  /// ucp_ep_flush_nbx; a socket whose sent bytes the peer's kernel has all
+  /// acknowledged), or its completions already say so (verbs RC, uDAPL:
+  /// the default flush()). Without it a test whose streams end at delivery
+  /// (the flow field stream_end: delivered) is SKIPPED.
+  bool delivery_fence = false;
 
   Support op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
   void set(Op o, Support s) { ops[static_cast<std::size_t>(o)] = s; }
@@ -508,6 +516,15 @@ class Endpoint {
 
   /// Setup path. A readable text for a non-zero Completion::status.
   virtual std::string describe(std::int32_t status) const = 0;
+
+  /// (ABI 5.0) A stream that ends at delivery (stream_end: delivered; only
+  /// where Capabilities::delivery_fence): called over and over once the
+  /// stream's last completion came, until it returns true when every
+  /// request posted on this endpoint is at the peer. The first call starts
+  /// a flush, later ones drive it; it never blocks. Throws TransportError
+  /// when the flush fails. The default suits a transport whose completions
+  /// already mean delivered (RC: a completion follows the peer's ack).
+  virtual bool flush() { return true; }
 };
 
 /// One opened device / provider / worker with its capabilities.

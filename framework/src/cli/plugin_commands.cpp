@@ -75,6 +75,9 @@ const CapabilityRow kCapabilityRows[] = {
      [](const Capabilities& c) {
        return c.max_recv_depth ? std::to_string(c.max_recv_depth) : std::string("unlimited");
      }},
+    {"reliable_delivery",
+     [](const Capabilities& c) { return fmt::format("{}", c.reliable_delivery); }},
+    {"delivery_fence", [](const Capabilities& c) { return fmt::format("{}", c.delivery_fence); }},
 };
 
 }  // namespace

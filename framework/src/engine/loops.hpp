@@ -343,6 +343,34 @@ class Loops {
     return now();
   }
 
+  /// stream_end: delivered. After the stream's last completion, until every
+  /// endpoint's transport says what it was given is at the peer
+  /// (Endpoint::flush), asking them in turn so that their flushes overlap;
+  /// the peer's direction of a bidirectional stream is served meanwhile.
+  /// Returns when that was.
+  template <LoopMode M>
+  Ticks until_delivered() {
+    bool delivered = false;
+    while (!delivered) {
+      delivered = true;
+      for (Lane& lane : lanes_.all()) {
+        // Asked again once it said yes: a flush with nothing outstanding is
+        // one cheap call, and the lanes keep no state for this.
+        if (lane.endpoint->flush()) continue;
+        delivered = false;
+        if (lanes_.abort_requested()) [[unlikely]]
+          Lanes::aborted();
+        if (!lane.peer_sends) continue;
+        // Polled, never slept on: the flush is what this side waits for.
+        if (const std::size_t n = lanes_.poll(lane, lanes_.poll_batch); n != 0) {
+          lanes_.template absorb<M>(lane, n);
+          lanes_.refill(lane);
+        }
+      }
+    }
+    return now();
+  }
+
   /// Every phase ends with its last post signaled; waiting for it leaves no
   /// completion of this phase to surface in the next.
   template <LoopMode M>

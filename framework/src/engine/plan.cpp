@@ -75,6 +75,10 @@ std::string skip_reason(const FlowSpec& flow, const Capabilities& caps, std::uin
   if (flow.window_mode == WindowMode::window_ack && flow.direction == Direction::bi) {
     return "window_ack is unidirectional: the receiver acknowledges each window";
   }
+  if (flow.stream_end == StreamEnd::delivered && !caps.delivery_fence) {
+    return "stream_end delivered waits until the transport says the peer holds every byte, and "
+           "this plugin cannot tell (delivery_fence false)";
+  }
   if (const std::uint64_t depth = send_depth_needed(flow);
       caps.max_send_depth != 0 && depth > caps.max_send_depth) {
     return send_depth_knob(flow) + " needs " + std::to_string(depth) +

@@ -639,6 +639,8 @@ struct TestRunner::Impl {
         finished = stoppable ? loops.stream<M, true>(stop, started)
                              : loops.stream<M, false>(stop, started);
       }
+      // Outside the loop, inside the interval: once per phase.
+      if (flow.stream_end == StreamEnd::delivered) finished = loops.until_delivered<M>();
       if (grouped && rank == 0) grouped->done(flow_index);
       const double secs = ticks_to_us(finished - started) / 1e6;
       PhaseDone done = phase_done(secs);

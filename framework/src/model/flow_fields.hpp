@@ -87,6 +87,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<Source> = kSourceCount;
 template <>
 inline constexpr std::size_t kChoiceCount<Pages> = kPagesCount;
+template <>
+inline constexpr std::size_t kChoiceCount<StreamEnd> = kStreamEndCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -499,6 +501,15 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_after_1_8()
         .flag_named("--pages")
         .in_title(", ", " pages", true),
+    choice_field<&FlowSpec::stream_end>(
+        "stream_end",
+        "streams: last_completion (the interval ends at the last completion, perftest) | "
+        "delivered (then waits until the transport says the peer holds every byte, "
+        "ucx_perftest; SKIPPED where the plugin cannot tell)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--stream-end")
+        .in_title(", ends ", "", true),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

@@ -138,6 +138,16 @@ std::string_view to_string(Pages pages) {
   return "unknown";
 }
 
+std::string_view to_string(StreamEnd end) {
+  switch (end) {
+    case StreamEnd::last_completion:
+      return "last_completion";
+    case StreamEnd::delivered:
+      return "delivered";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

@@ -58,6 +58,17 @@ inline constexpr std::size_t kRoleCount = 2;
 enum class RailPolicy : std::uint8_t { bind, stripe, round_robin };
 inline constexpr std::size_t kRailPolicyCount = 3;
 
+/// When a stream's interval ends (docs/architecture.md, "When a stream
+/// ends"). last_completion: at the last signaled request's completion, as
+/// the transport reports it (perftest; over RDMA RC the peer holds the
+/// bytes by then, over a socket or UCX's buffered protocols they may still
+/// be on their way). delivered: after that, once every endpoint's
+/// transport says all it was given is at the peer (Endpoint::flush: UCX's
+/// ucp_ep_flush_nbx, a socket's bytes all acknowledged), as ucx_perftest
+/// times its streams; SKIPPED where the plugin cannot tell.
+enum class StreamEnd : std::uint8_t { last_completion, delivered };
+inline constexpr std::size_t kStreamEndCount = 2;
+
 /// How a pipelined flow's fragments reach their place in the receiver's
 /// destination buffer (FlowSpec::fragment > 0; docs/pipeline.md).
 ///   direct: each fragment is written (op write) at its offset in the
@@ -229,6 +240,8 @@ struct FlowSpec {
   Reassembly reassembly = Reassembly::cut_through;
   Source source = Source::zero_copy;
   Pages pages = Pages::normal;
+  /// Streams: when the interval ends (StreamEnd).
+  StreamEnd stream_end = StreamEnd::last_completion;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -292,5 +305,6 @@ std::string_view to_string(Delivery);
 std::string_view to_string(Reassembly);
 std::string_view to_string(Source);
 std::string_view to_string(Pages);
+std::string_view to_string(StreamEnd);
 
 }  // namespace uniperf::model

@@ -20,6 +20,7 @@ using model::CompletionMode;
 using model::Direction;
 using model::FlowSpec;
 using model::Pattern;
+using model::StreamEnd;
 using model::TestSpec;
 using model::WindowMode;
 
@@ -114,6 +115,11 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
   }
   if (latency && f.window_mode == WindowMode::window_ack) {
     r.fail("window_mode", "window_ack applies to bandwidth and message_rate, not latency");
+  }
+  if (latency && f.stream_end == StreamEnd::delivered) {
+    r.fail("stream_end",
+           "delivered ends a stream: for bandwidth and message_rate (a ping-pong's answer "
+           "already says its message arrived)");
   }
   if (f.rate_limit.per_second > 0 && latency) {
     r.fail("rate_limit",
