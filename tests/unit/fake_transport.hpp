@@ -179,6 +179,7 @@ class FakeEndpoint final : public Endpoint {
 
   std::size_t poll(Completion* out, std::size_t max) override {
     if (stalled_) return 0;
+    if (poll_every_ > 1 && ++polls_ % poll_every_ != 0) return 0;
     flush_outbox();
     deliver();
     std::size_t n = 0;
@@ -221,6 +222,7 @@ class FakeEndpoint final : public Endpoint {
   /// Non-zero: every Nth message this side sends is lost.
   void lose_every(std::uint64_t n) { lose_every_ = n; }
   void flush_delay(std::chrono::milliseconds delay) { flush_delay_ = delay; }
+  void poll_every(std::uint32_t n) { poll_every_ = n; }
 
   /// Not delivered until flush_delay after the first call since the last
   /// post (a transport whose completions come before the peer has the data).
@@ -390,6 +392,8 @@ class FakeEndpoint final : public Endpoint {
   std::uint64_t lose_every_ = 0;
   std::uint64_t pushed_ = 0;
   std::chrono::milliseconds flush_delay_{0};
+  std::uint32_t poll_every_ = 1;
+  std::uint64_t polls_ = 0;
   std::chrono::steady_clock::time_point flush_started_{};
   std::uint64_t flush_started_posted_ = 0;
   std::uint32_t stall_from_;
@@ -438,6 +442,7 @@ class FakeContext final : public Context {
         wire_capacity(params.index));
     endpoint->lose_every(lose_every);
     endpoint->flush_delay(flush_delay);
+    endpoint->poll_every(poll_every);
     return endpoint;
   }
 
@@ -463,6 +468,9 @@ class FakeContext final : public Context {
   /// Endpoint::flush() says delivered only this long after it was first
   /// called since the last post.
   std::chrono::milliseconds flush_delay{0};
+  /// Only every Nth poll() looks for completions (a slower transport, whose
+  /// window stays full longer).
+  std::uint32_t poll_every = 1;
   /// Per endpoint index: the messages its wire toward the peer holds (0 or
   /// absent: unbounded). A send completes once it is on the wire, and the
   /// peer takes messages off only while it polls that endpoint (the tcp

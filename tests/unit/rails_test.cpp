@@ -207,6 +207,23 @@ TEST(RailRuns, AStripedStreamPutsHalfOfEveryMessageOnEachRailAndValidates) {
   EXPECT_EQ(rails.measured.corrupted_bytes, 0u);
 }
 
+// A timed stripe whose second rail lags (only every 7th poll of it finds
+// completions) still ends with every message whole:
+// both rails stop at the same count, where the lane furthest ahead stopped.
+TEST(RailRuns, ATimedStripeStopsEveryRailAtTheSameMessage) {
+  FlowSpec flow = stream(RailPolicy::stripe);
+  TestSpec test = rail_test_of(flow, {65536});
+  test.duration.seconds = 0.2;
+  TwoRails rails;
+  rails.initiator1.poll_every = 7;
+  rails.run(test, 65536);
+  ASSERT_EQ(rails.measured.rails.size(), 2u);
+  EXPECT_GT(rails.measured.messages, 0u);
+  EXPECT_EQ(rails.measured.rails[0].requests, rails.measured.rails[1].requests);
+  EXPECT_EQ(rails.measured.rails[0].bytes, rails.measured.rails[1].bytes);
+  EXPECT_EQ(rails.measured.bytes, rails.measured.messages * 65536);
+}
+
 TEST(RailRuns, BelowTheThresholdAStripedStreamUsesTheFirstRailAlone) {
   TwoRails rails;
   rails.run(rail_test_of(stream(RailPolicy::stripe), {4096}), 4096);

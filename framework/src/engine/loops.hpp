@@ -46,6 +46,14 @@ class Loops {
   /// the rate and a post list is never cut short.
   void set_pace(double lane_chains_per_tick) { lane_chains_per_tick_ = lane_chains_per_tick; }
 
+  /// A stream whose messages are striped over the rails (one piece per
+  /// lane) stops every lane at the same count when its stop time comes, so
+  /// that no message is left with a piece on one rail only: lanes post at
+  /// their own pace (a rail whose window is full falls behind), and each
+  /// stopping at its own next signaled request left the rails' shares of a
+  /// timed stripe uneven (two shaped hosts: 2883584 and 2621440 bytes).
+  void set_stop_together(bool together) { stop_together_ = together; }
+
   /// Ping-pong over send / write_imm: the initiator sends and waits for the
   /// echo, the responder waits and echoes. stamps[i] is when iteration i
   /// began; stamps[count] when the last one ended.
@@ -300,9 +308,16 @@ class Loops {
       if constexpr (Stoppable) {
         if (!stopping && now() >= stop.load()) [[unlikely]] {
           stopping = true;
+          // Together: where the lane furthest ahead stops (the others may
+          // still post up to it; their window is the same).
+          std::uint64_t furthest = 0;
+          if (stop_together_) {
+            for (const Lane& lane : lanes_.all())
+              furthest = std::max(furthest, lane.phase_posted());
+          }
           for (Lane& lane : lanes_.all()) {
-            std::uint64_t stop_after =
-                policy::stop_after_signal(lane.phase_posted(), flow_.signal_every);
+            std::uint64_t stop_after = policy::stop_after_signal(
+                stop_together_ ? furthest : lane.phase_posted(), flow_.signal_every);
             // A pipeline's last message goes whole; its last fragment
             // ends the burst, so it is signaled.
             if constexpr (M.sends_fragments()) stop_after = lanes_.whole_messages(stop_after);
@@ -488,6 +503,7 @@ class Loops {
   std::uint64_t stamp_mask_ = ~std::uint64_t{0};
   Ticks gap_ = 0;
   double lane_chains_per_tick_ = 0;
+  bool stop_together_ = false;
   std::size_t turn_stride_ = 1, turn_width_ = 1;
 };
 

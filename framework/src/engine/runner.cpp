@@ -629,6 +629,7 @@ struct TestRunner::Impl {
       Ticks finished = 0;
       const double pace = lane_chains_per_tick();
       loops.set_pace(pace);
+      loops.set_stop_together(plan.striped_at(size));
       const bool stoppable = seconds > 0 || grouped;
       if (flow.window_mode == WindowMode::window_ack) {
         finished = loops.stream_window_ack<M>(stop, started);
