@@ -16,6 +16,7 @@ import sys
 THRESHOLD = 8192  # the suites' stripe_threshold
 MIN_GAIN = 1.4  # two shaped rails against one (hosts)
 TIMED_SPREAD = 0.2  # how far apart two rails' bytes may end in a timed stream (hosts)
+DELIVERED_ROOM = 0.05  # a delivered stream over its link's rate: the bucket's burst (hosts)
 
 
 def records(path):
@@ -136,6 +137,7 @@ def check_hosts(got, links):
                 if test != "bind_bi" and b < MIN_GAIN * a:
                     problems.append(f"{config} {test} 64 KiB: {b:.2f} MB/s is under {MIN_GAIN}x "
                                     f"one rail's {a:.2f}")
+    problems += check_delivered(got, links)
     for k, dev in enumerate(("eth0", "eth1")):
         crossed = links[dev]["tx"] + links[dev]["rx"]
         if crossed < rail_sums[k]:
@@ -144,6 +146,35 @@ def check_hosts(got, links):
     print(f"rails_check: rails 0 and 1 carried {rail_sums[0]} and {rail_sums[1]} B of payload; "
           f"links eth0 and eth1 {links['eth0']['tx'] + links['eth0']['rx']} and "
           f"{links['eth1']['tx'] + links['eth1']['rx']} B")
+    return problems
+
+
+def check_delivered(got, links):
+    """A stream ended at delivery (stream_end: delivered) over one shaped link
+    cannot have moved its payload faster than the link carries, each way
+    (DELIVERED_ROOM above its rate for the token bucket's burst); its twin
+    ended at its last completion ('completed' for 'delivered', ...) is
+    printed beside it, as its library counts it."""
+    problems = []
+    link_mb = links.get("rate_bits_per_s", 0) / 8 / 1e6
+    delivered = [r for r in got if r.get("params", {}).get("stream_end") == "delivered"]
+    if link_mb and not delivered:
+        problems.append("no stream ended at delivery")
+    for r in delivered:
+        if not r.get("bandwidth"):
+            continue
+        mb = r["bandwidth"]["MB_per_s"]
+        ways = 2 if r.get("params", {}).get("direction") == "bi" else 1
+        twin = r["test"].replace("delivered", "completed")
+        completed = [c for c in got if c["config"] == r["config"] and c["test"] == twin
+                     and c.get("bandwidth")]
+        beside = (f", at the last completion {completed[0]['bandwidth']['MB_per_s']:.2f}"
+                  if completed else "")
+        print(f"rails_check: {r['config']} {r['test']} {r['size']} B ended at delivery: "
+              f"{mb:.2f} MB/s{beside}; the link carries {ways * link_mb:.2f}")
+        if link_mb and mb > ways * link_mb * (1 + DELIVERED_ROOM):
+            problems.append(f"{r['config']} {r['test']}: {mb:.2f} MB/s ended at delivery is "
+                            f"more than the link carries ({ways * link_mb:.2f} MB/s)")
     return problems
 
 
