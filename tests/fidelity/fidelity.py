@@ -16,7 +16,9 @@ A ratio above 1 means uniperf measured more (for latency, slower).
 What each compares, and why the figures are the same quantity:
   ucx_perftest  its p50 latency (one-way for tag_lat, put_lat) against
                 uniperf's p50; its "overall" bandwidth (2^20 B/s, converted)
-                and message rate against uniperf's, one buffer each side
+                and message rate against uniperf's, one buffer each side,
+                ended at the last completion and, in the rows named
+                "delivered", after a flush as ucx_perftest ends them
   fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
                 latency) against uniperf's mean
   sockperf      ping-pong, --nonblocked --mps=max against a --nonblocked
@@ -217,6 +219,12 @@ def comparisons():
              lambda m, t=tls, n=big_n: ucx_perftest(t, "ucp_put_bw", 1 << 20, n, m),
              ("ucx_perftest", "ucx")),
         ]
+        # ucx_perftest takes its time after flushing the endpoint: the same
+        # streams ended at delivery (--stream-end delivered), beside the rows
+        # above that end at the last completion.
+        delivered = ["--stream-end", "delivered"]
+        rows += [(name + " delivered", tool, metric, argv + delivered, figure, native, needs)
+                 for name, tool, metric, argv, figure, native, needs in rows[-4:]]
     for config, provider, endpoint, n in [("ofi-tcp", "tcp", "msg", 20000),
                                           ("ofi-shm", "shm", "rdm", 50000)]:
         rows.append((f"{config} send lat 8", "fi_pingpong", "latency",
