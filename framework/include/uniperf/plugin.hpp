@@ -521,7 +521,9 @@ class Endpoint {
   /// where Capabilities::delivery_fence): called over and over once the
   /// stream's last completion came, until it returns true when every
   /// request posted on this endpoint is at the peer. The first call starts
-  /// a flush, later ones drive it; it never blocks. Throws TransportError
+  /// a flush, later ones drive it; it never blocks. It is asked again after
+  /// it said true (while other endpoints still flush): with nothing posted
+  /// since, that answer is true again and cheap. Throws TransportError
   /// when the flush fails. The default suits a transport whose completions
   /// already mean delivered (RC: a completion follows the peer's ack).
   virtual bool flush() { return true; }
