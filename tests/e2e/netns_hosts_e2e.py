@@ -19,6 +19,13 @@ cross a real, if virtual, network link and not loopback.
   delay of D ms each way, the one-way latency p50 (half a round trip) is at
   least D and below D + 1.5 ms. Where the kernel has no netem this part says
   why and is skipped; the rest still runs.
+- Over the same shaped link, a stream no longer than what the sender's
+  buffers hold ahead of the wire (8 MiB against ~4 MiB of socket buffer plus
+  what the qdisc queues): ended at its last completion it counts the bytes
+  still buffered and measures well above the link (1.15x at least; ~1.9
+  here); ended at delivery (`stream_end: delivered`: the tcp plugin waits for
+  the peer's acknowledgement of every byte) it measures the link, 0.80 to
+  1.02 of it, as the longer stream does.
 - A bare server (`uniperf serve --once`, in an empty directory of host 1)
   runs what a client of host 0 sends it: a stream over the shaped link paced
   to half its rate (--rate-limit 100Mb/s). The pace's own arithmetic bounds
@@ -49,6 +56,13 @@ LONG = "suite: netns-long\ntests:\n  - {name: long, op: send, pattern: bandwidth
 SHAPED = ("suite: netns-shaped\ntests:\n"
           "  - {name: shaped_bw, op: send, pattern: bandwidth, sizes: [1M], window: 4,"
           " duration: 3s, margin: 0.5s, warmup: 4}\n")
+# Short against the buffers ahead of the wire, no warm-up: each stream
+# starts with them empty.
+ENDS = ("suite: netns-stream-ends\ntests:\n"
+        "  - {name: completed, op: send, pattern: bandwidth, sizes: [1M], window: 4,"
+        " iterations: 8, warmup: 0}\n"
+        "  - {name: delivered, op: send, pattern: bandwidth, sizes: [1M], window: 4,"
+        " iterations: 8, warmup: 0, stream_end: delivered}\n")
 DELAYED = ("suite: netns-delayed\ntests:\n"
            "  - {name: delayed_lat, op: send, pattern: latency, sizes: [8], iterations: 200, warmup: 10}\n")
 
@@ -202,10 +216,11 @@ def check_killed_server(work, name, config):
 
 
 def check_shaped(work):
+    """True where the link could be shaped (the checks after it need it)."""
     why = up("--shape", f"{SHAPE_MBIT}mbit")
     if why:
         print(f"skip: shaped link: {why}")
-        return
+        return False
     suite = os.path.join(work, "shaped.yaml")
     open(suite, "w").write(SHAPED)
     out = os.path.join(work, "shaped.jsonl")
@@ -231,6 +246,31 @@ def check_shaped(work):
           f"per frame at MTU 1500: 1448/1514 = {1448 / 1514:.3f}; {seconds:.1f} s)")
     assert 0.80 <= ratio <= 1.02, f"ratio {ratio:.3f} outside 0.80-1.02"
     assert r["bandwidth"]["seconds"] >= 1.5, r["bandwidth"]
+    return True
+
+
+def check_stream_ends(work):
+    """Run inside the shaped link's hosts (check_shaped brought them up)."""
+    suite = os.path.join(work, "ends.yaml")
+    open(suite, "w").write(ENDS)
+    out = os.path.join(work, "ends.jsonl")
+    # A fixed send buffer (the kernel doubles it: 4 MiB) half the stream.
+    config = derived_config(work, "tcp.yaml", {"sndbuf": "2M"})
+    client, server_exit, server_log, seconds = run_pair(suite, config, out, work)
+    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, server_log)
+    ended = {r["test"]: r for r in records(out)}
+    assert set(ended) == {"completed", "delivered"}, ended
+    shaped_mb_s = SHAPE_MBIT * 1e6 / 8 / 1e6
+    ratios = {}
+    for name, r in ended.items():
+        assert r["status"] == "ok", r
+        assert r["params"]["stream_end"] == ("delivered" if name == "delivered"
+                                             else "last_completion"), r["params"]
+        ratios[name] = r["bandwidth"]["MB_per_s"] / shaped_mb_s
+    print(f"shaped link, 8 MiB streams: ended at the last completion {ratios['completed']:.3f} "
+          f"of the link, at delivery {ratios['delivered']:.3f} ({seconds:.1f} s)")
+    assert ratios["completed"] >= 1.15, f"at the last completion: {ratios['completed']:.3f}"
+    assert 0.80 <= ratios["delivered"] <= 1.02, f"at delivery: {ratios['delivered']:.3f}"
 
 
 def check_served_pace(work):
@@ -308,8 +348,9 @@ try:
         for name, config in check_two_hosts(work):
             check_killed_server(work, name, config)
         helper("down", NAME)
-        check_shaped(work)
-        check_served_pace(work)
+        if check_shaped(work):
+            check_stream_ends(work)
+            check_served_pace(work)
         helper("down", NAME)
         check_delayed(work)
 finally:
