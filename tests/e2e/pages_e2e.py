@@ -42,15 +42,16 @@ def reserve(n):
     """Sets vm.nr_hugepages to n. On a busy machine memory may be too
     fragmented for n contiguous 2 MiB pages: compacted and asked again
     before it counts as a shortfall (the kernel's state, not uniperf's)."""
-    for attempt in range(3):
+    for compactions in range(3):
+        if compactions:
+            with open("/proc/sys/vm/compact_memory", "w") as f:
+                f.write("1")
+            time.sleep(0.5)
         with open(SETTING, "w") as f:
             f.write(str(n))
         got = meminfo("HugePages_Total")
         if got >= n:
             return
-        with open("/proc/sys/vm/compact_memory", "w") as f:
-            f.write("1")
-        time.sleep(0.5)
     raise Shortfall(f"asked for {n} huge pages, the kernel gave {got} (compacted twice)")
 
 

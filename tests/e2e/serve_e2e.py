@@ -8,7 +8,7 @@ directory, so it has no suite or config file: each client sends its own.
 2. A one-off test (`uniperf lat`) over IPv6, `--peer [::1]:PORT`.
 3. A second client while the first runs is told at once that the server is
    busy (exit 3), instead of waiting 30 s in the listen queue. The first
-   client, interrupted (Ctrl-C), ends its run on the server too, at once.
+   client, interrupted (Ctrl-C), ends its run on the server too.
    A client that comes as the last run ends is served next, not refused.
 4. An offer the server cannot build (a suite this version cannot parse) is
    refused with the parser's message, and the server goes on serving.
