@@ -254,7 +254,7 @@ def check_stream_ends(work):
     suite = os.path.join(work, "ends.yaml")
     open(suite, "w").write(ENDS)
     out = os.path.join(work, "ends.jsonl")
-    # A fixed send buffer (the kernel doubles it: 4 MiB) half the stream.
+    # A fixed send buffer of half the stream (2M, which the kernel doubles).
     config = derived_config(work, "tcp.yaml", {"sndbuf": "2M"})
     client, server_exit, server_log, seconds = run_pair(suite, config, out, work)
     assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, server_log)
