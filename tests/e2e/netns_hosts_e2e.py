@@ -43,6 +43,8 @@ SERVER = "198.18.0.2"
 PORT = 18521  # inside our own namespaces: no other run's port to clash with
 SHAPE_MBIT = 200
 DELAY_MS = 2
+# uniperf's MB/s are 10^6 bytes per second of payload (docs/results.md).
+SHAPED_MB_S = SHAPE_MBIT * 1e6 / 8 / 1e6
 plugin_dir = os.path.join(os.path.dirname(uniperf), "..", "lib", "uniperf")
 
 SUITE = ("suite: netns-hosts\ndefaults: {validate: true}\ntests:\n"
@@ -215,15 +217,24 @@ def check_killed_server(work, name, config):
           f"{[l for l in err.splitlines() if 'lost the peer (' in l][0]}")
 
 
+def run_shaped(work, name, suite_text, sndbuf):
+    """The suite over tcp with a fixed send buffer (autotuning off), server
+    in host 1, client in host 0; returns (records, seconds)."""
+    suite = os.path.join(work, f"{name}.yaml")
+    open(suite, "w").write(suite_text)
+    out = os.path.join(work, f"{name}.jsonl")
+    config = derived_config(work, "tcp.yaml", {"sndbuf": sndbuf})
+    client, server_exit, server_log, seconds = run_pair(suite, config, out, work)
+    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, server_log)
+    return records(out), seconds
+
+
 def check_shaped(work):
     """True where the link could be shaped (the checks after it need it)."""
     why = up("--shape", f"{SHAPE_MBIT}mbit")
     if why:
         print(f"skip: shaped link: {why}")
         return False
-    suite = os.path.join(work, "shaped.yaml")
-    open(suite, "w").write(SHAPED)
-    out = os.path.join(work, "shaped.jsonl")
     # A send completes when its bytes are in the socket's buffer, not on the
     # wire. The measured phase starts with that buffer empty (the margin's
     # phase ended with the receiver's count of what arrived) and ends with it
@@ -233,16 +244,11 @@ def check_shaped(work):
     # idle machine, ~0.956 + 0.04), and still holds 80 ms of the link's
     # traffic for a sender that a loaded machine does not schedule for a while
     # (512 KiB measured 0.84 beside a CPU hog).
-    config = derived_config(work, "tcp.yaml", {"sndbuf": "1M"})
-    client, server_exit, server_log, seconds = run_pair(suite, config, out, work)
-    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, server_log)
-    [r] = records(out)
+    [r], seconds = run_shaped(work, "shaped", SHAPED, "1M")
     assert r["status"] == "ok", r
-    # uniperf's MB/s are 10^6 bytes per second of payload (docs/results.md).
-    shaped_mb_s = SHAPE_MBIT * 1e6 / 8 / 1e6
-    ratio = r["bandwidth"]["MB_per_s"] / shaped_mb_s
+    ratio = r["bandwidth"]["MB_per_s"] / SHAPED_MB_S
     print(f"shaped link: tcp {r['bandwidth']['MB_per_s']:.2f} MB/s over {r['bandwidth']['seconds']:.2f} s "
-          f"measured, link {SHAPE_MBIT} Mbit/s = {shaped_mb_s:.2f} MB/s: ratio {ratio:.3f} (TCP payload "
+          f"measured, link {SHAPE_MBIT} Mbit/s = {SHAPED_MB_S:.2f} MB/s: ratio {ratio:.3f} (TCP payload "
           f"per frame at MTU 1500: 1448/1514 = {1448 / 1514:.3f}; {seconds:.1f} s)")
     assert 0.80 <= ratio <= 1.02, f"ratio {ratio:.3f} outside 0.80-1.02"
     assert r["bandwidth"]["seconds"] >= 1.5, r["bandwidth"]
@@ -251,22 +257,16 @@ def check_shaped(work):
 
 def check_stream_ends(work):
     """Run inside the shaped link's hosts (check_shaped brought them up)."""
-    suite = os.path.join(work, "ends.yaml")
-    open(suite, "w").write(ENDS)
-    out = os.path.join(work, "ends.jsonl")
     # A fixed send buffer of half the stream (2M, which the kernel doubles).
-    config = derived_config(work, "tcp.yaml", {"sndbuf": "2M"})
-    client, server_exit, server_log, seconds = run_pair(suite, config, out, work)
-    assert client.returncode == 0 and server_exit == 0, (client.returncode, client.stderr, server_log)
-    ended = {r["test"]: r for r in records(out)}
+    found, seconds = run_shaped(work, "ends", ENDS, "2M")
+    ended = {r["test"]: r for r in found}
     assert set(ended) == {"completed", "delivered"}, ended
-    shaped_mb_s = SHAPE_MBIT * 1e6 / 8 / 1e6
     ratios = {}
     for name, r in ended.items():
         assert r["status"] == "ok", r
         assert r["params"]["stream_end"] == ("delivered" if name == "delivered"
                                              else "last_completion"), r["params"]
-        ratios[name] = r["bandwidth"]["MB_per_s"] / shaped_mb_s
+        ratios[name] = r["bandwidth"]["MB_per_s"] / SHAPED_MB_S
     print(f"shaped link, 8 MiB streams: ended at the last completion {ratios['completed']:.3f} "
           f"of the link, at delivery {ratios['delivered']:.3f} ({seconds:.1f} s)")
     assert ratios["completed"] >= 1.15, f"at the last completion: {ratios['completed']:.3f}"

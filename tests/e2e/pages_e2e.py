@@ -100,14 +100,14 @@ def run(work, config, extra, name, held=None):
                 held[pid] = max(held.get(pid, 0), hugetlb_kb(pid))
             time.sleep(0.02)
 
-    watcher = threading.Thread(target=watch)
-    if held is not None:
+    watcher = threading.Thread(target=watch) if held is not None else None
+    if watcher:
         watcher.start()
     try:
         stdout, stderr = pair.communicate(timeout=120)
     finally:
         stop.set()
-        if held is not None:
+        if watcher:
             watcher.join()
         if pair.poll() is None:
             pair.kill()
