@@ -251,13 +251,11 @@ int run_tune_command(const TuneCommand& tune) {
   for (const YAML::Node& node : root["tests"]) {
     const suite::AutoSettings swept = suite::auto_settings(node, defaults);
     if (!swept.any()) continue;
-    model::TestSpec over;
-    over.configs = suite::test_configs(node, defaults, suite_path);
-    if (!model::runs_over(over, config_name)) continue;
+    const std::vector<std::string> configs = suite::test_configs(node, defaults, suite_path);
+    if (!model::runs_over(configs, config_name)) continue;
     const std::string name = node["name"].Scalar();
     nodes[name] = node;
-    const std::vector<std::uint64_t>* sizes =
-        suite::auto_sweep_sizes(parsed, name, swept, over.configs);
+    const std::vector<std::uint64_t>* sizes = suite::auto_sweep_sizes(parsed, name, swept, configs);
     if (sizes == nullptr) {
       std::cerr << "uniperf: " << suite_path << ": test " << name
                 << " sweeps several fragments beside `source: auto`: give it one fragment or "

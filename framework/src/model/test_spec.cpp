@@ -25,9 +25,8 @@ double longest_timed_seconds(const TestSpec& test) {
   return longest;
 }
 
-bool runs_over(const TestSpec& test, std::string_view config) {
-  return test.configs.empty() ||
-         std::find(test.configs.begin(), test.configs.end(), config) != test.configs.end();
+bool runs_over(const std::vector<std::string>& configs, std::string_view config) {
+  return configs.empty() || std::find(configs.begin(), configs.end(), config) != configs.end();
 }
 
 // The names are the suite file's spellings and the result records' (the

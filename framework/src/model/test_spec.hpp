@@ -280,8 +280,13 @@ struct TestSpec {
   std::uint32_t source_line = 0;  ///< line in the suite file, for messages
 };
 
+/// Whether a test whose `configs:` are `configs` (empty: every config) runs
+/// over the config named `config`.
+bool runs_over(const std::vector<std::string>& configs, std::string_view config);
 /// Whether `test` runs over the config named `config` (its `configs:`).
-bool runs_over(const TestSpec& test, std::string_view config);
+inline bool runs_over(const TestSpec& test, std::string_view config) {
+  return runs_over(test.configs, config);
+}
 
 /// How long `flow` of `test` runs: the test's run length, or the flow's own
 /// iterations or seconds (the test's margin and warm-up go with a duration,

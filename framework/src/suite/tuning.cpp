@@ -137,11 +137,9 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
     const std::string name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : "";
     const AutoSettings swept = auto_settings(node, defaults);
     const std::vector<std::string> configs = test_configs(node, defaults, suite_file);
-    model::TestSpec over;  // only its configs: which the test runs over
-    over.configs = configs;
     std::vector<std::size_t> tuned;  // the tunings of this test, each over a config of its
     for (std::size_t k = 0; k < tunings.size() && swept.any(); ++k) {
-      if (tunings[k].tuning.choices.count(name) && model::runs_over(over, tunings[k].config))
+      if (tunings[k].tuning.choices.count(name) && model::runs_over(configs, tunings[k].config))
         tuned.push_back(k);
     }
     if (tuned.empty()) {
@@ -151,7 +149,7 @@ std::string apply_tuning(const std::string& suite_text, const std::string& suite
     // The run's configs the test runs over, less those tuned below.
     std::vector<std::string> untuned;
     for (const std::string& config : run_configs) {
-      if (model::runs_over(over, config)) untuned.push_back(config);
+      if (model::runs_over(configs, config)) untuned.push_back(config);
     }
     for (const std::size_t k : tuned) {
       const TuningChoices& tuning = tunings[k].tuning;
