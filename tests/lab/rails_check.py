@@ -17,6 +17,9 @@ THRESHOLD = 8192  # the suites' stripe_threshold
 MIN_GAIN = 1.4  # two shaped rails against one (hosts)
 TIMED_SPREAD = 0.2  # how far apart two rails' bytes may end in a timed stream (hosts)
 DELIVERED_ROOM = 0.05  # a delivered stream over its link's rate: the bucket's burst (hosts)
+# A stream at this share of its shaped link's rate or more is bound by the
+# link (hosts): only then do the links, not the guests' CPUs, set its pace.
+LINK_BOUND = 0.7
 
 
 def records(path):
@@ -28,14 +31,20 @@ def rail_bytes(r):
     return [rail["bytes"] for rail in r.get("rails", {}).get("per_rail", [])]
 
 
-def check_pair(got):
+def check_pair(got, link_mb=0):
     """lab-rails over two rails: stripe and stripe_lat split a message above
     the threshold into one even piece per rail and leave one below it whole
     on rail 0; round_robin alternates whole messages; bind_bi puts each
     direction on a rail of its own. Shares are even to the byte where the
     policy makes them so: a striped message always, a counted stream
     always; a timed stream stops on the clock, so alternated messages and
-    two directions' streams end a few messages apart (within TIMED_SPREAD)."""
+    two directions' streams end a few messages apart (within TIMED_SPREAD).
+    Over links shaped to `link_mb` MB/s each way (hosts), a direction is
+    paced by its link only when it runs at LINK_BOUND of it or more; slower,
+    the guests' CPUs pace it, and on a busy host the emulator serves the
+    two directions unevenly (0.54 against 0.76 MB/s seen beside four
+    CPU-bound processes), so two directions' shares are then only checked
+    to be non-zero."""
     problems = []
     tests = {}
     for r in got:
@@ -62,6 +71,16 @@ def check_pair(got):
             expected_even = True
         timed = r.get("params", {}).get("duration_s", 0) > 0 and not striped
         spread = TIMED_SPREAD if timed else 0
+        both_ways = r.get("params", {}).get("direction") == "bi"
+        if expected_even and timed and both_ways and link_mb and r.get("bandwidth"):
+            slowest = min(per_rail) / r["bandwidth"]["seconds"] / 1e6
+            if slowest < LINK_BOUND * link_mb:
+                print(f"rails_check: {r['config']} {where}: a direction ran at {slowest:.2f} "
+                      f"MB/s, under {LINK_BOUND:.0%} of its link's {link_mb:.2f}: the guests' "
+                      f"CPUs paced it, so its shares {per_rail} are not held to even")
+                expected_even = False
+                if min(per_rail) == 0:
+                    problems.append(f"{where}: one rail carried nothing, got {per_rail}")
         if expected_even and not (min(per_rail) > 0 and
                                   max(per_rail) - min(per_rail) <= spread * max(per_rail)):
             problems.append(f"{where}: expected even shares on both rails"
@@ -104,7 +123,9 @@ def check_hosts(got, links):
     holds a striped or alternated 64 KiB stream to at least MIN_GAIN times
     one rail's: the links are shaped well below what the guests can move,
     so each rail is bound by its link, and a gain that physics makes stable
-    (1.78-2.13x seen) is asserted with room for a slow emulator."""
+    (1.78-2.13x seen) is asserted with room for a slow emulator. On a host
+    so busy that one rail's stream falls under LINK_BOUND of its link, the
+    guests' CPUs pace it instead: the gain is printed as not judged."""
     problems = []
     by_config = {}
     for r in got:
@@ -113,8 +134,9 @@ def check_hosts(got, links):
     if not two:
         problems.append(f"no -2rails config among {sorted(by_config)}")
     rail_sums = [0, 0]
+    link_mb = links.get("rate_bits_per_s", 0) / 8 / 1e6
     for config in two:
-        problems += [f"{config}: {p}" for p in check_pair(by_config[config])]
+        problems += [f"{config}: {p}" for p in check_pair(by_config[config], link_mb)]
         for r in by_config[config]:
             for k, b in enumerate(rail_bytes(r)[:2]):
                 rail_sums[k] += b
@@ -129,12 +151,17 @@ def check_hosts(got, links):
             both = [r for r in by_config[config] if r["test"] == test and r["size"] == 65536]
             if one and both and one[0].get("bandwidth") and both[0].get("bandwidth"):
                 a, b = one[0]["bandwidth"]["MB_per_s"], both[0]["bandwidth"]["MB_per_s"]
+                # The gain is the links' only where one rail's stream was
+                # bound by its link; a slower one was paced by the guests'
+                # CPUs (a busy host), and two rails need not gain on that.
+                link_bound = not link_mb or a >= LINK_BOUND * link_mb
+                unjudged = f" (one rail under {LINK_BOUND:.0%} of its link: not judged)"
                 print(f"rails_check: {config} {test} 64 KiB: {b:.2f} MB/s against one rail's "
-                      f"{a:.2f}: {b / a:.2f}x")
+                      f"{a:.2f}: {b / a:.2f}x{'' if link_bound else unjudged}")
                 # Both directions of one rail already use both ways of its
                 # link: binding them to two rails gains nothing on a
                 # full-duplex link, so bind_bi's ratio is only printed.
-                if test != "bind_bi" and b < MIN_GAIN * a:
+                if test != "bind_bi" and link_bound and b < MIN_GAIN * a:
                     problems.append(f"{config} {test} 64 KiB: {b:.2f} MB/s is under {MIN_GAIN}x "
                                     f"one rail's {a:.2f}")
     problems += check_delivered(got, links)
