@@ -77,6 +77,31 @@ TEST(Completions, ATraceFileOfEitherFormatReadsBackAndABadLineStopsIt) {
   EXPECT_NE(CompletionSampler().read_file(path), "");
 }
 
+TEST(Completions, TimesNoRunCouldHaveStopTheFile) {
+  // Found by fuzz_sidecars: stamps far apart made a difference overflow.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("uniperf-completions-times-" + std::to_string(::getpid()) + ".trace.csv");
+  const std::string header =
+      "config,test,size,flow,lane,id,op,bytes,posted_ns,completed_ns,completion,side\n"
+      "c,t,8,1,0,1,send,8,1000,3000,signaled,initiator\n";
+  for (const std::string& times :
+       {std::string("1795795966178407786,-7957959666178402213"),
+        std::string("-9000000000000000000,1000"), std::string("5000,4000")}) {
+    {
+      std::ofstream out(path);
+      out << header << "c,t,8,1,0,2,send,8," << times << ",signaled,initiator\n";
+    }
+    CompletionSampler sampler;
+    const std::string stopped = sampler.read_file(path);
+    EXPECT_NE(stopped.find(":3: not a trace row: a time before 1970"), std::string::npos)
+        << times << ": " << stopped;
+    const auto all = sampler.to_json();  // the rows before it stay
+    ASSERT_EQ(all.size(), 1u) << times;
+    EXPECT_EQ(all[0].at("took_us").size(), 1u) << times;
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Completions, TheJobsPairsOfOneRecordAreSeriesApart) {
   // Two pairs of a round measure (c, t, 8) at once: a record each, or one
   // record whose flows ran in separate process pairs.

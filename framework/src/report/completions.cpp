@@ -93,6 +93,13 @@ std::string CompletionSampler::read_file(const std::filesystem::path& path,
         (pair_column >= 0 && static_cast<std::size_t>(pair_column) >= fields.size())) {
       return path.string() + ":" + std::to_string(number_of_line) + ": not a trace row";
     }
+    // Times are nanoseconds since the epoch and a request completes after
+    // its post: what breaks that is no trace of a run (and the differences
+    // taken below could overflow).
+    if (posted < 0 || completed < 0 || (completed != 0 && completed < posted)) {
+      return path.string() + ":" + std::to_string(number_of_line) +
+             ": not a trace row: a time before 1970, or a completion before its post";
+    }
     const bool responder = side_column >= 0 && fields[side_column] == "responder";
     std::string config = fields[0];
     if (const auto label = renamed.find(config); label != renamed.end()) config = label->second;
