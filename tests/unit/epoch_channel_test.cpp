@@ -56,6 +56,38 @@ TEST(EpochChannel, AnAbortReachesThePeerInBandAndOutOfBand) {
   EXPECT_EQ(text(side0.receive(1s)), "next test");
 }
 
+TEST(EpochChannel, AStopEndsTheEpochLikeAnAbortButIsNoFailure) {
+  auto [base0, base1] = make_in_process_pair();
+  EpochChannel side0(*base0), side1(*base1);
+  begin_both(side0, side1, 3);
+  side0.stop("interrupted");
+  ASSERT_TRUE(side1.take_interrupt().has_value());
+  EXPECT_THROW(side1.receive(10s), PeerFailed);
+  EXPECT_EQ(side1.peer_failure().value_or(""), "interrupted");
+  EXPECT_TRUE(side1.peer_stopped());
+  // The next epoch starts clean; an abort in it is a failure again.
+  begin_both(side0, side1, 4);
+  EXPECT_FALSE(side1.peer_stopped());
+  side0.abort("send 3 failed");
+  EXPECT_THROW(side1.receive(10s), PeerFailed);
+  EXPECT_FALSE(side1.peer_stopped());
+}
+
+TEST(EpochChannel, APeerThatEndedTheEpochIsSeenWithoutWaiting) {
+  auto [base0, base1] = make_in_process_pair();
+  EpochChannel side0(*base0), side1(*base1);
+  begin_both(side0, side1, 5);
+  side0.send_text("a message of the epoch");
+  // Nothing ended: the look returns at once, and drops the epoch's message.
+  EXPECT_FALSE(side1.peer_ended_epoch());
+  EXPECT_FALSE(side1.message_ready());
+  side0.send_text("another");
+  side0.stop("interrupted");
+  EXPECT_TRUE(side1.peer_ended_epoch());
+  EXPECT_TRUE(side1.peer_stopped());
+  EXPECT_EQ(side1.peer_failure().value_or(""), "interrupted");
+}
+
 TEST(EpochChannel, AwaitingThePeersReasonDropsTheEpochsMessages) {
   auto [base0, base1] = make_in_process_pair();
   EpochChannel side0(*base0), side1(*base1);

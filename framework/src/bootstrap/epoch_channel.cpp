@@ -35,7 +35,8 @@ void EpochChannel::send_frame(Kind kind, std::span<const std::byte> payload) {
 
 EpochChannel::Frame EpochChannel::read_frame(std::chrono::milliseconds timeout) {
   Bytes bytes = base_.receive(timeout);
-  if (bytes.size() < kHeaderBytes || std::to_integer<std::uint8_t>(bytes[4]) > 2) {
+  if (bytes.size() < kHeaderBytes ||
+      std::to_integer<std::uint8_t>(bytes[4]) > static_cast<std::uint8_t>(Kind::stop)) {
     throw BootstrapError("control protocol error: a message without a valid epoch header");
   }
   Frame frame;
@@ -61,9 +62,10 @@ bool EpochChannel::fill_pending(bool wait, std::chrono::milliseconds timeout) {
     if (!wait && !base_.message_ready()) return false;
     Frame frame = read_frame(wait ? left_until(deadline) : base_.timeout());
     if (frame.epoch < epoch_) continue;  // left behind by a failed epoch
-    if (frame.kind == Kind::abort) {
+    if (frame.kind == Kind::abort || frame.kind == Kind::stop) {
       peer_failure_.emplace(reinterpret_cast<const char*>(frame.payload.data()),
                             frame.payload.size());
+      peer_stopped_ = frame.kind == Kind::stop;
       continue;
     }
     pending_ = std::move(frame.payload);
@@ -93,6 +95,7 @@ void EpochChannel::begin(std::uint32_t epoch, std::chrono::milliseconds timeout)
   epoch_ = epoch;
   pending_.reset();
   peer_failure_.reset();
+  peer_stopped_ = false;
   send_frame(Kind::sync, {});
   const auto deadline = Clock::now() + timeout;
   while (true) {
@@ -115,13 +118,31 @@ void EpochChannel::begin(std::uint32_t epoch, std::chrono::milliseconds timeout)
 }
 
 void EpochChannel::abort(const std::string& reason) {
-  if (peer_failure_) return;  // the peer failed first and knows
+  end_epoch(Kind::abort, reason);
+}
+
+void EpochChannel::stop(const std::string& reason) {
+  end_epoch(Kind::stop, reason);
+}
+
+void EpochChannel::end_epoch(Kind kind, const std::string& reason) {
+  if (peer_failure_) return;  // the peer ended the epoch first and knows
   try {
-    send_frame(Kind::abort, std::as_bytes(std::span(reason)));
+    send_frame(kind, std::as_bytes(std::span(reason)));
   } catch (const BootstrapError&) {
     // The connection is gone: the next begin() says so.
   }
   base_.interrupt_peer(interrupt_tag());
+}
+
+bool EpochChannel::peer_ended_epoch() {
+  try {
+    while (message_ready()) pending_.reset();
+  } catch (const BootstrapError&) {
+    // PeerFailed (the reason is set), or a lost connection: the next
+    // begin() says so.
+  }
+  return peer_failure_.has_value();
 }
 
 std::optional<std::string> EpochChannel::await_peer_failure(std::chrono::milliseconds timeout) {

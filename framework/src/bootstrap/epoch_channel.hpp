@@ -10,7 +10,9 @@
 // failed epoch left behind. A side whose test fails says so in band ("abort
 // N" with its reason: a peer waiting for any message gets that instead and
 // fails at once) and out of band (Bootstrap::interrupt_peer: the peer's
-// watchdog stops a timed loop that reads no control messages).
+// watchdog stops a timed loop that reads no control messages). A side whose
+// user stopped the run (Ctrl-C) says "stop N" the same ways: the peer ends
+// its test alike but knows that nothing failed.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,10 @@ class EpochChannel final : public Bootstrap {
   /// watchdog stops its loop). Best effort: a lost connection is found by
   /// the next begin().
   void abort(const std::string& reason);
+  /// As abort(), but this side stops the run at its user's request (a
+  /// Ctrl-C): not a failure. The peer's receives throw PeerFailed with
+  /// `reason` alike, and peer_stopped() tells it apart.
+  void stop(const std::string& reason);
 
   /// Waits up to `timeout` for the peer's abort of the current epoch and
   /// returns its reason (after the peer's interrupt stopped this side: its
@@ -70,14 +76,22 @@ class EpochChannel final : public Bootstrap {
   /// epoch failed. nullopt when none came.
   std::optional<std::string> await_peer_failure(std::chrono::milliseconds timeout);
 
+  /// Whether the peer already ended the current epoch (abort or stop), from
+  /// what the connection holds now, without waiting: for a side whose own
+  /// failure may be the peer's doing (its transport closed after it told
+  /// us why). The epoch's messages read meanwhile are dropped.
+  bool peer_ended_epoch();
+
   /// The peer's reason when it aborted the current epoch, once seen.
   const std::optional<std::string>& peer_failure() const { return peer_failure_; }
+  /// Whether that was the peer stopping its run (stop()), not failing.
+  bool peer_stopped() const { return peer_stopped_; }
   std::uint32_t epoch() const { return epoch_; }
   /// The tag the peer's interrupts carry in the current epoch.
   std::uint8_t interrupt_tag() const { return static_cast<std::uint8_t>(epoch_); }
 
  private:
-  enum class Kind : std::uint8_t { message = 0, sync = 1, abort = 2 };
+  enum class Kind : std::uint8_t { message = 0, sync = 1, abort = 2, stop = 3 };
   struct Frame {
     std::uint32_t epoch = 0;
     Kind kind = Kind::message;
@@ -85,6 +99,8 @@ class EpochChannel final : public Bootstrap {
   };
 
   void send_frame(Kind kind, std::span<const std::byte> payload);
+  /// abort() and stop(): the frame, then the out-of-band interrupt.
+  void end_epoch(Kind kind, const std::string& reason);
   Frame read_frame(std::chrono::milliseconds timeout);
   /// The next frame of the current epoch that is a message, into pending_;
   /// `wait` false: only if the base has one ready now.
@@ -94,6 +110,7 @@ class EpochChannel final : public Bootstrap {
   std::uint32_t epoch_ = 0;
   std::optional<Bytes> pending_;  // a message read ahead by message_ready()
   std::optional<std::string> peer_failure_;
+  bool peer_stopped_ = false;
 };
 
 }  // namespace uniperf::bootstrap

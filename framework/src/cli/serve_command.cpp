@@ -178,6 +178,8 @@ Served serve_client(Arrival& arrival, bootstrap::TcpListener& listener,
     if (exit_code != kExitNoPeer) exit_code = peer_lost ? kExitNoPeer : kExitTestErrors;
     if (peer_lost && lost.empty()) lost = why;
   };
+  std::string stopped;  // the client's user stopped its run: no failure
+  observer.on_peer_stop = [&](const std::string& why) { stopped = why; };
   // Until the run ended: the next client is then served, not refused.
   BusyRefusals busy(listener, client);
   session::run_from(control, run.suite, run.configs, plugins, settings, observer, std::nullopt,
@@ -187,9 +189,10 @@ Served serve_client(Arrival& arrival, bootstrap::TcpListener& listener,
     std::cerr << fmt::format("uniperf: lost the client {}: {}\n", client,
                              lost.empty() ? "the control connection closed" : lost);
   } else {
-    std::cerr << fmt::format(
-        "uniperf: served {}{}\n", client,
-        exit_code == kExitOk ? "" : " (a test failed: the client's records say why)");
+    std::cerr << fmt::format("uniperf: served {}{}\n", client,
+                             exit_code != kExitOk ? " (a test failed: the client's records say why)"
+                             : stopped.empty()    ? ""
+                                                  : " (" + stopped + ")");
   }
   return served;
 }

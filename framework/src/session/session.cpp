@@ -359,13 +359,16 @@ class SuiteRun {
           // terminal's Ctrl-C; whichever stops first, the other sees it).
           if (watchdog_.cause() == Watchdog::Cause::interrupted || interrupted()) {
             watchdog_.disarm();
-            channel_.abort(why_stopped());
+            channel_.stop(why_stopped());
             interrupted_ = true;
             record.status = results::Status::skipped;
             record.reason = "not run: " + why_stopped();
+          } else if (std::string reason = fail_test(test, e.what()); peer_stopped()) {
+            record.status = results::Status::skipped;
+            record.reason = "not run: " + reason;
           } else {
             record.status = results::Status::error;
-            record.reason = fail_test(test, e.what());
+            record.reason = std::move(reason);
             // A stall, seen here or by the peer first (its reason in its
             // words): the test ends, the run goes on.
             if (record.reason.find(kStalledWords) != std::string::npos) record.failure = "stalled";
@@ -484,16 +487,33 @@ class SuiteRun {
   std::string fail_test(const model::TestSpec& test, const std::string& what) {
     watchdog_.disarm();
     std::string reason;
-    const bool peer_first =
-        channel_.peer_failure().has_value() || watchdog_.cause() == Watchdog::Cause::peer_failed;
+    // The peer may have ended the epoch before its transport's close
+    // failed this side (it says why first, then tears down): its word, not
+    // the close, is the reason.
+    const bool peer_first = channel_.peer_failure().has_value() ||
+                            watchdog_.cause() == Watchdog::Cause::peer_failed ||
+                            channel_.peer_ended_epoch();
     if (peer_first) {
       // Its interrupt stopped us; its reason follows in band.
       const auto theirs = channel_.await_peer_failure(kPeerReasonWait);
-      reason = std::string(control_.rank() == 0 ? "the responder" : "the initiator") +
-               " failed: " + (theirs ? *theirs : what);
+      const std::string peer = control_.rank() == 0 ? "the responder" : "the initiator";
+      if (channel_.peer_stopped()) {
+        // Its user stopped the run: nothing failed, and this side stops too.
+        peer_stop_ = peer + " stopped the run: " + *theirs;
+        interrupted_ = true;
+        if (control_.rank() != 0)
+          std::cerr << "uniperf: " << peer_stop_ << " (in test '" << test.name << "')\n";
+        if (observer_.on_peer_stop) observer_.on_peer_stop(peer_stop_);
+        return peer_stop_;
+      }
+      reason = peer + " failed: " + (theirs ? *theirs : what);
     } else {
       reason = watchdog_.fired() ? watchdog_.why() + ": " + what : what;
-      channel_.abort(reason);
+      // This side's user stopping the run in its setup is no failure either.
+      if (watchdog_.cause() == Watchdog::Cause::interrupted || interrupted())
+        channel_.stop(why_stopped());
+      else
+        channel_.abort(reason);
     }
     // The responder keeps no records: its own view of a failure goes to
     // stderr, where the user of a two-host run sees it.
@@ -546,8 +566,12 @@ class SuiteRun {
 
   /// Why the run's stop flag was raised, for the records it leaves.
   std::string why_stopped() const {
+    if (!peer_stop_.empty()) return peer_stop_;
     return settings_.why_stopped ? settings_.why_stopped() : std::string("interrupted");
   }
+
+  /// Whether the peer's user stopped the run (fail_test saw its "stop").
+  bool peer_stopped() const { return !peer_stop_.empty(); }
 
   void record_not_run(const model::ConfigSpec& config, const model::TestSpec& test) {
     if (stopped_)
@@ -605,6 +629,8 @@ class SuiteRun {
 
   bool stopped_ = false;      ///< the control connection is lost: nothing more runs
   bool interrupted_ = false;  ///< a Ctrl-C on this side (or, run-forever, either side)
+  /// The peer's user stopped the run in a test: its reason, in our words.
+  std::string peer_stop_;
   std::string stop_reason_;
   RecordSink sink_{control_.rank() == 0, observer_};
 };

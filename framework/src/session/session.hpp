@@ -35,8 +35,10 @@ namespace uniperf::session {
 // texts, the command-line overrides) for a bare server, which may answer
 // with a refusal instead of its handshake; 8: every measured phase ends
 // with each side's CPU time over it (engine/cpu_meter.hpp); 9: the
-// responder's trace rows carry when each post call returned.
-inline constexpr int kProtocolVersion = 9;
+// responder's trace rows carry when each post call returned; 10: a side
+// whose user stopped the run says so ("stop", EpochChannel::stop) instead
+// of failing the test.
+inline constexpr int kProtocolVersion = 10;
 
 /// Both sides call it (the handshake does): round trips over the control
 /// connection that estimate the responder's wall clock minus the
@@ -118,6 +120,9 @@ struct Observer {
   /// test) and false otherwise (the run goes on). The responder keeps no
   /// records, so this is how it learns that its run failed.
   std::function<void(const std::string& reason, bool peer_lost)> on_failure;
+  /// Called on the responder when the initiator's user stopped the run
+  /// (Ctrl-C) in a test, with the initiator's reason: not a failure.
+  std::function<void(const std::string& reason)> on_peer_stop;
 };
 
 struct RunSettings {
