@@ -41,13 +41,31 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
   // Sizes against receive lengths: staged receives (up to 4 KiB) and in-place
   // ones, exact fits, a message longer than a staged receive and one longer
   // than an in-place receive (both truncated), empty and one-byte messages,
-  // and a run of small ones that one recv brings together.
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>> messages = {
-      {8, 4096}, {64, 64},       {5000, 8192}, {1, 4096},     {3000, 4096}, {9000, 8192},
-      {100, 50}, {0, 16},        {4096, 4096}, {4097, 65536}, {7, 8},       {7, 8},
-      {7, 8},    {20000, 20000}, {12, 4096},   {70000, 4096}};
-  std::size_t total = 0;
-  for (const auto& [size, room] : messages) total += std::max(size, room);
+  // a run of small ones that one recv brings together, and runs of equal
+  // in-place ones, as a stream sends them: one with a receive too short for
+  // its message in the middle, one longer than the socket holds at once (so
+  // reads end part-way through a message), and one whose receives share a
+  // buffer (as `buffers: single` posts them).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> messages = {
+      {8, 4096},    {64, 64},       {5000, 8192}, {1, 4096},     {3000, 4096}, {9000, 8192},
+      {100, 50},    {0, 16},        {4096, 4096}, {4097, 65536}, {7, 8},       {7, 8},
+      {7, 8},       {20000, 20000}, {12, 4096},   {70000, 4096}, {6000, 8192}, {6000, 8192},
+      {6000, 8192}, {6000, 5000},   {6000, 8192}, {6000, 8192}};
+  for (int i = 0; i < 40; ++i) messages.push_back({9000, 9000});
+  for (int i = 0; i < 4; ++i) messages.push_back({5000, 5000});
+  // Where each message comes from and lands: its own room in both buffers,
+  // except the last four, whose receives share one (only the last one's
+  // bytes are left in it).
+  const std::size_t first_sharing = messages.size() - 4;
+  std::vector<std::size_t> source_at, target_at;
+  std::size_t source_total = 0, target_total = 0;
+  for (std::size_t m = 0; m < messages.size(); ++m) {
+    const std::size_t room = std::max(messages[m].first, messages[m].second);
+    source_at.push_back(source_total);
+    source_total += room;
+    target_at.push_back(target_total);
+    if (m < first_sharing || m + 1 == messages.size()) target_total += room;
+  }
 
   EndpointParams params;
   params.max_message = 70000;
@@ -62,19 +80,18 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
   auto receiver = receiver_context->connect(params, channel);
   auto sender = connecting.get();
 
-  std::vector<std::byte> source(total), target(total, std::byte{0xee});
+  std::vector<std::byte> source(source_total), target(target_total, std::byte{0xee});
   auto source_region = sender_context->register_memory(source.data(), source.size());
   auto target_region = receiver_context->register_memory(target.data(), target.size());
   std::vector<WorkRequest> sends;
   std::vector<RecvRequest> receives;
-  std::size_t offset = 0;
   for (std::size_t m = 0; m < messages.size(); ++m) {
     const auto [size, room] = messages[m];
-    for (std::size_t i = 0; i < size; ++i) source[offset + i] = pattern(m, i);
+    for (std::size_t i = 0; i < size; ++i) source[source_at[m] + i] = pattern(m, i);
     sends.push_back(
-        {.id = m, .length = size, .local = source_region.get(), .local_offset = offset});
-    receives.push_back({.id = m, .local = target_region.get(), .offset = offset, .length = room});
-    offset += std::max(size, room);
+        {.id = m, .length = size, .local = source_region.get(), .local_offset = source_at[m]});
+    receives.push_back(
+        {.id = m, .local = target_region.get(), .offset = target_at[m], .length = room});
   }
   // Every send before any receive: the stream then holds many messages at
   // once, and a staged recv takes several.
@@ -94,7 +111,6 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
   }
   ASSERT_EQ(sent, messages.size());
   ASSERT_EQ(got.size(), messages.size());
-  offset = 0;
   for (std::size_t m = 0; m < messages.size(); ++m) {
     SCOPED_TRACE("message " + std::to_string(m));
     const auto [size, room] = messages[m];
@@ -103,13 +119,13 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
     EXPECT_EQ(got[m].type, CompletionType::recv);
     EXPECT_EQ(got[m].length, kept);
     EXPECT_EQ(got[m].status, size > room ? kTruncated : 0);
+    const std::size_t landed = m < first_sharing ? m : messages.size() - 1;
     std::size_t wrong = 0;
-    for (std::size_t i = 0; i < kept; ++i) wrong += target[offset + i] != pattern(m, i);
+    for (std::size_t i = 0; i < kept; ++i) wrong += target[target_at[m] + i] != pattern(landed, i);
     EXPECT_EQ(wrong, 0u);
     // Nothing beyond the message was written into its receive buffer.
-    for (std::size_t i = kept; i < room; ++i) wrong += target[offset + i] != std::byte{0xee};
+    for (std::size_t i = kept; i < room; ++i) wrong += target[target_at[m] + i] != std::byte{0xee};
     EXPECT_EQ(wrong, 0u);
-    offset += std::max(size, room);
   }
 }
 
