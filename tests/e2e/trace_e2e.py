@@ -291,10 +291,23 @@ def run_config(config, work):
             # than the interval the two shared.
             ping, stream = r["flows"]
             common = ping.get("common_latency_us")
-            if check(common is not None, f"{name}: no percentiles of while all ran"):
-                shared_us = (min(ping["measured"]["to_unix_us"], stream["measured"]["to_unix_us"]) -
-                             max(ping["measured"]["from_unix_us"],
-                                 stream["measured"]["from_unix_us"]))
+            shared_us = (min(ping["measured"]["to_unix_us"], stream["measured"]["to_unix_us"]) -
+                         max(ping["measured"]["from_unix_us"], stream["measured"]["from_unix_us"]))
+            if common is None:
+                # Absent only if no iteration lay wholly inside the shared
+                # interval: then at most two iterations overlapped it, one
+                # across each end (or one across both), so the longest round
+                # trip covered at least half of it. A loaded machine can get
+                # there; faster iterations cannot.
+                lat = ping["latency_us"]
+                longest_us = lat["max"] * (2 if lat["one_way"] else 1)
+                check(shared_us > 0 and longest_us * 2 + 2 >= shared_us,
+                      f"{name}: no percentiles of while all ran, though the ping-pong's "
+                      f"longest round trip, {longest_us:.0f} us, is under half the "
+                      f"{shared_us} us the flows shared")
+                print(f"{name}: no iteration ran wholly while the stream did: the longest round "
+                      f"trip took {longest_us / 1e3:.1f} ms of the {shared_us / 1e3:.1f} ms shared")
+            else:
                 round_trips_us = common["samples"] * common["mean"] * (2 if common["one_way"] else 1)
                 print(f"{name}: {common['samples']} of the ping-pong's "
                       f"{ping['latency_us']['samples']} iterations ran while the stream did, "
