@@ -120,8 +120,10 @@ struct Observer {
   /// test) and false otherwise (the run goes on). The responder keeps no
   /// records, so this is how it learns that its run failed.
   std::function<void(const std::string& reason, bool peer_lost)> on_failure;
-  /// Called on the responder when the initiator's user stopped the run
-  /// (Ctrl-C) in a test, with the initiator's reason: not a failure.
+  /// Called on either side when the peer's user stopped the run (Ctrl-C)
+  /// in a test, with the reason in this side's words ("the initiator
+  /// stopped the run: interrupted"): not a failure, so on_failure is not
+  /// called. A server says so of its client.
   std::function<void(const std::string& reason)> on_peer_stop;
 };
 
