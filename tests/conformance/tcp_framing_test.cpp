@@ -43,9 +43,9 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
   // than an in-place receive (both truncated), empty and one-byte messages,
   // a run of small ones that one recv brings together, and runs of equal
   // in-place ones, as a stream sends them: one with a receive too short for
-  // its message in the middle, one longer than the socket holds at once (so
-  // reads end part-way through a message), and one whose receives share a
-  // buffer (as `buffers: single` posts them).
+  // its message in the middle, one of 360 KB, more than a fresh socket's
+  // buffers take in one go (so reads can end part-way through a message),
+  // and one whose receives share a buffer (as `buffers: single` posts them).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> messages = {
       {8, 4096},    {64, 64},       {5000, 8192}, {1, 4096},     {3000, 4096}, {9000, 8192},
       {100, 50},    {0, 16},        {4096, 4096}, {4097, 65536}, {7, 8},       {7, 8},
