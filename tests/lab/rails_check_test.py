@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ctest lab_rails_check: rails_check.py's hosts rules on made-up records
-(no guest boots). Over shaped links, uneven shares of two directions and a
-missing two-rail gain fail only where the links paced the streams; where
+(no guest boots). Over shaped links, uneven shares of two directions or of
+two alternating rails, and a missing two-rail gain, fail only where the
+links paced the streams; where
 the guests' CPUs paced them (a busy host) the shares and the gain are not
 judged, but a rail that carried nothing still fails."""
 import os
@@ -28,11 +29,12 @@ def record(config, test, size, per_rail=None, seconds=2.0, mb_per_s=None, **para
     return r
 
 
-def run(bind_bi_shares, one_rail_mb, two_rails_mb):
+def run(bind_bi_shares, one_rail_mb, two_rails_mb, round_robin_4k=None):
     """A hosts run: the 2-rail config with bind_bi at `bind_bi_shares`
     (bytes per rail in 2 s, both ways), stripe and round_robin at
-    `two_rails_mb` (both rails together), its 1-rail twin at `one_rail_mb`,
-    and the delivered streams."""
+    `two_rails_mb` (both rails together; round_robin's 4 KiB shares
+    `round_robin_4k` if given), its 1-rail twin at `one_rail_mb`, and the
+    delivered streams."""
     two, one = "x-2rails", "x-1rail"
     timed = {"duration_s": 2.0}
     got = []
@@ -41,7 +43,8 @@ def run(bind_bi_shares, one_rail_mb, two_rails_mb):
         below = size < rails_check.THRESHOLD
         got += [
             record(two, "stripe", size, [2 * half, 0] if below else [half, half]),
-            record(two, "round_robin", size, [half, half], **timed),
+            record(two, "round_robin", size,
+                   round_robin_4k if below and round_robin_4k else [half, half], **timed),
             record(two, "bind_bi", size, bind_bi_shares, direction="bi", **timed),
             record(two, "stripe_lat", size, [8 * size, 0] if below else [4 * size, 4 * size]),
         ]
@@ -67,6 +70,19 @@ class HostsRules(unittest.TestCase):
     def test_cpu_paced_shares_and_gain_are_not_judged(self):
         # 1.245 and 0.885 MB in 2 s: 0.44 MB/s is under LINK_BOUND of 2 MB/s.
         self.assertEqual(run([1_245_184, 884_736], one_rail_mb=0.9, two_rails_mb=0.5), [])
+
+    def test_link_paced_rails_must_alternate_evenly(self):
+        # 1.9 and 1.45 MB/s: both rails at LINK_BOUND of 2 MB/s or more.
+        problems = run([3_800_000, 3_700_000], one_rail_mb=1.9, two_rails_mb=3.8,
+                       round_robin_4k=[3_800_000, 2_900_000])
+        self.assertTrue(any("round_robin 4096" in p and "even shares" in p for p in problems),
+                        problems)
+
+    def test_cpu_paced_alternating_rails_are_not_judged(self):
+        # CI's lab on a loaded host: 4 KiB alternated over two rails at
+        # 1.29 and 1.64 MB/s, the slower under LINK_BOUND of 2 MB/s.
+        self.assertEqual(run([3_800_000, 3_700_000], one_rail_mb=1.9, two_rails_mb=3.8,
+                             round_robin_4k=[2_580_000, 3_280_000]), [])
 
     def test_cpu_paced_rail_that_carried_nothing_fails(self):
         problems = run([1_245_184, 0], one_rail_mb=0.9, two_rails_mb=0.5)
