@@ -43,8 +43,8 @@ def check_pair(got, link_mb=0):
     direction is paced by its link only when it runs at LINK_BOUND of it or
     more; slower, the guests' CPUs pace it, and on a busy host the emulator
     serves two directions, or two rails, unevenly (0.54 against 0.76 MB/s
-    seen between directions beside four CPU-bound processes; 1.29 against
-    1.64 MB/s between alternating rails at 4 KiB beside CI's load), so such
+    seen between directions beside four CPU-bound processes; about 1.3
+    against 1.6 MB/s between alternating rails at 4 KiB in a CI run), so such
     shares are then only checked to be non-zero."""
     problems = []
     tests = {}
@@ -73,10 +73,10 @@ def check_pair(got, link_mb=0):
         timed = r.get("params", {}).get("duration_s", 0) > 0 and not striped
         spread = TIMED_SPREAD if timed else 0
         if expected_even and timed and link_mb and r.get("bandwidth"):
-            lane = "direction" if r.get("params", {}).get("direction") == "bi" else "rail"
+            paced = "direction" if r.get("params", {}).get("direction") == "bi" else "rail"
             slowest = min(per_rail) / r["bandwidth"]["seconds"] / 1e6
             if slowest < LINK_BOUND * link_mb:
-                print(f"rails_check: {r['config']} {where}: a {lane} ran at {slowest:.2f} "
+                print(f"rails_check: {r['config']} {where}: a {paced} ran at {slowest:.2f} "
                       f"MB/s, under {LINK_BOUND:.0%} of its link's {link_mb:.2f}: the guests' "
                       f"CPUs paced it, so its shares {per_rail} are not held to even")
                 expected_even = False

@@ -2,9 +2,9 @@
 """ctest lab_rails_check: rails_check.py's hosts rules on made-up records
 (no guest boots). Over shaped links, uneven shares of two directions or of
 two alternating rails, and a missing two-rail gain, fail only where the
-links paced the streams; where
-the guests' CPUs paced them (a busy host) the shares and the gain are not
-judged, but a rail that carried nothing still fails."""
+links paced the streams; where the guests' CPUs paced them (a busy host)
+the shares and the gain are not judged, but a rail that carried nothing
+still fails."""
 import os
 import sys
 import unittest
@@ -79,8 +79,8 @@ class HostsRules(unittest.TestCase):
                         problems)
 
     def test_cpu_paced_alternating_rails_are_not_judged(self):
-        # CI's lab on a loaded host: 4 KiB alternated over two rails at
-        # 1.29 and 1.64 MB/s, the slower under LINK_BOUND of 2 MB/s.
+        # As in a CI run's lab: 4 KiB alternated over two rails at about
+        # 1.3 and 1.6 MB/s, the slower under LINK_BOUND of 2 MB/s.
         self.assertEqual(run([3_800_000, 3_700_000], one_rail_mb=1.9, two_rails_mb=3.8,
                              round_robin_4k=[2_580_000, 3_280_000]), [])
 
