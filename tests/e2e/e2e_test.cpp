@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -128,8 +129,40 @@ std::string plugin_of(const std::string& config) {
   return name;
 }
 
+/// Whether a listener could take 127.0.0.1:PORT now (SO_REUSEADDR, as
+/// uniperf's own listener: a port in TIME_WAIT counts as free).
+bool can_listen_on(int port) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (probe < 0) return false;
+  const int on = 1;
+  ::setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool free = ::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(probe);
+  return free;
+}
+
+/// A port for a test's --listen, and the five above it for the callers that
+/// add one: below Linux's ephemeral range (32768 and up by default), where
+/// no outgoing connection of a test running beside this one can hold it (a
+/// port in that range once was, and the server could not listen: CI), and
+/// free of listeners as of now.
 int free_port() {
-  return 20000 + (::getpid() * 7 + std::rand()) % 20000;
+  constexpr int kLowest = 20000;
+  constexpr int kSpan = 12000;  // up to 31999 + 5, under 32768
+  int port = kLowest;
+  // Bounded: where no socket can be made at all, the test that listens says
+  // so itself.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    port = kLowest + (::getpid() * 7 + std::rand()) % kSpan;
+    bool all_free = true;
+    for (int k = 0; k <= 5 && all_free; ++k) all_free = can_listen_on(port + k);
+    if (all_free) break;
+  }
+  return port;
 }
 
 // ---------------------------------------------------------------------------
