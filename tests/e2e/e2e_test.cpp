@@ -140,9 +140,9 @@ bool can_listen_on(int port) {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool free = ::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  const bool bound = ::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   ::close(probe);
-  return free;
+  return bound;
 }
 
 /// A port for a test's --listen, and the five above it for the callers that
