@@ -8,8 +8,9 @@ and a launched job of four ranks stripe, alternate and ping-pong over both,
 each rail carrying its share, as a local pair does; two pairs at once,
 bound, each on a rail of its own (the seed's two process pairs).
 Skipped (77) when mpirun is absent."""
-import csv, os, shutil, socket, sys, tempfile
+import csv, os, shutil, sys, tempfile
 from launched import records, run_once
+from servers import free_port
 
 uniperf, source_dir = sys.argv[1], sys.argv[2]
 SUITE = ("suite: launcher\ntests:\n"
@@ -72,9 +73,7 @@ with tempfile.TemporaryDirectory() as work:
     for rendezvous in (None, "coordinator"):
         out = os.path.join(work, "env.jsonl")
         if rendezvous:  # a free port, found now
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                rendezvous = f"127.0.0.1:{s.getsockname()[1]}"
+            rendezvous = f"127.0.0.1:{free_port()}"
             extra = ["--coordinator", rendezvous]
         else:
             extra = []
