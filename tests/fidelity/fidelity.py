@@ -49,7 +49,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -64,10 +63,10 @@ def pinned(cpu, argv):
     return (["taskset", "-c", str(cpu)] if TWO_CORES else []) + argv
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# A server's port below the ephemeral range, so that no client's outgoing
+# connection can take it between the draw and the server's listen.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from servers import free_port  # noqa: E402
 
 
 class Server:
