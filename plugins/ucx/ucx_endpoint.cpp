@@ -549,6 +549,11 @@ bool UcxEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*thresh
 
 void UcxEndpoint::progress() {
   ucp_worker_progress(worker_);
+  // The passive side of a write ping-pong may only progress between its own
+  // posts (Server::wait): a peer that failed must end it here as in poll().
+  if (rings_->failure != UCS_OK) [[unlikely]] {
+    throw TransportError("ucx: the connection to the peer failed: " + status_text(rings_->failure));
+  }
 }
 
 std::string UcxEndpoint::describe(std::int32_t status) const {
