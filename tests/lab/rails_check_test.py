@@ -71,6 +71,13 @@ class HostsRules(unittest.TestCase):
         # 1.245 and 0.885 MB in 2 s: 0.44 MB/s is under LINK_BOUND of 2 MB/s.
         self.assertEqual(run([1_245_184, 884_736], one_rail_mb=0.9, two_rails_mb=0.5), [])
 
+    def test_cpu_paced_two_rails_are_held_to_one_rails_figure(self):
+        # As in a CI run's lab: one rail at 1.78 MB/s, two at 2.03 together
+        # (1.02 each, under LINK_BOUND): not the links' gain, but no loss.
+        self.assertEqual(run([3_800_000, 3_700_000], one_rail_mb=1.78, two_rails_mb=2.03), [])
+        problems = run([3_800_000, 3_700_000], one_rail_mb=1.78, two_rails_mb=1.6)
+        self.assertTrue(any("is under 1.0x" in p for p in problems), problems)
+
     def test_link_paced_rails_must_alternate_evenly(self):
         # 1.9 and 1.45 MB/s: both rails at LINK_BOUND of 2 MB/s or more.
         problems = run([3_800_000, 3_700_000], one_rail_mb=1.9, two_rails_mb=3.8,
