@@ -180,6 +180,25 @@ TEST(EnginePolicy, SendLatencyKeepsOneSamplePerIteration) {
   for (double sample : pair.measured.latency.kept()) ASSERT_GT(sample, 0.0);
 }
 
+// A ping-pong rewrites its next post while it waits for the peer and posts
+// it when its turn comes (the last one rewritten is never posted). What is
+// signaled follows the posts made: in each phase every 4th and its last,
+// so 12 + 1 of the warm-up's 50 and 25 + 1 of the measured 101.
+TEST(EnginePolicy, APingPongSignalsEveryNthPostAndEachPhasesLast) {
+  for (const Op op : {Op::send, Op::write}) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    PairRun pair;
+    TestSpec test = make_test(op, Pattern::latency, 101, 1, 4);
+    test.duration.warmup_iterations = 50;
+    pair.run(test, 64);
+    EXPECT_EQ(pair.initiator.counters.requests, 151u);
+    EXPECT_EQ(pair.responder.counters.requests, 151u);
+    EXPECT_EQ(pair.initiator.counters.signaled, 39u);
+    EXPECT_EQ(pair.responder.counters.signaled, 39u);
+    EXPECT_EQ(pair.measured.latency.count(), 101u);
+  }
+}
+
 // A latency phase runs in segments whose samples are added between them,
 // and keeps the samples exactly up to a bound, then folded: here with a
 // segment of 1000 iterations and 2500 samples kept exactly.

@@ -199,6 +199,10 @@ struct Lane {
   std::uint64_t acks_sent = 0;  // window_ack: acknowledgements sent
   std::uint64_t target = 0;     // id after the last request of the phase
   std::uint32_t to_signal = 1;  // posts until the next signaled one
+  // A ping-pong's chain rewritten ahead (Lanes::prepare_chain): its length,
+  // and to_signal once it is posted.
+  std::uint64_t prepared = 0;
+  std::uint32_t prepared_to_signal = 1;
   std::uint8_t marker = 0;      // write latency: the last iteration marker
   // A bidirectional stream's lane on which the peer sends: the streaming
   // side drains its receives for as long as it streams, also once its own
@@ -369,24 +373,30 @@ class Lanes {
   /// (point_fragment), anyone else's whole messages (point_message).
   template <LoopMode M>
   void post_chain(Lane& lane, std::uint64_t burst_end) {
-    const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
     Ticks posting_at = 0;
     if constexpr (M.traced) posting_at = now();
-    for (std::uint64_t i = 0; i < count; ++i) {
-      WorkRequest& wr = lane.chain[i];
-      const std::uint64_t id = lane.posted + i;
-      wr.id = id;
-      const bool signaled =
-          policy::take_signal(lane.to_signal, flow.signal_every, id + 1 == burst_end);
-      if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
-      if constexpr (M.sends_fragments())
-        point_fragment<M>(lane, wr, signaled);
-      else
-        point_message(lane, wr, signaled);
-    }
+    const std::uint64_t count = rewrite_chain<M>(lane, burst_end, lane.to_signal, posting_at);
     lane.endpoint->post(lane.chain.data(), count);
     if constexpr (M.traced) lane.trace.post_returned(now());
     lane.posted += count;
+  }
+
+  /// post_chain in two halves, for a ping-pong (untraced, whole messages):
+  /// the chain is rewritten while the loop waits for the peer, and posted
+  /// once it may go, so that the rewrite is not between the peer's message
+  /// and the reply (ucx-shm 8 B: docs/fidelity.md). Nothing may post on the
+  /// lane in between. A prepared chain that is never posted (the loop ended
+  /// first) changes nothing: the signal countdown moves when it is posted.
+  template <LoopMode M>
+  void prepare_chain(Lane& lane, std::uint64_t burst_end) {
+    static_assert(!M.traced && !M.sends_fragments(), "a traced or pipelined post is not split");
+    lane.prepared_to_signal = lane.to_signal;
+    lane.prepared = rewrite_chain<M>(lane, burst_end, lane.prepared_to_signal, 0);
+  }
+  void post_prepared(Lane& lane) {
+    lane.endpoint->post(lane.chain.data(), lane.prepared);
+    lane.to_signal = lane.prepared_to_signal;
+    lane.posted += lane.prepared;
   }
 
   /// A copying receiver: how long placing the last message it completed
@@ -434,6 +444,27 @@ class Lanes {
   std::uint64_t slot_stride() const { return slot_stride_; }
 
  private:
+  /// Rewrites the lane's next chain of up to post_list requests (ids from
+  /// lane.posted, `to_signal` counting down to the next signaled one) and
+  /// returns how many it holds.
+  template <LoopMode M>
+  std::uint64_t rewrite_chain(Lane& lane, std::uint64_t burst_end, std::uint32_t& to_signal,
+                              Ticks posting_at) {
+    const std::uint64_t count = std::min<std::uint64_t>(flow.post_list, burst_end - lane.posted);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      WorkRequest& wr = lane.chain[i];
+      const std::uint64_t id = lane.posted + i;
+      wr.id = id;
+      const bool signaled = policy::take_signal(to_signal, flow.signal_every, id + 1 == burst_end);
+      if constexpr (M.traced) lane.trace.posted(id, posting_at, signaled);
+      if constexpr (M.sends_fragments())
+        point_fragment<M>(lane, wr, signaled);
+      else
+        point_message(lane, wr, signaled);
+    }
+    return count;
+  }
+
   [[noreturn]] void fail(Lane& lane, const Completion& c) {
     throw TransportError(std::string(c.type == CompletionType::send ? "operation" : "receive") +
                          " " + std::to_string(c.id) +

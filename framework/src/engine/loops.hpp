@@ -62,23 +62,26 @@ class Loops {
     std::uint64_t i = 0;
     std::size_t next = 0;
     Ticks next_start = 0;
+    if constexpr (Initiator) prepare_post<M>(lanes_[next]);
     for (; i < total; ++i) {
       Lane& lane = take_turn(next);
       const std::uint64_t expect = lane.received + 1;
       if constexpr (Initiator) {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
-        lanes_.template post_chain<M>(lane, burst_end(lane));
+        post_prepared<M>(lane);
         lanes_.refill(lane);  // the previous echo's receive, while the ping flies
+        prepare_post<M>(lanes_[next]);  // the next ping, as well
         while (lane.received < expect) lanes_.pump<M, true>(lane);
         end_iteration<Gapped>(i, next_start);
         if (begun >= stop.load()) break;
       } else {
+        prepare_post<M>(lane);  // the echo, before the ping comes
         while (lane.received < expect) {
           if (!server_.wait<M, false>(lane)) return;
         }
         lanes_.make_room<M>(lane, 1);
-        lanes_.template post_chain<M>(lane, burst_end(lane));
+        post_prepared<M>(lane);
         lanes_.refill(lane);
       }
     }
@@ -176,6 +179,7 @@ class Loops {
     std::uint64_t i = 0;
     std::size_t next = 0;
     Ticks next_start = 0;
+    if constexpr (Initiator) prepare_post<M>(lanes_[next]);
     for (; i < total; ++i) {
       Lane& lane = take_turn(next);
       const std::uint8_t marker = next_marker(lane);
@@ -184,17 +188,19 @@ class Loops {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
         mark_outgoing(lane, marker);
-        lanes_.template post_chain<M>(lane, burst_end(lane));
+        post_prepared<M>(lane);
+        prepare_post<M>(lanes_[next]);  // the next write, while this one flies
         await_marker<M, true>(lane, last, marker);
         end_iteration<Gapped>(i, next_start);
         lanes_.backoff.progressed();  // the marker came without a completion
         if (begun >= stop.load()) break;
       } else {
+        prepare_post<M>(lane);  // the reply, before the peer's write lands
         if (!await_marker<M, false>(lane, last, marker)) return;
         lanes_.backoff.progressed();
         lanes_.make_room<M>(lane, 1);
         mark_outgoing(lane, marker);
-        lanes_.template post_chain<M>(lane, burst_end(lane));
+        post_prepared<M>(lane);
       }
     }
     if constexpr (Initiator && !Gapped) stamps_[std::min(i + 1, total) & stamp_mask_] = now();
@@ -432,6 +438,22 @@ class Loops {
       lanes_.make_room<M>(lane, std::min<std::uint64_t>(flow_.post_list, end - lane.posted));
       lanes_.template post_chain<M>(lane, end);
     }
+  }
+
+  /// A ping-pong's next post on `lane`, rewritten while the loop waits for
+  /// the peer (Lanes::prepare_chain), then posted when its turn comes. A
+  /// traced phase stamps its posts as they go, so it rewrites and posts at
+  /// once (post_prepared alone).
+  template <LoopMode M>
+  void prepare_post(Lane& lane) {
+    if constexpr (!M.traced) lanes_.template prepare_chain<M>(lane, burst_end(lane));
+  }
+  template <LoopMode M>
+  void post_prepared(Lane& lane) {
+    if constexpr (M.traced)
+      lanes_.template post_chain<M>(lane, burst_end(lane));
+    else
+      lanes_.post_prepared(lane);
   }
 
   /// The lanes in turn, one per iteration: `next`'s, then the one after.
