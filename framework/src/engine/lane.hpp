@@ -203,7 +203,7 @@ struct Lane {
   // and to_signal once it is posted.
   std::uint64_t prepared = 0;
   std::uint32_t prepared_to_signal = 1;
-  std::uint8_t marker = 0;      // write latency: the last iteration marker
+  std::uint8_t marker = 0;  // write latency: the last iteration marker
   // A bidirectional stream's lane on which the peer sends: the streaming
   // side drains its receives for as long as it streams, also once its own
   // sends on it are complete (or when it has none: a direction per rail).

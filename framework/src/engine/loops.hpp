@@ -70,7 +70,7 @@ class Loops {
         const Ticks begun = begin_iteration<Gapped>(i, next_start);
         lanes_.make_room<M>(lane, 1);
         post_prepared<M>(lane);
-        lanes_.refill(lane);  // the previous echo's receive, while the ping flies
+        lanes_.refill(lane);            // the previous echo's receive, while the ping flies
         prepare_post<M>(lanes_[next]);  // the next ping, as well
         while (lane.received < expect) lanes_.pump<M, true>(lane);
         end_iteration<Gapped>(i, next_start);
