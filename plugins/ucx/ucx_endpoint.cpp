@@ -280,7 +280,10 @@ void UcxEndpoint::post(const WorkRequest* requests, std::size_t count) {
     const WorkRequest& wr = requests[i];
     start(wr, rings_->sends.post(wr.id, (wr.flags & WorkRequest::kSignaled) != 0));
   }
-  collected_all_ = collect();
+  // What finished here is collected by the next poll(): finish_start()
+  // cleared collected_all_ for a request finished in place, and a callback
+  // counts itself. Collecting here too cost a pass over both rings per post
+  // (see docs/fidelity.md, the message rate).
 }
 
 void UcxEndpoint::start(const WorkRequest& wr, Slot& slot) {
@@ -344,8 +347,10 @@ void UcxEndpoint::finish_start(Slot& slot, ucs_status_ptr_t result) {
   if (UCS_PTR_IS_ERR(result)) {
     slot.status = UCS_PTR_STATUS(result);
     slot.done = true;
+    collected_all_ = false;
   } else if (result == nullptr) {
     slot.done = true;  // finished in place: no callback follows
+    collected_all_ = false;
   } else if (!slot.done) {
     slot.in_flight = result;
   }
@@ -372,9 +377,10 @@ void UcxEndpoint::post_recv(const RecvRequest* requests, std::size_t count) {
       const HeldMessage held = backlog_.front();
       backlog_.pop();
       deliver(held.data, held.length, held.rendezvous, true);
+      collected_all_ = false;  // an eager message finished in place
     }
   }
-  collected_all_ = collect();
+  // As in post(): the next poll() collects.
 }
 
 void UcxEndpoint::post_tag_recv(Slot& slot) {
@@ -506,8 +512,8 @@ std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
         "UCX could not keep its data; the message was lost");
   }
   // Requests finish in UCP callbacks (counted in state_.callbacks) or in
-  // place while posting, where post() and post_recv() collect them. Without
-  // a new callback there is nothing to move, and the spin stays short.
+  // place while posting (which clears collected_all_). Without either there
+  // is nothing to move, and the spin stays short.
   if (state_.callbacks != callbacks_collected_ || !collected_all_) {
     callbacks_collected_ = state_.callbacks;
     collected_all_ = collect();

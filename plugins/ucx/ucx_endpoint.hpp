@@ -158,8 +158,10 @@ class UcxEndpoint final : public Endpoint {
   std::uint64_t recv_matched_ = 0;
 
   support::CompletionRing<Completion> completions_;
-  // poll() collects only when a callback ran since it last did, or when the
-  // last collect left finished requests behind (see poll()).
+  // poll() collects only when a callback ran since it last did, or when a
+  // finished request may wait uncollected: one finished in place while
+  // posting (no callback follows), or the last collect stopped at a full
+  // completion ring.
   std::uint64_t callbacks_collected_ = 0;
   bool collected_all_ = true;
 
