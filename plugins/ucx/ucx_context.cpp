@@ -372,7 +372,7 @@ std::unique_ptr<Endpoint> UcxContext::connect(const EndpointParams& params, Peer
     if (!endpoint) release_am_id();  // an endpoint gives its id back itself
     throw;
   }
-  endpoint->complete_wireup(kWireupLimit);
+  endpoint->complete_wireup(kWireupLimit, channel);
   channel.barrier();
   return endpoint;
 }

@@ -56,8 +56,9 @@ class UcxEndpoint final : public Endpoint {
 
   /// Setup path: one small tagged message each way, so that UCP's lazy
   /// wire-up is finished in both directions before the engine times
-  /// anything. Throws TransportError when the peer does not answer in time.
-  void complete_wireup(std::chrono::milliseconds limit);
+  /// anything. Throws TransportError when the peer does not answer in time,
+  /// or as soon as the engine gave up on the test (`channel.cancelled()`).
+  void complete_wireup(std::chrono::milliseconds limit, const PeerChannel& channel);
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override;
