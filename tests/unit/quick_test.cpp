@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "suite/diagnostics.hpp"
 #include "suite/suite.hpp"
@@ -70,6 +72,36 @@ TEST(Quick, ASuiteWithoutQuickKeysOrWithBadOnesIsRefusedAtTheKey) {
   std::string unknown = kSuite;
   unknown.replace(unknown.find("validate"), 8, "validat");
   EXPECT_THROW(parse_suite(unknown, "s.yaml"), SpecError);
+}
+
+TEST(Quick, TheStockSuitesQuickFormKeepsEveryTestAndSizeWithFewerRoundTrips) {
+  const std::string file = std::string(UNIPERF_SOURCE_DIR) + "/suites/quick.yaml";
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty()) << file;
+  const model::SuiteSpec full = parse_suite(text, file);
+  const model::SuiteSpec quick = parse_suite(apply_quick(text, file), file);
+  ASSERT_EQ(quick.tests.size(), full.tests.size());
+  for (std::size_t i = 0; i < full.tests.size(); ++i) {
+    const auto& was = full.tests[i];
+    const auto& now = quick.tests[i];
+    SCOPED_TRACE(was.name);
+    EXPECT_EQ(now.name, was.name);
+    EXPECT_EQ(now.sizes, was.sizes);
+    EXPECT_EQ(now.flows.front().op, was.flows.front().op);
+    EXPECT_TRUE(now.flows.front().validate);
+    // A counted test counts fewer, a timed one runs shorter: the work of
+    // each is bounded by a tenth of the full suite's or less.
+    if (was.duration.seconds > 0) {
+      EXPECT_GT(now.duration.seconds, 0.0);
+      EXPECT_LT(now.duration.seconds, was.duration.seconds);
+    } else {
+      EXPECT_EQ(now.duration.seconds, 0.0);
+      EXPECT_GT(now.duration.iterations, 0u);
+      EXPECT_LE(now.duration.iterations * 10, was.duration.iterations);
+    }
+    EXPECT_LE(now.duration.warmup_iterations, was.duration.warmup_iterations);
+  }
 }
 
 }  // namespace
