@@ -3,7 +3,9 @@
 // own timeout: a dead peer must end a run within seconds. Over the real ofi
 // plugin and libfabric's tcp provider (msg endpoints: the responder waits
 // for a connection request that a dead initiator never sends), and stops
-// as soon as an initiator that failed before connecting says so.
+// as soon as an initiator that failed before connecting says so; over the
+// real ucx plugin and UCX's shared memory (the responder waits for the
+// handshake message of an initiator that died after the address exchange).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -112,6 +114,79 @@ TEST_F(SetupCancel, AnOfiResponderStopsWaitingWhenTheInitiatorFailedBeforeConnec
   EXPECT_NE(why.find("'nohost' is not a numeric IPv4 address"), std::string::npos) << why;
   // Without the check the wait is the plugin's 20 s connect timeout.
   EXPECT_LT(waited, 10s) << std::chrono::duration<double>(waited).count() << " s: " << why;
+}
+
+/// The initiator's channel, forwarding to the real one, whose side dies at
+/// its second exchange (the connect outcome): the peer gets this side's
+/// outcome, so it goes on to wait for the connection over the transport,
+/// and this side never gets there. 300 ms later the engine gives the test
+/// up (`given_up`), as its watchdog does when the peer's control connection
+/// closes.
+class DiesAfterTheOutcome final : public PeerChannel {
+ public:
+  DiesAfterTheOutcome(PeerChannel& real, std::atomic<bool>& given_up)
+      : real_(real), given_up_(given_up) {}
+  int rank() const override { return real_.rank(); }
+  Bytes exchange(std::span<const std::byte> mine) override {
+    Bytes theirs = real_.exchange(mine);
+    if (++exchanges_ < 2) return theirs;
+    std::this_thread::sleep_for(300ms);
+    given_up_ = true;
+    throw TransportError("the initiator died after the connect outcome");
+  }
+  void barrier() override { real_.barrier(); }
+
+ private:
+  PeerChannel& real_;
+  std::atomic<bool>& given_up_;
+  int exchanges_ = 0;
+};
+
+TEST(UcxSetupCancel, AResponderWaitingForTheHandshakeStopsWhenTheTestIsGivenUp) {
+  loader::PluginRegistry plugins{{std::filesystem::path(UNIPERF_PLUGIN_DIR)}};
+  Plugin* ucx = plugins.find("ucx");
+  if (ucx == nullptr) GTEST_SKIP() << "the ucx plugin: " << plugins.why_missing("ucx");
+  const auto config = suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/ucx-shm.yaml");
+  std::unique_ptr<Context> initiator_context;
+  std::unique_ptr<Context> responder_context;
+  try {
+    const auto options = suite::validate_options(config, ucx->options());
+    initiator_context = ucx->open(options);
+    responder_context = ucx->open(options);
+  } catch (const Unavailable& e) {
+    GTEST_SKIP() << "unavailable: " << e.what();
+  }
+  EndpointParams params;
+  params.max_message = 4096;
+
+  auto [initiator_end, responder_end] = bootstrap::make_in_process_pair();
+  std::atomic<bool> given_up{false};
+  // Its worker stays open (the test holds the context), so the responder's
+  // endpoint to it is made; only its handshake never comes.
+  auto initiator = std::async(std::launch::async, [&, end = initiator_end.get()] {
+    bootstrap::BootstrapPeerChannel real(*end);
+    DiesAfterTheOutcome channel(real, given_up);
+    try {
+      initiator_context->connect(params, channel);
+    } catch (const TransportError&) {
+      // its death, as staged
+    }
+  });
+
+  bootstrap::BootstrapPeerChannel channel(*responder_end, &given_up);
+  const auto started = std::chrono::steady_clock::now();
+  std::string why = "<nothing thrown>";
+  try {
+    responder_context->connect(params, channel);
+  } catch (const TransportError& e) {
+    why = e.what();
+  }
+  const auto waited = std::chrono::steady_clock::now() - started;
+  initiator.get();
+  EXPECT_NE(why.find("given up"), std::string::npos) << why;
+  // Without the check the wait is the plugin's 10 s handshake limit; a
+  // loaded machine stretches 0.3 s, never to 8.
+  EXPECT_LT(waited, 8s) << std::chrono::duration<double>(waited).count() << " s: " << why;
 }
 
 }  // namespace
