@@ -69,7 +69,7 @@ FAULTS_CONFIGS=tcp,ucx-shm limits the configs.
 Prints one line per case and a summary table: config, mode, victim, phase,
 survivor exit, seconds to exit.
 """
-import ctypes, json, os, queue, random, re, signal, subprocess, sys, tempfile, threading
+import ctypes, json, os, queue, random, re, shutil, signal, subprocess, sys, tempfile, threading
 import time
 from servers import free_port
 
@@ -259,29 +259,48 @@ class Case:
         self.note = ""
         self.problems = []
         self.messages = []  # the survivor's last words (FAULTS_VERBOSE=1 prints them)
+        self.survivor_err = ""  # its whole stderr: printed, and kept, when the case fails
+        self.evidence = []  # what a failed case's directory held (a backtrace file)
+        self.kept = None  # a failed case's directory, left in place
 
     def fail(self, what):
         self.problems.append(what)
 
     def run(self):
-        with tempfile.TemporaryDirectory(prefix="uniperf-faults-") as work:
-            suite = os.path.join(work, "suite.yaml")
-            with open(suite, "w") as f:
-                f.write(suite_text(self.phase))
-            self.results = os.path.join(work, "results.jsonl")
-            config = os.path.join(source_dir, "configs", self.config + ".yaml")
-            base = [uniperf, "run", suite, "-c", config, "--timeout", "60"]
-            procs = []
-            try:
-                if self.mode == "local-pair":
-                    self.run_local_pair(work, base, procs)
-                else:
-                    self.run_two_process(work, base, procs)
-                self.check_files(work)
-            finally:
-                for p in procs:
-                    p.kill()
+        work = tempfile.mkdtemp(prefix="uniperf-faults-")
+        suite = os.path.join(work, "suite.yaml")
+        with open(suite, "w") as f:
+            f.write(suite_text(self.phase))
+        self.results = os.path.join(work, "results.jsonl")
+        config = os.path.join(source_dir, "configs", self.config + ".yaml")
+        base = [uniperf, "run", suite, "-c", config, "--timeout", "60"]
+        procs = []
+        try:
+            if self.mode == "local-pair":
+                self.run_local_pair(work, base, procs)
+            else:
+                self.run_two_process(work, base, procs)
+            self.check_files(work)
+        finally:
+            for p in procs:
+                p.kill()
+            self.keep_if_failed(work)
         return self
+
+    def keep_if_failed(self, work):
+        """A failed case keeps its directory (what a crash left, a signal
+        handler's backtrace file) and its survivor's whole stderr, for the
+        report to show: once one crash's stack went with its temp dir."""
+        if not self.problems:
+            shutil.rmtree(work, ignore_errors=True)
+            return
+        self.kept = work
+        with open(os.path.join(work, "survivor.stderr"), "w") as f:
+            f.write(self.survivor_err)
+        for name in sorted(os.listdir(work)):
+            if name.endswith(".btr"):  # libinfinipath's backtrace of a fatal signal
+                with open(os.path.join(work, name), errors="replace") as f:
+                    self.evidence.append(f"{name}:\n{f.read()[-4000:]}")
 
     # -- the two modes ------------------------------------------------------
 
@@ -434,6 +453,7 @@ class Case:
             self.seconds = (survivor.ended_at or time.monotonic()) - killed
         self.survivor_exit = rc
         out, err = survivor.text()
+        self.survivor_err = err
         self.judge_exit(rc, err)
         self.judge_words(out, err, rc)
         if writes_results and rc == 3 and HANDSHAKE_LOST in err:
@@ -562,6 +582,13 @@ def main():
               f"in {seconds} s {case.note}", flush=True)
         for p in case.problems:
             print(f"     {p}", flush=True)
+        if case.problems:
+            print(f"     kept: {case.kept}; the survivor's stderr, its last 40 lines:", flush=True)
+            for line in case.survivor_err.splitlines()[-40:]:
+                print(f"     ! {line}", flush=True)
+            for text in case.evidence:
+                for line in text.splitlines():
+                    print(f"     ! {line}", flush=True)
         if os.environ.get("FAULTS_VERBOSE") == "1":
             for line in case.messages:
                 print(f"     | {line}", flush=True)
