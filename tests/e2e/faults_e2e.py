@@ -67,7 +67,8 @@ so that successive CI runs cover the rest: 44 cases, about 1 min idle and
 FAULTS_CONFIGS=tcp,ucx-shm limits the configs.
 
 Prints one line per case and a summary table: config, mode, victim, phase,
-survivor exit, seconds to exit.
+survivor exit, seconds to exit. A failed case also prints its survivor's
+stderr and any backtrace file left beside it, and keeps its directory.
 """
 import ctypes, json, os, queue, random, re, shutil, signal, subprocess, sys, tempfile, threading
 import time
