@@ -26,6 +26,20 @@ namespace {
 
 using namespace std::chrono_literals;
 
+/// The responder's connect() of `context` over `channel`: what it threw
+/// ("<nothing thrown>" if nothing) and how long it took.
+std::pair<std::string, std::chrono::steady_clock::duration> connect_timed(
+    Context& context, const EndpointParams& params, PeerChannel& channel) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string why = "<nothing thrown>";
+  try {
+    context.connect(params, channel);
+  } catch (const TransportError& e) {
+    why = e.what();
+  }
+  return {why, std::chrono::steady_clock::now() - started};
+}
+
 /// A Context of the real ofi plugin over libfabric's tcp provider
 /// (configs/ofi-tcp.yaml); the test is skipped where either is missing.
 class SetupCancel : public ::testing::Test {
@@ -42,20 +56,11 @@ class SetupCancel : public ::testing::Test {
     }
   }
 
-  /// The responder's connect() over `channel`: what it threw ("<nothing
-  /// thrown>" if nothing) and how long it took.
   std::pair<std::string, std::chrono::steady_clock::duration> connect_as_responder(
       PeerChannel& channel) {
     EndpointParams params;
     params.max_message = 4096;
-    const auto started = std::chrono::steady_clock::now();
-    std::string why = "<nothing thrown>";
-    try {
-      context->connect(params, channel);
-    } catch (const TransportError& e) {
-      why = e.what();
-    }
-    return {why, std::chrono::steady_clock::now() - started};
+    return connect_timed(*context, params, channel);
   }
 
   loader::PluginRegistry plugins_{{std::filesystem::path(UNIPERF_PLUGIN_DIR)}};
@@ -174,14 +179,7 @@ TEST(UcxSetupCancel, AResponderWaitingForTheHandshakeStopsWhenTheTestIsGivenUp) 
   });
 
   bootstrap::BootstrapPeerChannel channel(*responder_end, &given_up);
-  const auto started = std::chrono::steady_clock::now();
-  std::string why = "<nothing thrown>";
-  try {
-    responder_context->connect(params, channel);
-  } catch (const TransportError& e) {
-    why = e.what();
-  }
-  const auto waited = std::chrono::steady_clock::now() - started;
+  const auto [why, waited] = connect_timed(*responder_context, params, channel);
   initiator.get();
   EXPECT_NE(why.find("given up"), std::string::npos) << why;
   // Without the check the wait is the plugin's 10 s handshake limit; a
