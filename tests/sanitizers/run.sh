@@ -5,6 +5,8 @@
 #                                   # (and LeakSanitizer), in build-asan/
 #   tests/sanitizers/run.sh tsan    # ThreadSanitizer, in build-tsan/
 #   tests/sanitizers/run.sh MODE [CTEST_ARGS...]   # e.g. -R 'Bootstrap|ChannelMux'
+#   tests/sanitizers/run.sh MODE --build-only      # the build alone (CI builds
+#                                   # both beside its loaded ctest pass)
 #
 # asan: the whole tree (framework, every plugin, the tests); runs the unit,
 # conformance and end-to-end tests but the slowest repeats (below). The
@@ -24,8 +26,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=$PWD/tests/sanitizers
 
-mode=${1:?usage: tests/sanitizers/run.sh asan|tsan [CTEST_ARGS...]}
+mode=${1:?usage: tests/sanitizers/run.sh asan|tsan [--build-only | CTEST_ARGS...]}
 shift
+build_only=false
+if [ "${1:-}" = --build-only ]; then
+  build_only=true
+  shift
+fi
 case $mode in
   asan)
     sanitize=address,undefined
@@ -64,6 +71,7 @@ build=build-$mode
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 \
   -DCMAKE_UNITY_BUILD=ON -DUNIPERF_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+if $build_only; then exit 0; fi
 
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:suppressions=$here/asan.supp"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
