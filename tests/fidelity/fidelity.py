@@ -32,9 +32,20 @@ What each compares, and why the figures are the same quantity:
   qperf         tcp_lat (blocking sockets: a mean one-way) against the tcp
                 plugin sleeping on events (--events), mean; tcp_bw (10^9
                 B/s) against uniperf's stream
-The lab's comparisons (verbs against perftest, udapl against dapltest) need
-the Soft-RoCE guest: tests/fidelity/verbs_vs_perftest.sh and
-udapl_vs_verbs.sh inside tests/lab/softroce.
+  perftest      (on rxe0) its t_typical (the median) against uniperf's p50,
+                one-way for send and write, round trip for read; its "BW
+                average" (2^20 B/s, converted) against uniperf's bandwidth;
+                uniperf under --preset perftest (perftest's iterations,
+                depths, CQ moderation) and with no inline data, as perftest
+                posts on rxe (a run where it reports inline data is refused)
+  dapltest      (on rxe0) its performance test's RDMA-write bandwidth
+                (-T P, polling, a pipeline of 16; 2^20 B/s, converted)
+                against the udapl plugin's write stream with a window of 16
+The rows on rxe0 run where the device is: inside the Soft-RoCE guest,
+    tests/lab/softroce run --timeout 1800 --out DIR -- bash -c \\
+        'python3 tests/fidelity/fidelity.py --only rxe --output "$LAB_OUT/lab.jsonl"'
+(the guest sees this tree read-only; $LAB_OUT comes back to DIR). Elsewhere
+they are listed as not run, saying why.
 
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
@@ -72,10 +83,10 @@ from servers import free_port  # noqa: E402
 class Server:
     """A native tool's server on CPU 1, stopped when the client is done."""
 
-    def __init__(self, argv, env=None):
+    def __init__(self, argv, env=None, settle=0.4):
         self.process = subprocess.Popen(pinned(1, argv), stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, env=env)
-        time.sleep(0.4)
+        time.sleep(settle)  # until it listens: the clients do not retry
 
     def __enter__(self):
         return self
@@ -148,6 +159,62 @@ def qperf(test, size, seconds, _metric):
     return float(value) * scale
 
 
+# The lab's tools, on rxe0 (perftest and uDAPL's dapltest). Under the
+# guest's emulation a server takes longer to listen.
+RXE = "rxe0"
+LAB_SETTLE = 1.5
+
+
+def roce_v2_ipv4_gid(device=RXE):
+    """The GID index the verbs plugin picks by itself (RoCE v2, IPv4-mapped)
+    and its IPv4 address, where a client finds the server."""
+    port = f"/sys/class/infiniband/{device}/ports/1"
+    for index in sorted(os.listdir(f"{port}/gids"), key=int):
+        try:
+            value = open(f"{port}/gids/{index}").read().strip()
+            kind = open(f"{port}/gid_attrs/types/{index}").read().strip()
+        except OSError:  # an unset entry reads as an error
+            continue
+        if value.startswith("0000:0000:0000:0000:0000:ffff:") and kind == "RoCE v2":
+            high, low = value.split(":")[-2:]
+            octets = bytes.fromhex(high + low)
+            return int(index), ".".join(str(o) for o in octets)
+    raise RuntimeError(f"no RoCE v2 IPv4 GID on {device}")
+
+
+def perftest(tool, size, iterations, metric, extra=()):
+    index, address = roce_v2_ipv4_gid()
+    argv = [tool, "-d", RXE, "-x", str(index), "-s", str(size), "-n", str(iterations),
+            "-p", str(free_port()), *extra]
+    with Server(argv, settle=LAB_SETTLE):
+        out = client(argv + [address])
+    inline = re.search(r"Max inline data\s*:\s*(\d+)", out)
+    if inline and int(inline.group(1)) != 0:
+        raise RuntimeError(f"{tool} posted {inline.group(1)} B inline; uniperf's row posts "
+                           "none (-I 0): not the same workload")
+    # lat: bytes, iterations, t_min, t_max, t_typical, ...
+    # bw: bytes, iterations, BW peak, BW average (2^20 B/s), MsgRate
+    rows = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]", line)]
+    if not rows:
+        raise RuntimeError(f"{tool} gave no figure: {out.strip()[-300:]}")
+    last = rows[-1]
+    return float(last[4]) if metric == "latency" else float(last[3]) * 1.048576
+
+
+def dapltest(size, iterations, _metric):
+    ia = "ofa-v2-cma-roe-rxe"
+    env = dict(os.environ, DAT_OVERRIDE=os.path.join(ROOT, "configs", "udapl-rxe.dat.conf"))
+    _, address = roce_v2_ipv4_gid()
+    with Server(["dapltest", "-T", "S", "-D", ia], env, settle=LAB_SETTLE):
+        out = client(["dapltest", "-T", "P", "-D", ia, "-s", address, "-i", str(iterations),
+                      "-p", "16", "-m", "p", "RW", str(size), "1"], env)
+        client(["dapltest", "-T", "Q", "-D", ia, "-s", address], env, timeout=30)  # server, quit
+    bandwidth = re.search(r"Bandwidth\s*:?\s*([\d.]+)", out)
+    if not bandwidth:
+        raise RuntimeError(f"dapltest gave no bandwidth: {out.strip()[-300:]}")
+    return float(bandwidth.group(1)) * 1.048576
+
+
 # --- uniperf ---------------------------------------------------------------
 
 class Uniperf:
@@ -191,7 +258,8 @@ UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "Mmsg/s"}
 
 
 def comparisons():
-    """(name, tool, metric, uniperf argv, uniperf figure, native call, needs)"""
+    """(name, tool, metric, uniperf argv, uniperf figure, native call, needs):
+    needs is the tool's binary, uniperf's plugin and, for some, a device."""
     rows = []
     ucx = [("ucx-shm", "posix,self", 100000, 20000, 2000, 200000),
            ("ucx-tcp", "tcp,self", 20000, 5000, 500, 100000)]
@@ -235,6 +303,23 @@ def comparisons():
                       "-c", f"configs/{config}.yaml"], mean,
                      lambda m, p=provider, e=endpoint, n=n: fi_pingpong(p, e, 8, n, m),
                      ("fi_pingpong", "ofi")))
+    # On rxe0. perftest's iterations: 1000 a latency test, 5000 a write
+    # stream, 1000 a send stream (its defaults, which --preset perftest takes).
+    verbs = ["--preset", "perftest", "-I", "0", "-c", "configs/verbs-rxe.yaml"]
+    for op, tool, metric, size, n in [("send", "ib_send_lat", "latency", 8, 1000),
+                                      ("write", "ib_write_lat", "latency", 8, 1000),
+                                      ("read", "ib_read_lat", "latency", 8, 1000),
+                                      ("write", "ib_write_bw", "bandwidth", 65536, 5000),
+                                      ("send", "ib_send_bw", "bandwidth", 65536, 1000)]:
+        kind, label = ("lat", "lat 8") if metric == "latency" else ("bw", "bw 64K")
+        rows.append((f"verbs-rxe {op} {label}", "perftest", metric,
+                     [kind, "--op", op, "-s", str(size), "-n", str(n)] + verbs,
+                     p50 if metric == "latency" else mb_per_s,
+                     lambda m, t=tool, s=size, n=n: perftest(t, s, n, m), (tool, "verbs", RXE)))
+    rows.append(("udapl-rxe write bw 64K", "dapltest", "bandwidth",
+                 ["bw", "--op", "write", "-s", "64K", "-n", "1000", "-w", "50", "-t", "16",
+                  "-c", "configs/udapl-rxe.yaml"], mb_per_s,
+                 lambda m: dapltest(65536, 1000, m), ("dapltest", "udapl", RXE)))
     tcp = ["-c", "configs/tcp.yaml"]
     rows += [
         ("tcp lat 64 polling", "sockperf", "latency",
@@ -326,10 +411,13 @@ def main():
 
     chosen, missing = [], []
     for row in comparisons():
-        name, tool, _, _, _, _, (binary, plugin) = row
+        name, tool, _, _, _, _, (binary, plugin, *device) = row
         if args.only and args.only not in f"{name} {tool}":
             continue
-        if not shutil.which(binary):
+        if device and not os.path.isdir(f"/sys/class/infiniband/{device[0]}"):
+            missing.append(f"{name} vs {tool}: no {device[0]} here (inside the Soft-RoCE guest: "
+                           "tests/lab/softroce)")
+        elif not shutil.which(binary):
             missing.append(f"{name} vs {tool}: {binary} not installed")
         elif not os.path.exists(os.path.join(plugins, f"libuniperf-{plugin}.so")):
             missing.append(f"{name} vs {tool}: the {plugin} plugin is not built")
