@@ -15,7 +15,6 @@ import sys
 
 THRESHOLD = 8192  # the suites' stripe_threshold
 MIN_GAIN = 1.4  # two shaped rails against one (hosts)
-TIMED_SPREAD = 0.2  # how far apart two rails' bytes may end in a timed stream (hosts)
 DELIVERED_ROOM = 0.05  # a delivered stream over its link's rate: the bucket's burst (hosts)
 # A stream at this share of its shaped link's rate or more is bound by the
 # link (hosts): only then do the links, not the guests' CPUs, set its pace.
@@ -32,20 +31,22 @@ def rail_bytes(r):
 
 
 def check_pair(got, link_mb=0):
-    """lab-rails over two rails: stripe and stripe_lat split a message above
-    the threshold into one even piece per rail and leave one below it whole
-    on rail 0; round_robin alternates whole messages; bind_bi puts each
-    direction on a rail of its own. Shares are even to the byte where the
-    policy makes them so: a striped message always, a counted stream
-    always; a timed stream stops on the clock, so alternated messages and
-    two directions' streams end a few messages apart (within TIMED_SPREAD).
-    Over links shaped to `link_mb` MB/s each way (hosts), a rail or a
-    direction is paced by its link only when it runs at LINK_BOUND of it or
-    more; slower, the guests' CPUs pace it, and on a busy host the emulator
-    serves two directions, or two rails, unevenly (0.54 against 0.76 MB/s
-    seen between directions beside four CPU-bound processes; about 1.3
-    against 1.6 MB/s between alternating rails at 4 KiB in a CI run), so such
-    shares are then only checked to be non-zero."""
+    """lab-rails over two rails, held to the policy by request counts, which
+    no pace can blur: stripe and stripe_lat put one piece of every message
+    above the threshold on each rail (each rail's requests are the
+    messages, its bytes an even share) and a message at or below it whole
+    on rail 0; round_robin puts each message whole on one rail (the rails'
+    requests sum to the messages); bind_bi puts the initiator's direction
+    on rail 0 and the responder's on rail 1 (rail 0's requests are the
+    initiator's iterations, rail 1's the rest). A counted stream's shares
+    are even to the byte besides. A timed stream stops on the clock, so its
+    rails' or directions' shares are what each one's own pace allowed:
+    over links shaped to `link_mb` MB/s each way (hosts) the link's, or on
+    a busy host the guests' CPUs', which the emulator serves unevenly (1.57
+    against 2.01 MB/s seen between bind_bi's directions, 1.28 against 1.76
+    between round_robin's rails at 4 KiB, in CI runs). Those shares are
+    printed against the link and only held to be non-zero: a sibling
+    comparison would judge the host's load, not the policy."""
     problems = []
     tests = {}
     for r in got:
@@ -55,38 +56,47 @@ def check_pair(got, link_mb=0):
             problems.append(f"{name}: {len(tests.get(name, []))} records, expected 2 (4K and 64K)")
     for r in got:
         where = f"{r['test']} {r['size']} B"
-        per_rail = rail_bytes(r)
+        rails = r.get("rails", {}).get("per_rail", [])
+        per_rail = [rail["bytes"] for rail in rails]
+        requests = [rail.get("requests", 0) for rail in rails]
         if len(per_rail) != 2:
             problems.append(f"{where}: per_rail {per_rail}, expected two rails")
             continue
         if "bandwidth" in r and sum(per_rail) != r["bandwidth"]["bytes"]:
             problems.append(f"{where}: rails carried {per_rail}, the record moved "
                             f"{r['bandwidth']['bytes']}")
+        messages = r.get("bandwidth", {}).get("messages", r.get("iterations_run", 0))
         striped = r["test"] in ("stripe", "stripe_lat")
-        if striped and r["size"] < THRESHOLD:
-            expected_even = False
+        pieces = striped and r["size"] > THRESHOLD
+        piece = r["size"] // 2 if pieces else r["size"]
+        if per_rail != [q * piece for q in requests]:
+            problems.append(f"{where}: rails carried {per_rail} B, not whole requests of "
+                            f"{piece} B ({requests})")
+        if pieces:
+            if requests != [messages, messages]:
+                problems.append(f"{where}: a striped message puts a piece on each rail, got "
+                                f"{requests} requests for {messages} messages")
+        elif striped:
             if not (per_rail[0] > 0 and per_rail[1] == 0):
-                problems.append(f"{where}: below the threshold every message is whole on rail 0, "
-                                f"got {per_rail}")
-        else:
-            expected_even = True
+                problems.append(f"{where}: at or below the threshold every message is whole on "
+                                f"rail 0, got {per_rail}")
+        elif sum(requests) != messages:
+            problems.append(f"{where}: each message goes whole over one rail, got {requests} "
+                            f"requests for {messages} messages")
+        if r["test"] == "bind_bi" and requests[0] != r.get("iterations_run"):
+            problems.append(f"{where}: the initiator's direction is bound to rail 0, which "
+                            f"carried {requests[0]} requests for its "
+                            f"{r.get('iterations_run')} messages")
         timed = r.get("params", {}).get("duration_s", 0) > 0 and not striped
-        spread = TIMED_SPREAD if timed else 0
-        if expected_even and timed and link_mb and r.get("bandwidth"):
-            paced = "direction" if r.get("params", {}).get("direction") == "bi" else "rail"
-            slowest = min(per_rail) / r["bandwidth"]["seconds"] / 1e6
-            if slowest < LINK_BOUND * link_mb:
-                print(f"rails_check: {r['config']} {where}: a {paced} ran at {slowest:.2f} "
-                      f"MB/s, under {LINK_BOUND:.0%} of its link's {link_mb:.2f}: the guests' "
-                      f"CPUs paced it, so its shares {per_rail} are not held to even")
-                expected_even = False
-                if min(per_rail) == 0:
-                    problems.append(f"{where}: one rail carried nothing, got {per_rail}")
-        if expected_even and not (min(per_rail) > 0 and
-                                  max(per_rail) - min(per_rail) <= spread * max(per_rail)):
-            problems.append(f"{where}: expected even shares on both rails"
-                            f"{f' (within {spread:.0%}: a timed stream)' if timed else ''}, "
-                            f"got {per_rail}")
+        if timed:
+            if min(per_rail) == 0:
+                problems.append(f"{where}: one rail carried nothing, got {per_rail}")
+            elif link_mb and r.get("bandwidth"):
+                rates = [b / r["bandwidth"]["seconds"] / 1e6 for b in per_rail]
+                print(f"rails_check: {r['config']} {where}: rails at "
+                      f"{', '.join(f'{x:.2f}' for x in rates)} MB/s of links' {link_mb:.2f}")
+        elif (pieces or not striped) and per_rail[0] != per_rail[1]:
+            problems.append(f"{where}: expected even shares on both rails, got {per_rail}")
     return problems
 
 
@@ -167,6 +177,9 @@ def check_hosts(got, links):
                 note = "" if rails_bound else (f" (a rail of the two under {LINK_BOUND:.0%} "
                                                "of its link: held to 1x)")
                 unjudged = f" (one rail under {LINK_BOUND:.0%} of its link: not judged)"
+                if test == "bind_bi":
+                    note = unjudged = (" (printed only: one rail's two directions already "
+                                       "fill both ways of its link)")
                 print(f"rails_check: {config} {test} 64 KiB: {b:.2f} MB/s against one rail's "
                       f"{a:.2f}: {b / a:.2f}x{note if link_bound else unjudged}")
                 # Both directions of one rail already use both ways of its
