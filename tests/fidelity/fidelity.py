@@ -33,11 +33,14 @@ What each compares, and why the figures are the same quantity:
                 plugin sleeping on events (--events), mean; tcp_bw (10^9
                 B/s) against uniperf's stream
   perftest      (on rxe0) its t_typical (the median) against uniperf's p50,
-                one-way for send and write, round trip for read; its "BW
-                average" (2^20 B/s, converted) against uniperf's bandwidth;
-                uniperf under --preset perftest (perftest's iterations,
-                depths, CQ moderation) and with no inline data, as perftest
-                posts on rxe (a run where it reports inline data is refused)
+                one-way for send and write, round trip for read and the
+                atomics; its "BW average" (2^20 B/s, converted) against
+                uniperf's bandwidth; the verbs plugin under --preset
+                perftest (perftest's iterations, depths, CQ moderation) and
+                with no inline data, as perftest posts on rxe (a run where
+                it reports inline data is refused); the udapl plugin with
+                perftest's iterations (a window of 16 against its -t 16):
+                its ratio over the verbs row's is the DAT layer's cost
   dapltest      (on rxe0) its performance test's RDMA-write bandwidth
                 (-T P, polling, a pipeline of 16; 2^20 B/s, converted)
                 against the udapl plugin's write stream with a window of 16
@@ -304,21 +307,38 @@ def comparisons():
                      lambda m, p=provider, e=endpoint, n=n: fi_pingpong(p, e, 8, n, m),
                      ("fi_pingpong", "ofi")))
     # On rxe0. perftest's iterations: 1000 a latency test, 5000 a write
-    # stream, 1000 a send stream (its defaults, which --preset perftest takes).
+    # stream, 1000 a send or read stream (its defaults, which --preset
+    # perftest takes). Atomics' latency is a round trip, as a read's.
     verbs = ["--preset", "perftest", "-I", "0", "-c", "configs/verbs-rxe.yaml"]
-    for op, tool, metric, size, n in [("send", "ib_send_lat", "latency", 8, 1000),
-                                      ("write", "ib_write_lat", "latency", 8, 1000),
-                                      ("read", "ib_read_lat", "latency", 8, 1000),
-                                      ("write", "ib_write_bw", "bandwidth", 65536, 5000),
-                                      ("send", "ib_send_bw", "bandwidth", 65536, 1000)]:
-        kind, label = ("lat", "lat 8") if metric == "latency" else ("bw", "bw 64K")
+    for op, tool, size, n, extra in [
+            ("send", "ib_send_lat", 8, 1000, ()), ("write", "ib_write_lat", 8, 1000, ()),
+            ("read", "ib_read_lat", 8, 1000, ()),
+            ("fetch_add", "ib_atomic_lat", 8, 1000, ("-A", "FETCH_AND_ADD")),
+            ("cswap", "ib_atomic_lat", 8, 1000, ("-A", "CMP_AND_SWAP")),
+            ("write", "ib_write_bw", 65536, 5000, ()), ("send", "ib_send_bw", 65536, 1000, ()),
+            ("read", "ib_read_bw", 65536, 1000, ()), ("write", "ib_write_bw", 4096, 5000, ()),
+            ("send", "ib_send_bw", 4096, 1000, ()), ("read", "ib_read_bw", 4096, 1000, ())]:
+        metric = "latency" if tool.endswith("_lat") else "bandwidth"
+        kind, label = ("lat", "lat 8") if metric == "latency" else ("bw", f"bw {size // 1024}K")
         rows.append((f"verbs-rxe {op} {label}", "perftest", metric,
                      [kind, "--op", op, "-s", str(size), "-n", str(n)] + verbs,
                      p50 if metric == "latency" else mb_per_s,
-                     lambda m, t=tool, s=size, n=n: perftest(t, s, n, m), (tool, "verbs", RXE)))
+                     lambda m, t=tool, s=size, n=n, x=extra: perftest(t, s, n, m, x),
+                     (tool, "verbs", RXE)))
+    # The udapl plugin against the same hand-written verbs loops: the same
+    # rows' ratio over verbs-rxe's is the DAT layer's cost.
+    udapl = ["-n", "1000", "-w", "50", "-c", "configs/udapl-rxe.yaml"]
+    for op in ("send", "write", "read"):
+        rows.append((f"udapl-rxe {op} lat 8", "perftest", "latency",
+                     ["lat", "--op", op, "-s", "8"] + udapl, p50,
+                     lambda m, t=f"ib_{op}_lat": perftest(t, 8, 1000, m),
+                     (f"ib_{op}_lat", "udapl", RXE)))
+    rows.append(("udapl-rxe write bw 64K", "perftest", "bandwidth",
+                 ["bw", "--op", "write", "-s", "64K", "-t", "16"] + udapl, mb_per_s,
+                 lambda m: perftest("ib_write_bw", 65536, 1000, m, ("-t", "16")),
+                 ("ib_write_bw", "udapl", RXE)))
     rows.append(("udapl-rxe write bw 64K", "dapltest", "bandwidth",
-                 ["bw", "--op", "write", "-s", "64K", "-n", "1000", "-w", "50", "-t", "16",
-                  "-c", "configs/udapl-rxe.yaml"], mb_per_s,
+                 ["bw", "--op", "write", "-s", "64K", "-t", "16"] + udapl, mb_per_s,
                  lambda m: dapltest(65536, 1000, m), ("dapltest", "udapl", RXE)))
     tcp = ["-c", "configs/tcp.yaml"]
     rows += [
@@ -424,7 +444,9 @@ def main():
         else:
             chosen.append(row)
 
-    figures = {row[0]: [] for row in chosen}  # per round: [uniperf's, the tool's]
+    # Per comparison (its name and tool: one uniperf workload may face two
+    # tools), per round: [uniperf's figure, the tool's].
+    figures = {(row[0], row[1]): [] for row in chosen}
     for round_ in range(args.rounds):
         for name, tool, metric, argv, figure, native, _ in chosen:
             pair = [None, None]
@@ -435,7 +457,7 @@ def main():
                 except Exception as error:  # one failed run does not end the table
                     print(f"fidelity: {name} vs {tool}, round {round_ + 1}: {error}",
                           file=sys.stderr)
-            figures[name].append(pair)
+            figures[name, tool].append(pair)
         print(f"fidelity: round {round_ + 1} of {args.rounds} done", file=sys.stderr)
 
     header = f"{'comparison':<24} {'tool':<13} {'unit':<7} {'uniperf':>10} {'tool':>10} " \
@@ -444,9 +466,9 @@ def main():
     records = []
     spreads = []
     for name, tool, metric, argv, _, _, _ in chosen:
-        ours = [u for u, _ in figures[name] if u is not None]
-        theirs = [n for _, n in figures[name] if n is not None]
-        paired = [u / n for u, n in figures[name] if u is not None and n]
+        ours = [u for u, _ in figures[name, tool] if u is not None]
+        theirs = [n for _, n in figures[name, tool] if n is not None]
+        paired = [u / n for u, n in figures[name, tool] if u is not None and n]
         if not paired:
             print(f"{name:<24} {tool:<13} (no round with both runs)")
             continue
@@ -461,7 +483,9 @@ def main():
                                f"{max(runs):.3f} {UNITS[metric]}")
         template = ours_runner.last.get(name)
         if template:
-            label = name.replace(" ", "_")
+            # A workload facing two tools is drawn once per tool.
+            shared = sum(row[0] == name for row in chosen) > 1
+            label = (f"{name} vs {tool}" if shared else name).replace(" ", "_")
             records.append(as_record(template, "uniperf", label, metric, u, len(ours),
                                      "uniperf " + " ".join(argv)))
             records.append(as_record(template, tool, label, metric, n, len(theirs), tool))
