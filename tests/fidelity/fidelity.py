@@ -40,7 +40,8 @@ What each compares, and why the figures are the same quantity:
                 with no inline data, as perftest posts on rxe (a run where
                 it reports inline data is refused); the udapl plugin with
                 perftest's iterations (a window of 16 against its -t 16):
-                its ratio over the verbs row's is the DAT layer's cost
+                its ratio over the verbs row's is roughly the DAT layer's
+                cost (the verbs rows take perftest's preset besides)
   dapltest      (on rxe0) its performance test's RDMA-write bandwidth
                 (-T P, polling, a pipeline of 16; 2^20 B/s, converted)
                 against the udapl plugin's write stream with a window of 16
@@ -326,7 +327,7 @@ def comparisons():
                      lambda m, t=tool, s=size, n=n, x=extra: perftest(t, s, n, m, x),
                      (tool, "verbs", RXE)))
     # The udapl plugin against the same hand-written verbs loops: the same
-    # rows' ratio over verbs-rxe's is the DAT layer's cost.
+    # rows' ratio over verbs-rxe's is roughly the DAT layer's cost.
     udapl = ["-n", "1000", "-w", "50", "-c", "configs/udapl-rxe.yaml"]
     for op in ("send", "write", "read"):
         rows.append((f"udapl-rxe {op} lat 8", "perftest", "latency",
