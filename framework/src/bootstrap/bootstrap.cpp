@@ -319,6 +319,31 @@ class TcpBootstrap final : public Bootstrap {
     throw BootstrapError(sever_reason_);
   }
 
+  /// Waits until `listener` has a connection to accept (true) or `deadline`
+  /// passes (false), watching the control connection meanwhile: a peer that
+  /// dies before it connects (killed while it starts) ends the wait with its
+  /// error at once, not at the deadline.
+  bool heartbeat_knocks(int listener, Clock::time_point deadline) {
+    bool watch_control = true;
+    while (true) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd fds[2] = {{listener, POLLIN, 0}, {fd_, POLLIN, 0}};
+      const int ready =
+          ::poll(fds, watch_control ? 2 : 1, static_cast<int>(std::max<std::int64_t>(left, 0)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
+      if (fds[0].revents != 0) return true;
+      char byte = 0;
+      const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0) throw BootstrapError("peer closed the control connection");
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        throw BootstrapError(errno_text("control connection to the peer failed"));
+      // Bytes ahead of the heartbeat are the next reads' to take.
+      if (n > 0) watch_control = false;
+    }
+  }
+
   /// The accepting side: offers a port in band with a token, and takes the
   /// first connection there that sends the token back (anything else that
   /// connects is dropped). The port is the server's own listening port when
@@ -363,7 +388,7 @@ class TcpBootstrap final : public Bootstrap {
     // public port) is dropped without holding up the peer's.
     constexpr auto kTokenWait = std::chrono::seconds(2);
     while (true) {
-      if (poll_until(listener, POLLIN, deadline) <= 0) {
+      if (!heartbeat_knocks(listener, deadline)) {
         done_listening();
         throw BootstrapError("the peer did not open the heartbeat connection to port " +
                              std::to_string(port) + " within " +
