@@ -24,8 +24,8 @@ def record(config, test, size, per_rail=None, seconds=2.0, mb_per_s=None, reques
     demand), or `mb_per_s` for `seconds` over one rail. Its rails' request
     counts and its messages follow from the bytes as the policy makes them
     (a piece of each message per rail above the threshold, else whole
-    messages; bind_bi's initiator on rail 0) unless `requests` or
-    `iterations` say otherwise."""
+    messages; bind_bi's initiator on rail 0) unless `requests`,
+    `messages` or `iterations` say otherwise."""
     pieces = test.startswith("stripe") and size > rails_check.THRESHOLD
     unit = size // 2 if pieces else size
     if per_rail is not None:
