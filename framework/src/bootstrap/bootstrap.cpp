@@ -139,15 +139,21 @@ std::uint16_t port_of(const sockaddr_storage& address) {
                    : reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
-int poll_until(int fd, short events, Clock::time_point deadline) {
+/// poll(2) over `fds` until one is ready or `deadline` passes, through
+/// interruptions: what poll returns.
+int poll_until(pollfd* fds, nfds_t count, Clock::time_point deadline) {
   while (true) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    pollfd pfd{fd, events, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(left, 0)));
+    const int ready = ::poll(fds, count, static_cast<int>(std::max<std::int64_t>(left, 0)));
     if (ready < 0 && errno == EINTR) continue;
     return ready;
   }
+}
+
+int poll_until(int fd, short events, Clock::time_point deadline) {
+  pollfd pfd{fd, events, 0};
+  return poll_until(&pfd, 1, deadline);
 }
 
 /// Reads exactly `size` bytes from `fd` before `deadline`; false if it
@@ -326,13 +332,8 @@ class TcpBootstrap final : public Bootstrap {
   bool heartbeat_knocks(int listener, Clock::time_point deadline) {
     bool watch_control = true;
     while (true) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       pollfd fds[2] = {{listener, POLLIN, 0}, {fd_, POLLIN, 0}};
-      const int ready =
-          ::poll(fds, watch_control ? 2 : 1, static_cast<int>(std::max<std::int64_t>(left, 0)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return false;
+      if (poll_until(fds, watch_control ? 2 : 1, deadline) <= 0) return false;
       if (fds[0].revents != 0) return true;
       char byte = 0;
       const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -388,7 +389,14 @@ class TcpBootstrap final : public Bootstrap {
     // public port) is dropped without holding up the peer's.
     constexpr auto kTokenWait = std::chrono::seconds(2);
     while (true) {
-      if (!heartbeat_knocks(listener, deadline)) {
+      bool knocked = false;
+      try {
+        knocked = heartbeat_knocks(listener, deadline);
+      } catch (...) {
+        done_listening();
+        throw;
+      }
+      if (!knocked) {
         done_listening();
         throw BootstrapError("the peer did not open the heartbeat connection to port " +
                              std::to_string(port) + " within " +
