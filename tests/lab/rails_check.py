@@ -56,9 +56,8 @@ def check_pair(got, link_mb=0):
             problems.append(f"{name}: {len(tests.get(name, []))} records, expected 2 (4K and 64K)")
     for r in got:
         where = f"{r['test']} {r['size']} B"
-        rails = r.get("rails", {}).get("per_rail", [])
-        per_rail = [rail["bytes"] for rail in rails]
-        requests = [rail.get("requests", 0) for rail in rails]
+        per_rail = rail_bytes(r)
+        requests = [rail.get("requests", 0) for rail in r.get("rails", {}).get("per_rail", [])]
         if len(per_rail) != 2:
             problems.append(f"{where}: per_rail {per_rail}, expected two rails")
             continue
