@@ -68,12 +68,14 @@ build=build-$mode
 # one debugs: -O1 without dead-store elimination, scalar replacement of
 # aggregates and a few other passes, so the sanitizers see as many loads and
 # stores as at -O1, or more. On this 2-core machine (2026-12-04, idle, from
-# scratch), -Og against -O1: the ASan build 208 s against 321 s, its tests
+# scratch, one build of each and one or two runs of the tests as CI selects
+# them), -Og against -O1: the ASan build 208 s against 321 s, its tests
 # 483 s against 463 s; the TSan build 98 s against 127 s, its tests 48-53 s
-# against 46-49 s.
+# against 46-49 s. The single file's figures are its compile command from
+# `ninja -t commands` with the flags changed.
 # A unity build (CMake batches a target's sources into one translation
-# unit): on this 2-core machine the TSan build took 156 s instead of 317 s
-# from scratch, and the ASan one 400 s, as the heavy headers (nlohmann-json,
+# unit): on this 2-core machine, at -O1 then, the TSan build took 156 s
+# instead of 317 s from scratch, and the ASan one 400 s, as the heavy headers (nlohmann-json,
 # fmt, yaml-cpp, CLI11) and their instrumented templates are compiled once
 # per batch instead of once per file. The release build (.ci/setup) stays
 # one file at a time, so each file is still checked to include what it uses.
