@@ -1,0 +1,141 @@
+// Preloaded (LD_PRELOAD) into both sides of a UCP tag ping-pong, uniperf's
+// or ucx_perftest's alike, by tests/fidelity/ucp_round_trip.py: records the
+// TSC at every ucp_tag_send_nbx call and at every tag receive that completes
+// (in its callback, or in the post when it completed at once). Paired
+// message by message across the two sides (the TSC is invariant and shared
+// by the CPUs of this host), the records split each round trip into two
+// flights (one side's send call to the other side's receive completion:
+// UCX's send, the cache lines' trip, the poll that finds them, UCX's receive)
+// and two turnarounds (a side's receive completion to its next send call:
+// the rest of UCX's progress call, then the tool's own code).
+//
+// The same three UCP entry points are wrapped in both tools, so the
+// records cost both the same. Nothing is written unless UCP_ROUND_TRIP_OUT
+// names a directory; there each process leaves <pid>.bin at exit.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+enum { kCapacity = 1 << 20, kCallbacks = 4096 };
+
+// Per message: its send call's start and end, and its receive's completion.
+// (Stamping every progress call as well would split a flight further, but
+// it slows the tools' idle polls, which are part of what is compared.)
+static uint64_t sends[kCapacity], sent[kCapacity], receives[kCapacity];
+static uint32_t send_count, receive_count;
+static uint64_t start_tsc, start_ns;
+
+// The fence keeps the read after the loads before it: without it the TSC
+// can be read before the awaited cache line has arrived.
+static inline uint64_t tick(void) {
+  _mm_lfence();
+  return __rdtsc();
+}
+
+static uint64_t raw_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+// The tools load libucp themselves (uniperf's plugin with dlopen and
+// RTLD_LOCAL, out of RTLD_NEXT's reach): look the real calls up in it.
+static void* real_call(const char* name) {
+  void* ucp = dlopen("libucp.so.0", RTLD_NOW | RTLD_NOLOAD);
+  if (ucp == NULL) ucp = dlopen("libucp.so.0", RTLD_NOW);
+  void* call = ucp != NULL ? dlsym(ucp, name) : NULL;
+  if (call == NULL) {
+    fprintf(stderr, "ucp_round_trip_hook: no %s in libucp.so.0\n", name);
+    abort();
+  }
+  return call;
+}
+
+// A receive's own callback and argument, kept while it is posted. The ring
+// outlasts any tool's outstanding receives (uniperf posts 64 by default).
+typedef struct {
+  ucp_tag_recv_nbx_callback_t callback;
+  void* user_data;
+} Receive;
+static Receive posted[kCallbacks];
+static uint32_t next_posted;
+
+static void record_receive(void) {
+  if (receive_count < kCapacity) receives[receive_count++] = tick();
+}
+
+static void on_receive(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                       void* user_data) {
+  // Receives cancelled at teardown are no message.
+  if (status == UCS_OK) record_receive();
+  const Receive* receive = user_data;
+  receive->callback(request, status, info, receive->user_data);
+}
+
+ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h worker, void* buffer, size_t count, ucp_tag_t tag,
+                                  ucp_tag_t tag_mask, const ucp_request_param_t* param) {
+  static ucs_status_ptr_t (*real)(ucp_worker_h, void*, size_t, ucp_tag_t, ucp_tag_t,
+                                  const ucp_request_param_t*);
+  if (real == NULL) real = real_call("ucp_tag_recv_nbx");
+  ucp_request_param_t ours = *param;
+  if (param->op_attr_mask & UCP_OP_ATTR_FIELD_CALLBACK) {
+    Receive* receive = &posted[next_posted++ % kCallbacks];
+    receive->callback = param->cb.recv;
+    receive->user_data =
+        (param->op_attr_mask & UCP_OP_ATTR_FIELD_USER_DATA) ? param->user_data : NULL;
+    ours.cb.recv = on_receive;
+    ours.user_data = receive;
+    ours.op_attr_mask |= UCP_OP_ATTR_FIELD_USER_DATA;
+  }
+  ucs_status_ptr_t result = real(worker, buffer, count, tag, tag_mask, &ours);
+  if (result == NULL) record_receive();  // the message was there: done at once
+  return result;
+}
+
+ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void* buffer, size_t count, ucp_tag_t tag,
+                                  const ucp_request_param_t* param) {
+  static ucs_status_ptr_t (*real)(ucp_ep_h, const void*, size_t, ucp_tag_t,
+                                  const ucp_request_param_t*);
+  if (real == NULL) real = real_call("ucp_tag_send_nbx");
+  const uint64_t began = tick();
+  ucs_status_ptr_t result = real(ep, buffer, count, tag, param);
+  if (send_count < kCapacity) {
+    sends[send_count] = began;
+    sent[send_count++] = tick();
+  }
+  return result;
+}
+
+__attribute__((constructor)) static void begin(void) {
+  start_ns = raw_ns();
+  start_tsc = __rdtsc();
+}
+
+// <pid>.bin: the CPU the process ended on, the TSC's rate over its life
+// (ticks per ns, against CLOCK_MONOTONIC_RAW), the counts, then the stamps:
+// sends' starts and ends, then receives' completions.
+__attribute__((destructor)) static void end(void) {
+  const char* directory = getenv("UCP_ROUND_TRIP_OUT");
+  if (directory == NULL || send_count == 0) return;
+  const double ticks_per_ns = (double)(__rdtsc() - start_tsc) / (double)(raw_ns() - start_ns);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%d.bin", directory, (int)getpid());
+  FILE* out = fopen(path, "wb");
+  if (out == NULL) return;
+  const int32_t cpu = sched_getcpu();
+  fwrite(&cpu, sizeof cpu, 1, out);
+  fwrite(&ticks_per_ns, sizeof ticks_per_ns, 1, out);
+  fwrite(&send_count, sizeof send_count, 1, out);
+  fwrite(&receive_count, sizeof receive_count, 1, out);
+  fwrite(sends, sizeof sends[0], send_count, out);
+  fwrite(sent, sizeof sent[0], send_count, out);
+  fwrite(receives, sizeof receives[0], receive_count, out);
+  fclose(out);
+}
