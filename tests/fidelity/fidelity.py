@@ -19,7 +19,10 @@ What each compares, and why the figures are the same quantity:
                 uniperf's p50; its "overall" bandwidth (2^20 B/s, converted)
                 and message rate against uniperf's, one buffer each side,
                 ended at the last completion and, in the rows named
-                "delivered", after a flush as ucx_perftest ends them
+                "delivered", after a flush as ucx_perftest ends them; the
+                message rate once more with receives re-posted 16 at a
+                time (--rx-replenish 16), where uniperf's receiver pays its
+                per-call work once a batch (docs/fidelity.md)
   fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
                 latency) against uniperf's mean
   sockperf      ping-pong, --nonblocked --mps=max against a --nonblocked
@@ -300,6 +303,13 @@ def comparisons():
         delivered = ["--stream-end", "delivered"]
         rows += [(name + " delivered", tool, metric, argv + delivered, figure, native, needs)
                  for name, tool, metric, argv, figure, native, needs in rows[-4:]]
+        # The message rate with receives re-posted 16 at a time: uniperf's
+        # receiver then pays its per-call work once a batch.
+        rows.append((f"{config} send rate 8 replenish 16", "ucx_perftest", "rate",
+                     ["bw", "--op", "send", "-s", "8", "-n", str(rate_n), "--rx-replenish", "16"]
+                     + one + c, mmsg_per_s,
+                     lambda m, t=tls, n=rate_n: ucx_perftest(t, "tag_bw", 8, n, m),
+                     ("ucx_perftest", "ucx")))
     for config, provider, endpoint, n in [("ofi-tcp", "tcp", "msg", 20000),
                                           ("ofi-shm", "shm", "rdm", 50000)]:
         rows.append((f"{config} send lat 8", "fi_pingpong", "latency",
