@@ -20,8 +20,8 @@ two sides' stamps are paired message by message. Per run it prints, in ns
   send i, r        each side's send calls alone (part of its flights),
 
 beside the tool's own one-way p50 (uniperf's p50, ucx_perftest's typical).
-i is the initiator, the side that sends first and reads the clock, on CPU 0
-in both tools: uniperf's initiator (--cpu 0) and ucx_perftest's server (its
+i is the initiator, the side that sends first (its turnaround holds a clock
+read in both tools), on CPU 0 in both tools: uniperf's initiator (--cpu 0) and ucx_perftest's server (its
 index 0, so here the server is on CPU 0, the other way round from
 fidelity.py); r is the responder on CPU 1. The rounds alternate which tool
 goes first, as fidelity.py's do; a table of medians over the rounds ends the
