@@ -88,17 +88,25 @@ from servers import free_port  # noqa: E402
 
 
 class Server:
-    """A native tool's server on CPU 1, stopped when the client is done."""
+    """A native tool's server on CPU 1 (or `cpu`), stopped when the client is
+    done; one that ends by itself after its test may first take up to
+    `grace` seconds to do so (what it writes at exit is then complete)."""
 
-    def __init__(self, argv, env=None, settle=0.4):
-        self.process = subprocess.Popen(pinned(1, argv), stdout=subprocess.DEVNULL,
+    def __init__(self, argv, env=None, settle=0.4, cpu=1, grace=0):
+        self.process = subprocess.Popen(pinned(cpu, argv), stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, env=env)
+        self.grace = grace
         time.sleep(settle)  # until it listens: the clients do not retry
 
     def __enter__(self):
         return self
 
     def __exit__(self, *_):
+        if self.grace:
+            try:
+                self.process.wait(timeout=self.grace)
+            except subprocess.TimeoutExpired:
+                pass
         if self.process.poll() is None:
             self.process.terminate()
         try:
@@ -108,20 +116,22 @@ class Server:
             self.process.wait()
 
 
-def client(argv, env=None, timeout=120):
-    done = subprocess.run(pinned(0, argv), capture_output=True, text=True, env=env,
+def client(argv, env=None, timeout=120, cpu=0):
+    done = subprocess.run(pinned(cpu, argv), capture_output=True, text=True, env=env,
                           timeout=timeout)
     return done.stdout + done.stderr
 
 
 # --- the tools -------------------------------------------------------------
 
-def ucx_perftest(tls, test, size, iterations, metric):
+def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace=0):
+    """Its server (index 0: a ping-pong's initiator) on `server_cpu`, the
+    client on the other CPU; `server_grace` as Server's."""
     env = dict(os.environ, UCX_TLS=tls)
     port = free_port()
-    with Server(["ucx_perftest", "-p", str(port)], env):
+    with Server(["ucx_perftest", "-p", str(port)], env, cpu=server_cpu, grace=server_grace):
         out = client(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
-                      "-n", str(iterations), "-f"], env)
+                      "-n", str(iterations), "-f"], env, cpu=1 - server_cpu)
     # -f: one final line: iterations, p50, avg, overall latency (us),
     # avg, overall bandwidth (2^20 B/s), avg, overall message rate (1/s)
     columns = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+[\d.]", line)]

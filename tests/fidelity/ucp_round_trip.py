@@ -34,14 +34,12 @@ import argparse
 import bisect
 import glob
 import os
-import re
 import shutil
 import statistics
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -121,30 +119,6 @@ def turnaround(side):
     return median_of(gaps)
 
 
-def ucx_perftest(transports, iterations):
-    """tag_lat at 8 B, the server (the initiator) on CPU 0: its typical
-    one-way latency in ns."""
-    env = dict(os.environ, UCX_TLS=transports)
-    port = fidelity.free_port()
-    server = subprocess.Popen(["taskset", "-c", "0", "ucx_perftest", "-p", str(port)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(0.4)  # until it listens: the client does not retry
-        out = subprocess.run(["taskset", "-c", "1", "ucx_perftest", "127.0.0.1", "-p", str(port),
-                              "-t", "tag_lat", "-s", "8", "-n", str(iterations), "-f"],
-                             env=env, capture_output=True, text=True, timeout=120).stdout
-        # The server writes its records when it exits after the test.
-        server.wait(timeout=30)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    lines = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+[\d.]", line)]
-    if not lines:
-        raise RuntimeError(f"ucx_perftest gave no figure: {out.strip()[-300:]}")
-    return 1000 * float(lines[-1][1])
-
-
 def split(out):
     paths = glob.glob(os.path.join(out, "*.bin"))
     if len(paths) != 2:
@@ -205,7 +179,10 @@ def measure(args, transports, work):
         return 1000 * uniperf.run("split", argv, fidelity.p50)
 
     def run_ucx_perftest():
-        return ucx_perftest(transports, args.iterations)
+        # The server is ucx_perftest's initiator: on CPU 0, as uniperf's, and
+        # given the time to exit by itself, so that the hook writes its stamps.
+        return 1000 * fidelity.ucx_perftest(transports, "tag_lat", 8, args.iterations, "latency",
+                                            server_cpu=0, server_grace=30)
 
     tools = [("uniperf", run_uniperf), ("ucx_perftest", run_ucx_perftest)]
     columns = ["p50", "flight i>r", "flight r>i", "turn i", "turn r", "sum/2", "send i",
