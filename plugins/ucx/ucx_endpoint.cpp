@@ -473,17 +473,28 @@ void UcxEndpoint::hold(const HeldMessage& message) {
 }
 
 bool UcxEndpoint::collect() {
+  std::size_t none = 0;
+  return collect_into(nullptr, none, 0);
+}
+
+bool UcxEndpoint::collect_into(Completion* out, std::size_t& count, std::size_t max) {
   // Emulated selective completion (plugin.hpp "Unsignaled posts"): the
   // retirement hands over signaled or failed requests in posting order, and
   // stops where the completion ring is full, to resume at the next call.
-  const bool sends_all = rings_->sends.retire([this](const Slot& slot) {
-    return completions_.push(
-        Completion{slot.id, CompletionType::send, slot.status, slot.length, 0});
-  });
-  return sends_all && rings_->receives.retire([this](const Slot& slot) {
-    return completions_.push(
-        Completion{slot.id, CompletionType::recv, slot.status, slot.length, 0});
-  });
+  // While `out` has room the ring is empty (poll() emptied it first), so
+  // what goes straight to `out` comes after everything handed over before.
+  auto emit = [&](const Slot& slot, CompletionType type) {
+    const Completion completion{slot.id, type, slot.status, slot.length, 0};
+    if (count < max) {
+      out[count++] = completion;
+      return true;
+    }
+    return completions_.push(completion);
+  };
+  const bool sends_all =
+      rings_->sends.retire([&](const Slot& slot) { return emit(slot, CompletionType::send); });
+  return sends_all && rings_->receives.retire(
+                          [&](const Slot& slot) { return emit(slot, CompletionType::recv); });
 }
 
 bool UcxEndpoint::flush() {
@@ -514,22 +525,27 @@ bool UcxEndpoint::flush() {
 
 std::size_t UcxEndpoint::poll(Completion* out, std::size_t max) {
   ucp_worker_progress(worker_);
-  if (rings_->failure != UCS_OK) [[unlikely]] {
-    throw TransportError("ucx: the connection to the peer failed: " + status_text(rings_->failure));
-  }
-  if (message_lost_) [[unlikely]] {
-    throw TransportError(
-        "ucx: an active message arrived before its receive was posted and "
-        "UCX could not keep its data; the message was lost");
-  }
   // Requests finish in UCP callbacks (counted in state_.callbacks) or in
   // place while posting (which clears collected_all_). Without either there
-  // is nothing to move, and the spin stays short.
+  // is nothing to move, and the spin stays short. A failed connection and
+  // a lost message count as callbacks too, so they are checked only here.
+  std::size_t count = completions_.pop_into(out, max);
   if (state_.callbacks != callbacks_collected_ || !collected_all_) {
+    if (rings_->failure != UCS_OK) [[unlikely]] {
+      throw TransportError("ucx: the connection to the peer failed: " +
+                           status_text(rings_->failure));
+    }
+    if (message_lost_) [[unlikely]] {
+      throw TransportError(
+          "ucx: an active message arrived before its receive was posted and "
+          "UCX could not keep its data; the message was lost");
+    }
     callbacks_collected_ = state_.callbacks;
-    collected_all_ = collect();
+    // Straight into the engine's array (the ring only takes what does not
+    // fit): one copy less per completion, on a ping-pong's turnaround.
+    collected_all_ = collect_into(out, count, max);
   }
-  return completions_.pop_into(out, max);
+  return count;
 }
 
 bool UcxEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t /*threshold*/) {

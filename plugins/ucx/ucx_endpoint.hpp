@@ -117,6 +117,11 @@ class UcxEndpoint final : public Endpoint {
   /// Moves finished requests, in posting order, into the completion ring.
   /// False when the ring filled up before every finished request was moved.
   bool collect();
+  /// collect(), handing the first completions to `out` (from out[count],
+  /// up to `max`; count grows by those) and the rest to the ring. The
+  /// caller empties the ring into `out` first, or fills `out`, so that the
+  /// order holds.
+  bool collect_into(Completion* out, std::size_t& count, std::size_t max);
   void start(const WorkRequest& request, Slot& slot);
   void finish_start(Slot& slot, ucs_status_ptr_t result);
   void post_tag_recv(Slot& slot);
