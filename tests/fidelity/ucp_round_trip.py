@@ -4,7 +4,8 @@ ucx_perftest alike: each round trip split into two flights and two
 turnarounds (docs/fidelity.md, "ucx-shm latencies at 8 B").
 
     tests/fidelity/ucp_round_trip.py [--rounds N] [-n ITERATIONS] [--config ucx-shm]
-                                     [--uniperf-config C] [--uniperf-args "ARGS"]
+                                     [--uniperf-config C] [--uniperf-args "ARGS"] [--progress]
+                                     [--trial-plugins DIR] [--trial-args "ARGS"]
 
 Both tools run with tests/fidelity/ucp_round_trip_hook.c preloaded, which
 stamps every tag send call and every receive completion with the TSC; the
@@ -21,13 +22,40 @@ two sides' stamps are paired message by message. Per run it prints, in ns
 
 beside the tool's own one-way p50 (uniperf's p50, ucx_perftest's typical).
 i is the initiator, the side that sends first (its turnaround holds a clock
-read in both tools), on CPU 0 in both tools: uniperf's initiator (--cpu 0) and ucx_perftest's server (its
-index 0, so here the server is on CPU 0, the other way round from
-fidelity.py); r is the responder on CPU 1. The rounds alternate which tool
-goes first, as fidelity.py's do; a table of medians over the rounds ends the
-output.
-The stamps cost both tools the same (three wrapped UCP calls), so the
-figures run above the tools' own; their differences are what to read.
+read in both tools), on CPU 0 in both tools: uniperf's initiator (--cpu 0)
+and ucx_perftest's server (its index 0, so here the server is on CPU 0, the
+other way round from fidelity.py); r is the responder on CPU 1. The rounds
+alternate which tool goes first, as fidelity.py's do; a table of medians
+over the rounds ends the output, with each uniperf's differences from
+ucx_perftest's. The stamps cost both tools the same (three wrapped UCP
+calls), so the figures run above the tools' own; their differences are what
+to read.
+
+With --progress the hook also stamps the start of every ucp_worker_progress
+call, and a flight splits further:
+
+  find i>r, r>i    the send call's start to the start of the progress call
+                   that found the message (the send, the trip, and how long
+                   the message waited for a poll);
+  in poll i, r     that call's start to the receive's completion (UCX's
+                   receive work);
+  after i, r       a side's send call's end to its first progress call (what
+                   it does after sending: the receive's re-post, and more);
+  period i, r      a waiting side's time per idle loop: from that first
+                   progress call's start to the finding call's start, over
+                   the calls between;
+  idle i, r        the median of that side's progress calls that found
+                   nothing, and (idle90) their 90th percentile.
+
+These stamps slow every idle loop of both tools by a few ns, and the flights
+with it: read these columns against each other, not against a run without
+--progress.
+
+A trial is a third tool in the same rounds (the order rotating over the
+three): uniperf with a changed plugin (--trial-plugins, the directory of its
+build, searched before the tree's own) or with more arguments
+(--trial-args). Its medians less uniperf's end the table: what a change does
+to each part of the round trip.
 Needs x86-64 (the TSC), a C compiler and UCX's headers (libucx-dev).
 """
 import argparse
@@ -46,6 +74,7 @@ sys.path.insert(0, HERE)
 import fidelity  # noqa: E402  (ROOT, the pinned tools, the uniperf runner)
 
 SHIFTS = range(-4, 5)  # where the sides' first recorded messages may differ
+IDLE_BUCKETS = 1024  # the hook's histogram of idle progress calls, one tick each
 
 
 def build_hook(work):
@@ -61,7 +90,12 @@ def read_side(path):
     cpu, ticks_per_ns, sends, receives = struct.unpack_from("<idII", data)
     offset = struct.calcsize("<idII")
     side = {"cpu": cpu, "ticks_per_ns": ticks_per_ns}
-    for name, count in (("sends", sends), ("sent", sends), ("receives", receives)):
+    arrays = [("sends", sends), ("sent", sends), ("receives", receives)]
+    if len(data) > offset + 8 * (2 * sends + receives):  # the progress calls stamped
+        arrays += [("found_in", receives), ("polls_by_receive", receives),
+                   ("first_poll", receives), ("polls_by_send", sends),
+                   ("idle_calls", IDLE_BUCKETS)]
+    for name, count in arrays:
         side[name] = struct.unpack_from(f"<{count}Q", data, offset)
         offset += 8 * count
     return side
@@ -102,6 +136,59 @@ def flight(sender, receiver):
                       for k in range(first, last)])
 
 
+def find(sender, receiver):
+    """Median ticks from the sender's send call to the start of the
+    receiver's progress call that found the message."""
+    shift, first, last = pairing(sender, receiver)
+    return median_of([receiver["found_in"][k + shift] - sender["sends"][k]
+                      for k in range(first, last) if receiver["found_in"][k + shift]])
+
+
+def in_poll(side):
+    """Median ticks from the finding progress call's start to the receive's
+    completion."""
+    return median_of([done - began for began, done in zip(side["found_in"], side["receives"])
+                      if began])
+
+
+def waits(side):
+    """Per receive found by a progress call after a send of the side's own:
+    that send's index, the first progress call's start after it, the
+    finding call's start, and the calls from the first to the finding one."""
+    s = side["sends"]
+    for began, polls, first, done in zip(side["found_in"], side["polls_by_receive"],
+                                         side["first_poll"], side["receives"]):
+        k = bisect.bisect_right(s, done) - 1  # the side's send before this receive
+        if began and k >= 0 and polls > side["polls_by_send"][k]:
+            yield k, first, began, polls - side["polls_by_send"][k] - 1
+
+
+def after_send(side):
+    """Median ticks from a send call's end to the side's next progress call."""
+    return median_of([first - side["sent"][k] for k, first, _, _ in waits(side)])
+
+
+def poll_period(side):
+    """Median over the side's waits of the time per idle loop: the first
+    progress call's start after its send to the finding call's start, over
+    the calls between them."""
+    return median_of([(began - first) / calls for _, first, began, calls in waits(side)
+                      if calls > 0])
+
+
+def idle_call(side, fraction):
+    """Ticks of the side's progress calls that found nothing, at `fraction`
+    of them (the hook's histogram)."""
+    histogram = side["idle_calls"]
+    rank = fraction * sum(histogram)
+    seen = 0
+    for ticks, count in enumerate(histogram):
+        seen += count
+        if seen >= rank:
+            return ticks
+    return len(histogram)
+
+
 def send_call(side):
     """Median ticks of the side's send calls: part of its flights (the call
     takes the cache lines the receiver polls; it is as long in both tools)."""
@@ -139,6 +226,18 @@ def split(out):
     figures["sum/2"] = sum(figures.values()) / 2
     figures["send i"] = send_call(i) / per_ns
     figures["send r"] = send_call(r) / per_ns
+    if "found_in" in i:
+        figures["find i>r"] = find(i, r) / per_ns
+        figures["find r>i"] = find(r, i) / per_ns
+        figures["in poll i"] = in_poll(i) / per_ns
+        figures["in poll r"] = in_poll(r) / per_ns
+        figures["after i"] = after_send(i) / per_ns
+        figures["after r"] = after_send(r) / per_ns
+        figures["period i"] = poll_period(i) / per_ns
+        figures["period r"] = poll_period(r) / per_ns
+        for name, side in (("i", i), ("r", r)):
+            figures[f"idle {name}"] = idle_call(side, 0.5) / per_ns
+            figures[f"idle90 {name}"] = idle_call(side, 0.9) / per_ns
     return figures
 
 
@@ -150,8 +249,16 @@ def main():
     parser.add_argument("--uniperf-config", default=None,
                         help="uniperf's -c instead of configs/CONFIG.yaml, e.g. "
                              "ucx:transports=posix,self,wakeup=false")
+    parser.add_argument("--progress", action="store_true",
+                        help="stamp every progress call too, to split the flights further")
     parser.add_argument("--uniperf-args", default="",
                         help="more arguments for uniperf's runs, e.g. \"-r 1\" (one receive posted)")
+    parser.add_argument("--trial-plugins", default=None, metavar="DIR",
+                        help="also run a trial uniperf that loads its plugins from DIR first "
+                             "(UNIPERF_PLUGIN_PATH), e.g. a changed plugin's build")
+    parser.add_argument("--trial-args", default=None, metavar="ARGS",
+                        help="also run a trial uniperf with these arguments added, "
+                             "e.g. \"--rx-replenish 16\"")
     args = parser.parse_args()
     transports = {"ucx-shm": "posix,self", "ucx-tcp": "tcp,self"}[args.config]
     if not fidelity.TWO_CORES:
@@ -169,14 +276,21 @@ def measure(args, transports, work):
     os.mkdir(out)
     os.environ["LD_PRELOAD"] = build_hook(work)
     os.environ["UCP_ROUND_TRIP_OUT"] = out
+    if args.progress:
+        os.environ["UCP_ROUND_TRIP_PROGRESS"] = "1"
     uniperf = fidelity.Uniperf(os.path.join(fidelity.ROOT, "build"), work)
     n = str(args.iterations)
 
-    def run_uniperf():
+    def run_uniperf(more=(), plugins=None):
         argv = ["lat", "--op", "send", "-s", "8", "-n", n, "-w", "1000",
                 "-c", args.uniperf_config or f"configs/{args.config}.yaml"]
-        argv += args.uniperf_args.split()
-        return 1000 * uniperf.run("split", argv, fidelity.p50)
+        argv += args.uniperf_args.split() + list(more)
+        if plugins:
+            os.environ["UNIPERF_PLUGIN_PATH"] = os.path.abspath(plugins)
+        try:
+            return 1000 * uniperf.run("split", argv, fidelity.p50)
+        finally:
+            os.environ.pop("UNIPERF_PLUGIN_PATH", None)
 
     def run_ucx_perftest():
         # The server is ucx_perftest's initiator: on CPU 0, as uniperf's, and
@@ -185,24 +299,37 @@ def measure(args, transports, work):
                                             server_cpu=0, server_grace=30)
 
     tools = [("uniperf", run_uniperf), ("ucx_perftest", run_ucx_perftest)]
+    if args.trial_plugins or args.trial_args:
+        # A third tool, the rounds rotating the order of all three.
+        more = (args.trial_args or "").split()
+        tools.insert(1, ("trial", lambda: run_uniperf(more, args.trial_plugins)))
     columns = ["p50", "flight i>r", "flight r>i", "turn i", "turn r", "sum/2", "send i",
                "send r"]
+    if args.progress:
+        columns += ["find i>r", "find r>i", "in poll i", "in poll r", "after i", "after r",
+                    "period i", "period r",
+                    "idle i", "idle r", "idle90 i", "idle90 r"]
     results = {name: [] for name, _ in tools}
-    print(f"{'round':>5} {'tool':<13}" + "".join(f"{c:>11}" for c in columns) + "   (ns)")
+    print(f"{'round':>5} {'tool':>18}" + "".join(f"{c:>11}" for c in columns) + "   (ns)")
     for round_ in range(args.rounds):
-        for name, run in (tools if round_ % 2 == 0 else tools[::-1]):
+        first = round_ % len(tools)
+        for name, run in tools[first:] + tools[:first]:
             figures = {"p50": run()}
             figures.update(split(out))
             results[name].append(figures)
-            print(f"{round_:>5} {name:<13}" + "".join(f"{figures[c]:>11.1f}" for c in columns),
+            print(f"{round_:>5} {name:>18}" + "".join(f"{figures[c]:>11.1f}" for c in columns),
                   flush=True)
     print(f"\nmedians over {args.rounds} rounds, ns:")
     medians = {name: {c: statistics.median(r[c] for r in runs) for c in columns}
                for name, runs in results.items()}
-    for name, m in medians.items():
-        print(f"      {name:<13}" + "".join(f"{m[c]:>11.1f}" for c in columns))
-    print(f"      {'difference':<13}" + "".join(
-        f"{medians['uniperf'][c] - medians['ucx_perftest'][c]:>11.1f}" for c in columns))
+    rows = [(name, m) for name, m in medians.items()]
+    rows += [(f"{name} - ucx_perftest", {c: m[c] - medians["ucx_perftest"][c] for c in columns})
+             for name, m in medians.items() if name != "ucx_perftest"]
+    if "trial" in medians:
+        rows.append(("trial - uniperf",
+                     {c: medians["trial"][c] - medians["uniperf"][c] for c in columns}))
+    for label, m in rows:
+        print(f"{label:>24}" + "".join(f"{m[c]:>11.1f}" for c in columns))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@
 // and two turnarounds (a side's receive completion to its next send call:
 // the rest of UCX's progress call, then the tool's own code).
 //
-// The same three UCP entry points are wrapped in both tools, so the
-// records cost both the same. Nothing is written unless UCP_ROUND_TRIP_OUT
+// The same UCP entry points are wrapped in both tools, so the records cost
+// both the same (ucp_worker_progress passes straight through unless its
+// calls are stamped, below). Nothing is written unless UCP_ROUND_TRIP_OUT
 // names a directory; there each process leaves <pid>.bin at exit.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,10 +27,23 @@
 enum { kCapacity = 1 << 20, kCallbacks = 1 << 20 };
 
 // Per message: its send call's start and end, and its receive's completion.
-// (Stamping every progress call as well would split a flight further, but
-// it slows the tools' idle polls, which are part of what is compared.)
 static uint64_t sends[kCapacity], sent[kCapacity], receives[kCapacity];
 static uint32_t send_count, receive_count;
+
+// With UCP_ROUND_TRIP_PROGRESS set, ucp_worker_progress is wrapped too: its
+// calls are counted and the last one's start kept (unfenced TSC reads, a few
+// ns on every idle poll of both tools), so that a flight splits at the start
+// of the progress call that found the message. Per receive: that start (0
+// when the receive completed outside a progress call) and the calls made by
+// then, and the start of the first call after the side's last send; per
+// send, the calls made before it; and a histogram of how long the calls that
+// found nothing took, in ticks (the last bucket holds the rest).
+enum { kIdleBuckets = 1024 };
+static int stamp_progress, inside_progress;
+static uint64_t progress_began, progress_calls, calls_by_last_send, first_after_send;
+static uint64_t found_in[kCapacity], polls_by_receive[kCapacity], polls_by_send[kCapacity];
+static uint64_t first_poll[kCapacity];
+static uint64_t idle_calls[kIdleBuckets];
 static uint64_t start_tsc, start_ns;
 
 // The fence keeps the read after the loads before it: without it the TSC
@@ -68,7 +82,27 @@ static Receive posted[kCallbacks];
 static uint32_t next_posted;
 
 static void record_receive(void) {
-  if (receive_count < kCapacity) receives[receive_count++] = tick();
+  if (receive_count >= kCapacity) return;
+  found_in[receive_count] = inside_progress ? progress_began : 0;
+  polls_by_receive[receive_count] = progress_calls;
+  first_poll[receive_count] = first_after_send;
+  receives[receive_count++] = tick();
+}
+
+unsigned ucp_worker_progress(ucp_worker_h worker) {
+  static unsigned (*real)(ucp_worker_h);
+  if (real == NULL) real = real_call("ucp_worker_progress");
+  if (!stamp_progress) return real(worker);
+  progress_began = __rdtsc();
+  if (progress_calls++ == calls_by_last_send) first_after_send = progress_began;
+  inside_progress = 1;
+  const unsigned events = real(worker);
+  inside_progress = 0;
+  if (events == 0) {
+    const uint64_t took = __rdtsc() - progress_began;
+    ++idle_calls[took < kIdleBuckets ? took : kIdleBuckets - 1];
+  }
+  return events;
 }
 
 static void on_receive(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
@@ -107,6 +141,7 @@ ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void* buffer, size_t count,
   const uint64_t began = tick();
   ucs_status_ptr_t result = real(ep, buffer, count, tag, param);
   if (send_count < kCapacity) {
+    polls_by_send[send_count] = calls_by_last_send = progress_calls;
     sends[send_count] = began;
     sent[send_count++] = tick();
   }
@@ -114,13 +149,16 @@ ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void* buffer, size_t count,
 }
 
 __attribute__((constructor)) static void begin(void) {
+  stamp_progress = getenv("UCP_ROUND_TRIP_PROGRESS") != NULL;
   start_ns = raw_ns();
   start_tsc = __rdtsc();
 }
 
 // <pid>.bin: the CPU the process ended on, the TSC's rate over its life
 // (ticks per ns, against CLOCK_MONOTONIC_RAW), the counts, then the stamps:
-// sends' starts and ends, then receives' completions.
+// sends' starts and ends, then receives' completions; with the progress
+// calls stamped, then the receives' progress starts, call counts and first
+// calls after a send, the sends' call counts and the idle calls' histogram.
 __attribute__((destructor)) static void end(void) {
   const char* directory = getenv("UCP_ROUND_TRIP_OUT");
   if (directory == NULL || send_count == 0) return;
@@ -137,5 +175,12 @@ __attribute__((destructor)) static void end(void) {
   fwrite(sends, sizeof sends[0], send_count, out);
   fwrite(sent, sizeof sent[0], send_count, out);
   fwrite(receives, sizeof receives[0], receive_count, out);
+  if (stamp_progress) {
+    fwrite(found_in, sizeof found_in[0], receive_count, out);
+    fwrite(polls_by_receive, sizeof polls_by_receive[0], receive_count, out);
+    fwrite(first_poll, sizeof first_poll[0], receive_count, out);
+    fwrite(polls_by_send, sizeof polls_by_send[0], send_count, out);
+    fwrite(idle_calls, sizeof idle_calls[0], kIdleBuckets, out);
+  }
   fclose(out);
 }
