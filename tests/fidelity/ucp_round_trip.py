@@ -27,9 +27,9 @@ and ucx_perftest's server (its index 0, so here the server is on CPU 0, the
 other way round from fidelity.py); r is the responder on CPU 1. The rounds
 alternate which tool goes first, as fidelity.py's do; a table of medians
 over the rounds ends the output, with each uniperf's differences from
-ucx_perftest's. The stamps cost both tools the same (three wrapped UCP
-calls), so the figures run above the tools' own; their differences are what
-to read.
+ucx_perftest's. The stamps cost both tools the same (the same UCP calls
+wrapped), so the figures run above the tools' own; their differences are
+what to read.
 
 With --progress the hook also stamps the start of every ucp_worker_progress
 call, and a flight splits further:
