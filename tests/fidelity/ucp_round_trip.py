@@ -129,17 +129,18 @@ def pairing(sender, receiver):
     return best[1:]
 
 
-def flight(sender, receiver):
-    """Median ticks from the sender's send call to the receiver's completion."""
-    shift, first, last = pairing(sender, receiver)
+def flight(sender, receiver, paired):
+    """Median ticks from the sender's send call to the receiver's completion
+    (`paired`: pairing()'s answer for the two)."""
+    shift, first, last = paired
     return median_of([receiver["receives"][k + shift] - sender["sends"][k]
                       for k in range(first, last)])
 
 
-def find(sender, receiver):
+def find(sender, receiver, paired):
     """Median ticks from the sender's send call to the start of the
     receiver's progress call that found the message."""
-    shift, first, last = pairing(sender, receiver)
+    shift, first, last = paired
     return median_of([receiver["found_in"][k + shift] - sender["sends"][k]
                       for k in range(first, last) if receiver["found_in"][k + shift]])
 
@@ -217,9 +218,10 @@ def split(out):
         raise RuntimeError("the sides did not end on CPU 0 and CPU 1")
     per_ns = statistics.mean(side["ticks_per_ns"] for side in sides)
     i, r = sorted(sides, key=lambda side: side["cpu"])
+    i_to_r, r_to_i = pairing(i, r), pairing(r, i)
     figures = {
-        "flight i>r": flight(i, r) / per_ns,
-        "flight r>i": flight(r, i) / per_ns,
+        "flight i>r": flight(i, r, i_to_r) / per_ns,
+        "flight r>i": flight(r, i, r_to_i) / per_ns,
         "turn i": turnaround(i) / per_ns,
         "turn r": turnaround(r) / per_ns,
     }
@@ -227,8 +229,8 @@ def split(out):
     figures["send i"] = send_call(i) / per_ns
     figures["send r"] = send_call(r) / per_ns
     if "found_in" in i:
-        figures["find i>r"] = find(i, r) / per_ns
-        figures["find r>i"] = find(r, i) / per_ns
+        figures["find i>r"] = find(i, r, i_to_r) / per_ns
+        figures["find r>i"] = find(r, i, r_to_i) / per_ns
         figures["in poll i"] = in_poll(i) / per_ns
         figures["in poll r"] = in_poll(r) / per_ns
         figures["after i"] = after_send(i) / per_ns
