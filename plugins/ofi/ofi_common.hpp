@@ -52,6 +52,11 @@ struct Settings {
   int port = 0;              ///< msg: the responder's port (0 = any)
   std::string peer_address;  ///< msg: where the initiator connects ("" = control peer)
   std::string progress;      ///< "" | auto | manual: requested data progress
+  /// Inline requests (kInline): false = posted with FI_INJECT | FI_COMPLETION
+  /// and completed by the provider's CQ entry; true = posted with fi_inject
+  /// (fi_inject_write, fi_inject_writedata), which make no CQ entry, and
+  /// completed when the call returns, as fabtests count an inject.
+  bool inject_at_return = false;
 };
 
 }  // namespace uniperf::ofi

@@ -236,10 +236,12 @@ void OfiContext::read_capabilities() {
                                    : Support::emulated;
   caps_.completion_events = cq_wait_fd_works() ? Support::native : Support::none;
   caps_.post_list = Support::native;  // FI_MORE on all but the last of a chain
-  // An injected request must still report its completion: that is what
-  // tells the engine (and a manual-progress provider's caller) it was
-  // delivered. rxd in 1.17 reports none for FI_INJECT (a ping-pong stalls,
-  // seen here), so no inline path is offered there.
+  // By default an injected request still asks for its completion
+  // (FI_COMPLETION), which a provider reports at its own completion level;
+  // with inject_completion: return it goes by fi_inject and is done when the
+  // call returns (the buffer is free then). rxd in 1.17 reports no
+  // completion for FI_INJECT (a ping-pong stalls, seen here) and needs its
+  // CQ read for progress, so no inline path is offered there at all.
   caps_.max_inline = rxd ? 0 : i.tx_attr->inject_size;
   caps_.max_message =
       i.ep_attr->max_msg_size >= UINT32_MAX ? 0 : static_cast<std::size_t>(i.ep_attr->max_msg_size);
@@ -281,6 +283,8 @@ std::string OfiContext::device() const {
                      i.fabric_attr->name + ", domain " + i.domain_attr->name;
   text +=
       i.domain_attr->data_progress == FI_PROGRESS_MANUAL ? ", manual progress" : ", auto progress";
+  // What an inline request's completion means differs with it: say so.
+  if (settings_.inject_at_return && caps_.max_inline != 0) text += ", injects done at return";
   return text;
 }
 

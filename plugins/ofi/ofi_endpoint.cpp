@@ -112,6 +112,7 @@ OfiEndpoint::~OfiEndpoint() = default;
 void OfiEndpoint::open_common(const EndpointParams& params) {
   const fi_info& info = context_.info();
   selective_native_ = context_.capabilities().selective_completion == Support::native;
+  inject_at_return_ = settings_.inject_at_return;
 
   // Ring sizes: powers of two with room for every request the engine may
   // have outstanding, and the completions of all of them at once.
@@ -394,16 +395,31 @@ bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
   void* desc = local->desc();
   iovec iov{local->at(wr.local_offset), wr.length};
   Clock::time_point give_up{};
+  // fi_inject and its kin take no flags: a fenced request keeps the
+  // message call (FI_MORE is only a hint and may go).
+  const bool inject = inject_at_return_ && (flags & FI_INJECT) != 0 && (flags & FI_FENCE) == 0;
   for (;;) {
     ssize_t rc = 0;
     switch (wr.op) {
       case Op::send: {
+        if (inject) {
+          rc = fi_inject(ep_.get(), iov.iov_base, iov.iov_len, peer_);
+          break;
+        }
         const fi_msg msg{&iov, &desc, 1, peer_, &slot.context, 0};
         rc = fi_sendmsg(ep_.get(), &msg, flags);
         break;
       }
       case Op::write:
       case Op::write_imm: {
+        if (inject) {
+          rc = wr.op == Op::write_imm
+                   ? fi_inject_writedata(ep_.get(), iov.iov_base, iov.iov_len, wr.immediate, peer_,
+                                         remote->target(wr.remote_offset), remote->key())
+                   : fi_inject_write(ep_.get(), iov.iov_base, iov.iov_len, peer_,
+                                     remote->target(wr.remote_offset), remote->key());
+          break;
+        }
         const fi_rma_iov rma{remote->target(wr.remote_offset), wr.length, remote->key()};
         const fi_msg_rma msg{&iov, &desc, 1, peer_, &rma, 1, &slot.context, wr.immediate};
         rc = fi_writemsg(ep_.get(), &msg,
@@ -442,8 +458,12 @@ bool OfiEndpoint::submit(const WorkRequest& wr, std::uint64_t flags, SendSlot& s
         break;
       }
     }
-    if (rc == 0) [[likely]]
+    if (rc == 0) [[likely]] {
+      // An inject reports nothing: its buffer is free now, so it is done
+      // (a signaled one's Completion comes from the next poll's collect()).
+      if (inject) slot.done = true;
       return true;
+    }
     if (rc != -FI_EAGAIN) throw TransportError(fi_error(std::string(to_string(wr.op)), rc));
     if (refused == Refused::give_back) return false;
     // The provider needs progress (or its queue is momentarily full): read

@@ -104,6 +104,7 @@ class OfiEndpoint final : public Endpoint {
   OfiContext& context_;
   const Settings& settings_;
   bool selective_native_ = false;
+  bool inject_at_return_ = false;  // Settings::inject_at_return
   fi_addr_t peer_ = FI_ADDR_UNSPEC;
 
   // Destroyed in reverse: the endpoint first, then what it is bound to.

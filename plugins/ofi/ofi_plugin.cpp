@@ -118,6 +118,13 @@ class OfiPlugin final : public Plugin {
          "",
          "data progress to request: auto | manual (default: the provider's)",
          {"auto", "manual"}},
+        {"inject_completion",
+         OptionType::string,
+         "provider",
+         "inline requests (-I): provider = FI_INJECT with a completion from the provider's CQ | "
+         "return = fi_inject, no CQ entry: done when the call returns, its buffer free "
+         "(fabtests' fi_pingpong counts injects so)",
+         {"provider", "return"}},
         {"address", OptionType::string, "0.0.0.0",
          "msg: numeric IPv4 address the responder listens on"},
         {"port",
@@ -161,6 +168,7 @@ class OfiPlugin final : public Plugin {
     s.fabric = options.string("fabric");
     s.domain = options.string("domain");
     s.progress = options.string("progress");  // "", or a choice the loader checked
+    s.inject_at_return = options.string("inject_completion") == "return";
     s.address = options.string("address");
     s.port = static_cast<int>(options.integer("port"));  // 0..65535, checked by the loader
     s.peer_address = options.string("peer_address");

@@ -322,6 +322,38 @@ TEST(OfiDomain, TheConfigsDomainRunsAndAMissingOneIsUnavailable) {
   EXPECT_NE(reason.find("lo"), std::string::npos) << reason;
 }
 
+// inject_completion: return posts inline requests by fi_inject (and
+// fi_inject_write), which report nothing: the plugin completes each when
+// the call returns. Over shm (the stock config sets it), tcp rdm and tcp msg,
+// latency and streams of inline sends and writes run and deliver intact
+// payloads, and the record's device says what a completion meant.
+TEST(OfiInject, InjectsDoneAtReturnRunIntactOverShmAndTcp) {
+  if (!plugin_available("ofi")) GTEST_SKIP() << "needs the ofi plugin";
+  Scratch scratch;
+  const std::string configs[] = {"configs/ofi-shm.yaml",
+                                 "ofi:provider=tcp,endpoint=rdm,inject_completion=return",
+                                 "ofi:provider=tcp,endpoint=msg,inject_completion=return"};
+  const std::string runs[] = {"lat --op send", "bw --op send", "lat --op write", "bw --op write"};
+  int n = 0;
+  for (const auto& config : configs) {
+    for (const auto& run : runs) {
+      const auto results = scratch / ("inject" + std::to_string(n++) + ".jsonl");
+      const Outcome o = uniperf(run + " -s 8,64 -n 2000 -I 64 --validate --timeout 30 --config " +
+                                config + " -o " + results.string());
+      ASSERT_EQ(o.exit_code, 0) << run << " over " << config << "\n" << o.out << o.err;
+      const auto records = read_jsonl(results);
+      ASSERT_EQ(records.size(), 2u) << o.out << o.err;
+      for (const auto& r : records) {
+        EXPECT_EQ(r.at("status"), "ok") << run << " over " << config << ": " << r.dump();
+        EXPECT_EQ(r.at("corrupted_bytes"), 0) << r.dump();
+        EXPECT_EQ(r.at("params").at("inline"), 64) << r.dump();
+        const std::string device = r.at("plugin").at("device");
+        EXPECT_NE(device.find("injects done at return"), std::string::npos) << device;
+      }
+    }
+  }
+}
+
 // Every rail policy over two rails of the libraries that run here (two
 // loopback rails each): every record ok and intact, each rail carrying an
 // even share. A bound bidirectional stream receives on one rail's endpoint
