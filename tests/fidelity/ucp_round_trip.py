@@ -6,6 +6,8 @@ turnarounds (docs/fidelity.md, "ucx-shm latencies at 8 B").
     tests/fidelity/ucp_round_trip.py [--rounds N] [-n ITERATIONS] [--config ucx-shm]
                                      [--uniperf-config C] [--uniperf-args "ARGS"] [--progress]
                                      [--trial-plugins DIR] [--trial-args "ARGS"]
+                                     [--perftest-spin-before-send NS]
+                                     [--perftest-spin-after-progress NS]
 
 Both tools run with tests/fidelity/ucp_round_trip_hook.c preloaded, which
 stamps every tag send call and every receive completion with the TSC; the
@@ -37,6 +39,12 @@ call, and a flight splits further:
   find i>r, r>i    the send call's start to the start of the progress call
                    that found the message (the send, the trip, and how long
                    the message waited for a poll);
+  wait i>r, r>i    the send call's end to that call's start (find less the
+                   send call: how long the sent message waited for a poll);
+  missed i>r, r>i  the share of messages, in % and not ns, whose receiver
+                   began a progress call after the send call had returned
+                   and did not find the message in it (the call before the
+                   finding one): the message was sent and not yet visible;
   in poll i, r     that call's start to the receive's completion (UCX's
                    receive work);
   after i, r       a side's send call's end to its first progress call (what
@@ -56,6 +64,11 @@ three): uniperf with a changed plugin (--trial-plugins, the directory of its
 build, searched before the tree's own) or with more arguments
 (--trial-args). Its medians less uniperf's end the table: what a change does
 to each part of the round trip.
+
+The --perftest-spin options are trials on ucx_perftest's loop instead: the
+hook busy-waits that many ns before each of its send calls (a longer
+turnaround) or after each of its progress calls (a longer idle loop), so
+that what a loop's length does to the other parts can be read off.
 Needs x86-64 (the TSC), a C compiler and UCX's headers (libucx-dev).
 """
 import argparse
@@ -94,7 +107,7 @@ def read_side(path):
     if len(data) > offset + 8 * (2 * sends + receives):  # the progress calls stamped
         arrays += [("found_in", receives), ("polls_by_receive", receives),
                    ("first_poll", receives), ("polls_by_send", sends),
-                   ("idle_calls", IDLE_BUCKETS)]
+                   ("idle_calls", IDLE_BUCKETS), ("missed_in", receives)]
     for name, count in arrays:
         side[name] = struct.unpack_from(f"<{count}Q", data, offset)
         offset += 8 * count
@@ -143,6 +156,25 @@ def find(sender, receiver, paired):
     shift, first, last = paired
     return median_of([receiver["found_in"][k + shift] - sender["sends"][k]
                       for k in range(first, last) if receiver["found_in"][k + shift]])
+
+
+def wait(sender, receiver, paired):
+    """Median ticks from the sender's send call's end to the start of the
+    receiver's progress call that found the message."""
+    shift, first, last = paired
+    return median_of([receiver["found_in"][k + shift] - sender["sent"][k]
+                      for k in range(first, last) if receiver["found_in"][k + shift]])
+
+
+def missed(sender, receiver, paired):
+    """The share of messages (in %) that a progress call of the receiver's
+    missed although it began after the sender's send call had returned: the
+    call before the finding one began after that send's end."""
+    shift, first, last = paired
+    found = [(receiver["missed_in"][k + shift], sender["sent"][k]) for k in range(first, last)
+             if receiver["found_in"][k + shift]]
+    found = steady(found)
+    return 100 * sum(1 for previous, end in found if previous > end) / len(found)
 
 
 def in_poll(side):
@@ -231,6 +263,10 @@ def split(out):
     if "found_in" in i:
         figures["find i>r"] = find(i, r, i_to_r) / per_ns
         figures["find r>i"] = find(r, i, r_to_i) / per_ns
+        figures["wait i>r"] = wait(i, r, i_to_r) / per_ns
+        figures["wait r>i"] = wait(r, i, r_to_i) / per_ns
+        figures["missed i>r"] = missed(i, r, i_to_r)
+        figures["missed r>i"] = missed(r, i, r_to_i)
         figures["in poll i"] = in_poll(i) / per_ns
         figures["in poll r"] = in_poll(r) / per_ns
         figures["after i"] = after_send(i) / per_ns
@@ -261,6 +297,11 @@ def main():
     parser.add_argument("--trial-args", default=None, metavar="ARGS",
                         help="also run a trial uniperf with these arguments added, "
                              "e.g. \"--rx-replenish 16\"")
+    parser.add_argument("--perftest-spin-before-send", type=float, default=None, metavar="NS",
+                        help="ucx_perftest's runs busy-wait this long before each send call")
+    parser.add_argument("--perftest-spin-after-progress", type=float, default=None,
+                        metavar="NS",
+                        help="ucx_perftest's runs busy-wait this long after each progress call")
     args = parser.parse_args()
     transports = {"ucx-shm": "posix,self", "ucx-tcp": "tcp,self"}[args.config]
     if not fidelity.TWO_CORES:
@@ -294,11 +335,20 @@ def measure(args, transports, work):
         finally:
             os.environ.pop("UNIPERF_PLUGIN_PATH", None)
 
+    spins = {"UCP_ROUND_TRIP_SPIN_BEFORE_SEND": args.perftest_spin_before_send,
+             "UCP_ROUND_TRIP_SPIN_AFTER_PROGRESS": args.perftest_spin_after_progress}
+    spins = {name: str(ns) for name, ns in spins.items() if ns is not None}
+
     def run_ucx_perftest():
         # The server is ucx_perftest's initiator: on CPU 0, as uniperf's, and
         # given the time to exit by itself, so that the hook writes its stamps.
-        return 1000 * fidelity.ucx_perftest(transports, "tag_lat", 8, args.iterations, "latency",
-                                            server_cpu=0, server_grace=30)
+        os.environ.update(spins)
+        try:
+            return 1000 * fidelity.ucx_perftest(transports, "tag_lat", 8, args.iterations,
+                                                "latency", server_cpu=0, server_grace=30)
+        finally:
+            for name in spins:
+                os.environ.pop(name)
 
     tools = [("uniperf", run_uniperf), ("ucx_perftest", run_ucx_perftest)]
     if args.trial_plugins or args.trial_args:
@@ -308,7 +358,8 @@ def measure(args, transports, work):
     columns = ["p50", "flight i>r", "flight r>i", "turn i", "turn r", "sum/2", "send i",
                "send r"]
     if args.progress:
-        columns += ["find i>r", "find r>i", "in poll i", "in poll r", "after i", "after r",
+        columns += ["find i>r", "find r>i", "wait i>r", "wait r>i", "missed i>r", "missed r>i",
+                    "in poll i", "in poll r", "after i", "after r",
                     "period i", "period r",
                     "idle i", "idle r", "idle90 i", "idle90 r"]
     results = {name: [] for name, _ in tools}

@@ -11,7 +11,7 @@
 //
 // The same UCP entry points are wrapped in both tools, so the records cost
 // both the same (ucp_worker_progress passes straight through unless its
-// calls are stamped, below). Nothing is written unless UCP_ROUND_TRIP_OUT
+// calls are stamped or a spin trial asked for, below). Nothing is written unless UCP_ROUND_TRIP_OUT
 // names a directory; there each process leaves <pid>.bin at exit.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,15 +36,26 @@ static uint32_t send_count, receive_count;
 // of the progress call that found the message. Per receive: that start (0
 // when the receive completed outside a progress call) and the calls made by
 // then, and the start of the first call after the side's last send; per
-// send, the calls made before it; and a histogram of how long the calls that
-// found nothing took, in ticks (the last bucket holds the rest).
+// send, the calls made before it; a histogram of how long the calls that
+// found nothing took, in ticks (the last bucket holds the rest); and per
+// receive the start of the call before the finding one: when that call
+// began after the peer's send call had returned, it looked and missed a
+// message that was already sent.
 enum { kIdleBuckets = 1024 };
 static int stamp_progress, inside_progress;
-static uint64_t progress_began, progress_calls, calls_by_last_send, first_after_send;
+static uint64_t progress_began, previous_began, progress_calls, calls_by_last_send;
+static uint64_t first_after_send;
 static uint64_t found_in[kCapacity], polls_by_receive[kCapacity], polls_by_send[kCapacity];
-static uint64_t first_poll[kCapacity];
+static uint64_t first_poll[kCapacity], missed_in[kCapacity];
 static uint64_t idle_calls[kIdleBuckets];
 static uint64_t start_tsc, start_ns;
+
+// Trials on a tool's loop: UCP_ROUND_TRIP_SPIN_BEFORE_SEND and
+// UCP_ROUND_TRIP_SPIN_AFTER_PROGRESS (ns) busy-wait that long before every
+// send call and after every progress call, lengthening the turnaround or
+// the idle loop by a known amount (ucp_round_trip.py sets them for
+// ucx_perftest's runs only).
+static uint64_t spin_before_send, spin_after_progress;  // in ticks; 0 = none
 
 // The fence keeps the read after the loads before it: without it the TSC
 // can be read before the awaited cache line has arrived.
@@ -57,6 +68,12 @@ static uint64_t raw_ns(void) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC_RAW, &now);
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void spin(uint64_t ticks) {
+  const uint64_t began = __rdtsc();
+  while (__rdtsc() - began < ticks) {
+  }
 }
 
 // The tools load libucp themselves (uniperf's plugin with dlopen and
@@ -84,6 +101,7 @@ static uint32_t next_posted;
 static void record_receive(void) {
   if (receive_count >= kCapacity) return;
   found_in[receive_count] = inside_progress ? progress_began : 0;
+  missed_in[receive_count] = inside_progress ? previous_began : 0;
   polls_by_receive[receive_count] = progress_calls;
   first_poll[receive_count] = first_after_send;
   receives[receive_count++] = tick();
@@ -92,7 +110,12 @@ static void record_receive(void) {
 unsigned ucp_worker_progress(ucp_worker_h worker) {
   static unsigned (*real)(ucp_worker_h);
   if (real == NULL) real = real_call("ucp_worker_progress");
-  if (!stamp_progress) return real(worker);
+  if (!stamp_progress) {
+    const unsigned events = real(worker);
+    if (spin_after_progress != 0) spin(spin_after_progress);
+    return events;
+  }
+  previous_began = progress_began;
   progress_began = __rdtsc();
   if (progress_calls++ == calls_by_last_send) first_after_send = progress_began;
   inside_progress = 1;
@@ -102,6 +125,7 @@ unsigned ucp_worker_progress(ucp_worker_h worker) {
     const uint64_t took = __rdtsc() - progress_began;
     ++idle_calls[took < kIdleBuckets ? took : kIdleBuckets - 1];
   }
+  if (spin_after_progress != 0) spin(spin_after_progress);  // not in the call's own time
   return events;
 }
 
@@ -138,6 +162,7 @@ ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void* buffer, size_t count,
   static ucs_status_ptr_t (*real)(ucp_ep_h, const void*, size_t, ucp_tag_t,
                                   const ucp_request_param_t*);
   if (real == NULL) real = real_call("ucp_tag_send_nbx");
+  if (spin_before_send != 0) spin(spin_before_send);
   const uint64_t began = tick();
   ucs_status_ptr_t result = real(ep, buffer, count, tag, param);
   if (send_count < kCapacity) {
@@ -152,13 +177,23 @@ __attribute__((constructor)) static void begin(void) {
   stamp_progress = getenv("UCP_ROUND_TRIP_PROGRESS") != NULL;
   start_ns = raw_ns();
   start_tsc = __rdtsc();
+  const char* before_send = getenv("UCP_ROUND_TRIP_SPIN_BEFORE_SEND");
+  const char* after_progress = getenv("UCP_ROUND_TRIP_SPIN_AFTER_PROGRESS");
+  if (before_send == NULL && after_progress == NULL) return;
+  // The TSC's rate, over 20 ms, to turn the spins' ns into ticks.
+  while (raw_ns() - start_ns < 20000000u) {
+  }
+  const double ticks_per_ns = (double)(__rdtsc() - start_tsc) / (double)(raw_ns() - start_ns);
+  if (before_send != NULL) spin_before_send = (uint64_t)(atof(before_send) * ticks_per_ns);
+  if (after_progress != NULL) spin_after_progress = (uint64_t)(atof(after_progress) * ticks_per_ns);
 }
 
 // <pid>.bin: the CPU the process ended on, the TSC's rate over its life
 // (ticks per ns, against CLOCK_MONOTONIC_RAW), the counts, then the stamps:
 // sends' starts and ends, then receives' completions; with the progress
 // calls stamped, then the receives' progress starts, call counts and first
-// calls after a send, the sends' call counts and the idle calls' histogram.
+// calls after a send, the sends' call counts, the idle calls' histogram and
+// the receives' previous progress starts.
 __attribute__((destructor)) static void end(void) {
   const char* directory = getenv("UCP_ROUND_TRIP_OUT");
   if (directory == NULL || send_count == 0) return;
@@ -181,6 +216,7 @@ __attribute__((destructor)) static void end(void) {
     fwrite(first_poll, sizeof first_poll[0], receive_count, out);
     fwrite(polls_by_send, sizeof polls_by_send[0], send_count, out);
     fwrite(idle_calls, sizeof idle_calls[0], kIdleBuckets, out);
+    fwrite(missed_in, sizeof missed_in[0], receive_count, out);
   }
   fclose(out);
 }
