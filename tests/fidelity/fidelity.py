@@ -145,9 +145,13 @@ def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace
 def fi_pingpong(provider, endpoint, size, iterations, _metric):
     port = free_port()
     common = ["-p", provider, "-e", endpoint, "-I", str(iterations), "-S", str(size)]
-    with Server(["fi_pingpong"] + common + ["-B", str(port)]):
+    # Its client does not retry: give the server time to open the provider
+    # and listen (with 0.4 s, one client of 22 printed nothing).
+    with Server(["fi_pingpong"] + common + ["-B", str(port)], settle=1.0):
         out = client(["fi_pingpong"] + common + ["-P", str(port), "127.0.0.1"])
     rows = [line.split() for line in out.splitlines() if re.match(r"^\d+[kmg]?\s", line)]
+    if not rows:
+        raise RuntimeError("fi_pingpong printed no result: " + (out.strip()[-300:] or "nothing"))
     return float(rows[-1][6])  # usec/xfer
 
 
