@@ -44,7 +44,7 @@ call, and a flight splits further:
   missed i>r, r>i  the share of messages, in % and not ns, whose receiver
                    began a progress call after the send call had returned
                    and did not find the message in it (the call before the
-                   finding one): the message was sent and not yet visible;
+                   finding one): sent, and not yet visible to that call;
   in poll i, r     that call's start to the receive's completion (UCX's
                    receive work);
   after i, r       a side's send call's end to its first progress call (what
@@ -344,8 +344,11 @@ def measure(args, transports, work):
         # given the time to exit by itself, so that the hook writes its stamps.
         os.environ.update(spins)
         try:
+            # Over tcp with -e, its endpoints handling a peer's failure as
+            # the ucx-tcp config's do (peer_errors), as in fidelity.py.
             return 1000 * fidelity.ucx_perftest(transports, "tag_lat", 8, args.iterations,
-                                                "latency", server_cpu=0, server_grace=30)
+                                                "latency", server_cpu=0, server_grace=30,
+                                                peer_errors=args.config == "ucx-tcp")
         finally:
             for name in spins:
                 os.environ.pop(name)
