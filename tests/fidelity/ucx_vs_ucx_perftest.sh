@@ -22,12 +22,16 @@ port=$((20000 + RANDOM % 20000))
 # native TLS TEST SIZE ITERS -> prints the metric (latency us | MB/s | Mmsg/s)
 native() {
   local tls=$1 test=$2 size=$3 iters=$4 metric=$5
+  # The ucx-tcp config's endpoints handle a peer's failure (peer_errors):
+  # ucx_perftest's do so with -e, which changes UCP's protocols over tcp.
+  local errors=()
+  [ "$tls" = tcp,self ] && errors=(-e)
   port=$((port + 1))
   UCX_TLS=$tls ucx_perftest -p "$port" >/dev/null 2>&1 &
   local server=$!
   sleep 0.3
   local line
-  line=$(UCX_TLS=$tls ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" -n "$iters" -f 2>/dev/null | tail -1)
+  line=$(UCX_TLS=$tls ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" -n "$iters" -f "${errors[@]}" 2>/dev/null | tail -1)
   wait "$server" 2>/dev/null || true
   # columns: iterations, p50 latency, avg latency, overall latency, bw avg, bw overall, rate avg, rate overall
   case $metric in
