@@ -11,8 +11,9 @@
 //
 // The same UCP entry points are wrapped in both tools, so the records cost
 // both the same (ucp_worker_progress passes straight through unless its
-// calls are stamped or a spin trial asked for, below). Nothing is written unless UCP_ROUND_TRIP_OUT
-// names a directory; there each process leaves <pid>.bin at exit.
+// calls are stamped or a spin trial asked for, below). Nothing is written
+// unless UCP_ROUND_TRIP_OUT names a directory; there each process leaves
+// <pid>.bin at exit.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <sched.h>
@@ -107,14 +108,9 @@ static void record_receive(void) {
   receives[receive_count++] = tick();
 }
 
-unsigned ucp_worker_progress(ucp_worker_h worker) {
-  static unsigned (*real)(ucp_worker_h);
-  if (real == NULL) real = real_call("ucp_worker_progress");
-  if (!stamp_progress) {
-    const unsigned events = real(worker);
-    if (spin_after_progress != 0) spin(spin_after_progress);
-    return events;
-  }
+// Stamps the call (when asked) around UCP's own progress; returns its events.
+static unsigned stamped_progress(unsigned (*real)(ucp_worker_h), ucp_worker_h worker) {
+  if (!stamp_progress) return real(worker);
   previous_began = progress_began;
   progress_began = __rdtsc();
   if (progress_calls++ == calls_by_last_send) first_after_send = progress_began;
@@ -125,6 +121,13 @@ unsigned ucp_worker_progress(ucp_worker_h worker) {
     const uint64_t took = __rdtsc() - progress_began;
     ++idle_calls[took < kIdleBuckets ? took : kIdleBuckets - 1];
   }
+  return events;
+}
+
+unsigned ucp_worker_progress(ucp_worker_h worker) {
+  static unsigned (*real)(ucp_worker_h);
+  if (real == NULL) real = real_call("ucp_worker_progress");
+  const unsigned events = stamped_progress(real, worker);
   if (spin_after_progress != 0) spin(spin_after_progress);  // not in the call's own time
   return events;
 }
