@@ -66,6 +66,7 @@ is set; the other percentiles are null.
 """
 import argparse
 import copy
+import functools
 import json
 import os
 import random
@@ -299,67 +300,57 @@ def comparisons():
     for config, tls, lat_n, bw_n, big_n, rate_n, errors in ucx:
         c = ["-c", f"configs/{config}.yaml"]
         one = ["--buffers", "single", "-t", "32", "-w", "1000"]
+        native = functools.partial(ucx_perftest, tls, peer_errors=errors)
+        needs = ("ucx_perftest", "ucx")
         rows += [
             (f"{config} send lat 8", "ucx_perftest", "latency",
              ["lat", "--op", "send", "-s", "8", "-n", str(lat_n), "-w", "1000"] + c, p50,
-             lambda m, t=tls, n=lat_n, e=errors:
-             ucx_perftest(t, "tag_lat", 8, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
+             lambda m, run=native, n=lat_n: run("tag_lat", 8, n, m), needs),
             (f"{config} put lat 8", "ucx_perftest", "latency",
              ["lat", "--op", "write", "-s", "8", "-n", str(lat_n), "-w", "1000"] + c, p50,
-             lambda m, t=tls, n=lat_n, e=errors:
-             ucx_perftest(t, "ucp_put_lat", 8, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
-            (f"{config} send rate 8", "ucx_perftest", "rate",
-             ["bw", "--op", "send", "-s", "8", "-n", str(rate_n)] + one + c, mmsg_per_s,
-             lambda m, t=tls, n=rate_n, e=errors:
-             ucx_perftest(t, "tag_bw", 8, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
-            (f"{config} send bw 64K", "ucx_perftest", "bandwidth",
-             ["bw", "--op", "send", "-s", "64K", "-n", str(bw_n)] + one + c, mb_per_s,
-             lambda m, t=tls, n=bw_n, e=errors:
-             ucx_perftest(t, "tag_bw", 65536, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
-            (f"{config} send bw 1M", "ucx_perftest", "bandwidth",
-             ["bw", "--op", "send", "-s", "1M", "-n", str(big_n)] + one + c, mb_per_s,
-             lambda m, t=tls, n=big_n, e=errors:
-             ucx_perftest(t, "tag_bw", 1 << 20, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
-            (f"{config} put bw 1M", "ucx_perftest", "bandwidth",
-             ["bw", "--op", "write", "-s", "1M", "-n", str(big_n)] + one + c, mb_per_s,
-             lambda m, t=tls, n=big_n, e=errors:
-             ucx_perftest(t, "ucp_put_bw", 1 << 20, n, m, peer_errors=e),
-             ("ucx_perftest", "ucx")),
+             lambda m, run=native, n=lat_n: run("ucp_put_lat", 8, n, m), needs),
         ]
-        # ucx_perftest takes its time after flushing the endpoint: the same
-        # streams ended at delivery (--stream-end delivered), beside the rows
-        # above that end at the last completion.
-        delivered = ["--stream-end", "delivered"]
-        rows += [(name + " delivered", tool, metric, argv + delivered, figure, native, needs)
-                 for name, tool, metric, argv, figure, native, needs in rows[-4:]]
+        # The streams: (op, size, label, iterations, ucx_perftest's test, metric).
+        streams = [(f"{config} send rate 8", "send", "8", rate_n, "tag_bw", 8, mmsg_per_s, "rate"),
+                   (f"{config} send bw 64K", "send", "64K", bw_n, "tag_bw", 65536, mb_per_s,
+                    "bandwidth"),
+                   (f"{config} send bw 1M", "send", "1M", big_n, "tag_bw", 1 << 20, mb_per_s,
+                    "bandwidth"),
+                   (f"{config} put bw 64K", "write", "64K", bw_n, "ucp_put_bw", 65536, mb_per_s,
+                    "bandwidth"),
+                   (f"{config} put bw 1M", "write", "1M", big_n, "ucp_put_bw", 1 << 20, mb_per_s,
+                    "bandwidth")]
+        # ucx_perftest takes its time after flushing the endpoint: each stream
+        # also ended at delivery (--stream-end delivered), beside the one that
+        # ends at the last completion.
+        for ending in ([], ["--stream-end", "delivered"]):
+            rows += [(name + (" delivered" if ending else ""), "ucx_perftest", metric,
+                      ["bw", "--op", op, "-s", label, "-n", str(n)] + one + c + ending, figure,
+                      lambda m, run=native, t=test, s=size, n=n: run(t, s, n, m), needs)
+                     for name, op, label, n, test, size, figure, metric in streams]
         # The message rate with receives re-posted 16 at a time, which
         # closes the 8 B rate gap over shared memory (docs/fidelity.md).
         rows.append((f"{config} send rate 8 replenish 16", "ucx_perftest", "rate",
                      ["bw", "--op", "send", "-s", "8", "-n", str(rate_n), "--rx-replenish", "16"]
                      + one + c, mmsg_per_s,
-                     lambda m, t=tls, n=rate_n, e=errors:
-                     ucx_perftest(t, "tag_bw", 8, n, m, peer_errors=e),
-                     ("ucx_perftest", "ucx")))
-    for config, provider, endpoint, n in [("ofi-tcp", "tcp", "msg", 20000),
-                                          ("ofi-shm", "shm", "rdm", 50000)]:
-        rows.append((f"{config} send lat 8", "fi_pingpong", "latency",
-                     ["lat", "--op", "send", "-s", "8", "-n", str(n), "-w", "100", "-I", "65536",
-                      "-c", f"configs/{config}.yaml"], mean,
-                     lambda m, p=provider, e=endpoint, n=n: fi_pingpong(p, e, 8, n, m),
-                     ("fi_pingpong", "ofi")))
+                     lambda m, run=native, n=rate_n: run("tag_bw", 8, n, m), needs))
+    ofi = [("ofi-tcp", "tcp", "msg", 20000), ("ofi-shm", "shm", "rdm", 50000)]
+    for config, provider, endpoint, n in ofi:
+        for size, label in ((8, "8"), (4096, "4K")):
+            rows.append((f"{config} send lat {label}", "fi_pingpong", "latency",
+                         ["lat", "--op", "send", "-s", str(size), "-n", str(n), "-w", "100",
+                          "-I", "65536", "-c", f"configs/{config}.yaml"], mean,
+                         lambda m, p=provider, e=endpoint, s=size, n=n: fi_pingpong(p, e, s, n, m),
+                         ("fi_pingpong", "ofi")))
     # fi_pingpong sends with fi_inject, which reports nothing, and counts a
     # send done when the call returns; configs/ofi-shm.yaml does the same
     # (inject_completion: return). This row asks shm for its completions,
     # as the plugin does by default (docs/fidelity.md).
+    shm_n = next(n for config, _, _, n in ofi if config == "ofi-shm")
     rows.append(("ofi-shm send lat 8 provider completions", "fi_pingpong", "latency",
-                 ["lat", "--op", "send", "-s", "8", "-n", "50000", "-w", "100", "-I", "65536",
+                 ["lat", "--op", "send", "-s", "8", "-n", str(shm_n), "-w", "100", "-I", "65536",
                   "-c", "ofi:provider=shm,endpoint=rdm,inject_completion=provider"], mean,
-                 lambda m: fi_pingpong("shm", "rdm", 8, 50000, m), ("fi_pingpong", "ofi")))
+                 lambda m: fi_pingpong("shm", "rdm", 8, shm_n, m), ("fi_pingpong", "ofi")))
     # On rxe0. perftest's iterations: 1000 a latency test, 5000 a write
     # stream, 1000 a send or read stream (its defaults, which --preset
     # perftest takes). Atomics' latency is a round trip, as a read's.
@@ -514,7 +505,8 @@ def main():
             figures[name, tool].append(pair)
         print(f"fidelity: round {round_ + 1} of {args.rounds} done", file=sys.stderr)
 
-    header = f"{'comparison':<24} {'tool':<13} {'unit':<7} {'uniperf':>10} {'tool':>10} " \
+    width = max([len("comparison")] + [len(row[0]) for row in chosen])
+    header = f"{'comparison':<{width}} {'tool':<13} {'unit':<7} {'uniperf':>10} {'tool':>10} " \
              f"{'ratio':>7}  {'95% CI':<15} {'best':>7} rounds"
     print(header)
     records = []
@@ -524,11 +516,11 @@ def main():
         theirs = [n for _, n in figures[name, tool] if n is not None]
         paired = [u / n for u, n in figures[name, tool] if u is not None and n]
         if not paired:
-            print(f"{name:<24} {tool:<13} (no round with both runs)")
+            print(f"{name:<{width}} {tool:<13} (no round with both runs)")
             continue
         u, n = statistics.median(ours), statistics.median(theirs)
         low, high = ratio_interval(paired)
-        print(f"{name:<24} {tool:<13} {UNITS[metric]:<7} {u:>10.3f} {n:>10.3f} "
+        print(f"{name:<{width}} {tool:<13} {UNITS[metric]:<7} {u:>10.3f} {n:>10.3f} "
               f"{statistics.median(paired):>7.3f}  [{low:.3f}, {high:.3f}] "
               f"{best_ratio(metric, ours, theirs):>7.3f} {len(paired)}")
         for side, runs in (("uniperf", ours), (tool, theirs)):
