@@ -274,6 +274,8 @@ class TcpContext final : public Context {
     if (settings_.busy_poll_us > 0)
       text += ", busy_poll " + std::to_string(settings_.busy_poll_us) + " us";
     if (!settings_.busy_poll_note.empty()) text += ", " + settings_.busy_poll_note;
+    if (settings_.staging_bytes != kDefaultStagingBytes)
+      text += ", staging " + std::to_string(settings_.staging_bytes);
     return text;
   }
 
@@ -286,7 +288,7 @@ class TcpContext final : public Context {
         channel.rank() == 1 ? accept_peer(params, channel) : connect_peer(params, channel);
     support::Descriptor guard(fd);
     apply_connected_options(fd, settings_);
-    auto endpoint = std::make_unique<TcpEndpoint>(fd, params);
+    auto endpoint = std::make_unique<TcpEndpoint>(fd, params, settings_.staging_bytes);
     guard.release();
     return endpoint;
   }

@@ -8,10 +8,13 @@
 
 #include <netdb.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <uniperf/plugin.hpp>
 #include <uniperf/plugin_support.hpp>
+
+#include "tcp_endpoint.hpp"
 
 namespace uniperf::tcp {
 
@@ -23,7 +26,8 @@ struct Settings {
   bool nodelay = true;
   int sndbuf = 0;  // 0: the kernel's default
   int rcvbuf = 0;
-  int busy_poll_us = 0;        // 0: off, or refused at open()
+  int busy_poll_us = 0;  // 0: off, or refused at open()
+  std::size_t staging_bytes = kDefaultStagingBytes;
   std::string busy_poll_note;  // why busy_poll is off although asked for
   int effective_sndbuf = 0;    // what the kernel granted, for device()
   int effective_rcvbuf = 0;

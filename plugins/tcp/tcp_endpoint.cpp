@@ -32,14 +32,16 @@ std::uint32_t load_be32(const std::byte* at) {
 
 }  // namespace
 
-TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params)
+TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes)
     : fd_(fd),
       sends_(std::max<std::uint32_t>(params.send_depth, 1)),
       receives_(std::max<std::uint32_t>(params.recv_depth, 1)),
       // Every queued completion stands for a request the engine still counts
       // as outstanding, so the two depths bound the queue.
       completions_(std::size_t{std::max<std::uint32_t>(params.send_depth, 1)} +
-                   std::max<std::uint32_t>(params.recv_depth, 1)) {}
+                   std::max<std::uint32_t>(params.recv_depth, 1)),
+      staging_(staging_bytes),
+      staged_receive_most_(staging_bytes / 2) {}
 
 std::unique_ptr<RemoteRegion> TcpEndpoint::import_region(std::uint64_t address,
                                                          std::uint64_t length,
@@ -212,7 +214,7 @@ void TcpEndpoint::receive_messages() {
   while (!receives_.empty()) {
     const RecvRequest& receive = receives_.front();
     // A small receive reads through the staging buffer; a large one in place.
-    const bool staged_receive = receive.length <= kStagedReceiveMost;
+    const bool staged_receive = receive.length <= staged_receive_most_;
     if (header_received_ < kHeaderSize) {
       header_received_ += take_staged(header_ + header_received_, kHeaderSize - header_received_);
       if (header_received_ < kHeaderSize) {

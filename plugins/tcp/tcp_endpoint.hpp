@@ -5,11 +5,12 @@
 // immediate; both big-endian) followed by the payload. The receiver puts one
 // message into the oldest posted receive. For a large receive buffer it reads
 // the payload straight into it (and the next header in the same call), so a
-// large payload is never copied in user space. For a small one it reads
-// whatever the socket holds, up to kStagingBytes, into a staging buffer and
-// copies each message out of it: one system call per ping-pong message (the
-// header and payload together, as sockperf's single recv), and one per many
-// messages of a stream of small ones.
+// large payload is never copied in user space. For a small one (up to half
+// the staging buffer, the option `staging`) it reads whatever the socket
+// holds, up to the staging buffer's size, into it and copies each message
+// out of it: one system call per ping-pong message (the header and payload
+// together, as sockperf's single recv), and one per many messages of a
+// stream of small ones.
 #pragma once
 
 #include <sys/uio.h>
@@ -27,10 +28,10 @@ inline constexpr std::int32_t kStatusTruncated = 1;
 
 inline constexpr std::size_t kHeaderSize = 8;
 
-/// The staging buffer's size, and the largest posted receive read through
-/// it (above it, the payload is read in place).
-inline constexpr std::size_t kStagingBytes = 8192;
-inline constexpr std::size_t kStagedReceiveMost = 4096;
+/// The staging buffer's default size (the option `staging`). Receives of up
+/// to half of it are read through it; above that, the payload is read in
+/// place.
+inline constexpr std::size_t kDefaultStagingBytes = 8192;
 /// The largest payload sent as one copied buffer when it is alone in the
 /// send queue: copying this little costs tens of nanoseconds, less than the
 /// second iovec of a sendmsg (see flush_sends).
@@ -48,8 +49,9 @@ T& append(support::CompletionRing<T>& ring) {
 
 class TcpEndpoint final : public Endpoint {
  public:
-  /// Takes ownership of `fd`, a connected socket in non-blocking mode.
-  TcpEndpoint(int fd, const EndpointParams& params);
+  /// Takes ownership of `fd`, a connected socket in non-blocking mode;
+  /// `staging_bytes` is the staging buffer's size (at least 2).
+  TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes);
   TcpEndpoint(const TcpEndpoint&) = delete;
   TcpEndpoint& operator=(const TcpEndpoint&) = delete;
 
@@ -112,7 +114,10 @@ class TcpEndpoint final : public Endpoint {
   std::size_t next_header_received_ = 0;
   /// What a small receive's recv brought beyond what it consumed: the
   /// following messages, in stream order, ahead of the socket's bytes.
-  std::vector<std::byte> staging_ = std::vector<std::byte>(kStagingBytes);
+  std::vector<std::byte> staging_;
+  /// The largest posted receive read through staging_: half its size, so
+  /// that one recv brings a whole message and the start of the next.
+  std::size_t staged_receive_most_;
   std::size_t staged_begin_ = 0;
   std::size_t staged_end_ = 0;
   /// A recv of this poll got less than it asked for: the socket had no

@@ -81,6 +81,19 @@ class TcpPlugin final : public Plugin {
          {},
          0,
          INT_MAX},
+        // How much one receive call reads moves a loopback stream's
+        // throughput: while the receiver copies, arriving segments wait in
+        // the socket's backlog for it, off the sender's CPU
+        // (docs/fidelity.md).
+        {"staging",
+         OptionType::size,
+         std::to_string(kDefaultStagingBytes),
+         "bytes one receive call reads into the staging buffer; messages of up to half of it "
+         "are copied out of it, larger ones read in place (sockperf's server reads 64 KiB a "
+         "call: 64K)",
+         {},
+         16,
+         std::int64_t{64} << 20},
     };
   }
 
@@ -100,6 +113,7 @@ class TcpPlugin final : public Plugin {
     settings.sndbuf = options.has("sndbuf") ? static_cast<int>(options.size("sndbuf")) : 0;
     settings.rcvbuf = options.has("rcvbuf") ? static_cast<int>(options.size("rcvbuf")) : 0;
     settings.busy_poll_us = static_cast<int>(options.integer("busy_poll"));
+    settings.staging_bytes = static_cast<std::size_t>(options.size("staging"));
     probe_socket_options(settings);
     return make_context(std::move(settings));
   }
