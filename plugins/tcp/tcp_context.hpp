@@ -26,11 +26,11 @@ struct Settings {
   bool nodelay = true;
   int sndbuf = 0;  // 0: the kernel's default
   int rcvbuf = 0;
-  int busy_poll_us = 0;  // 0: off, or refused at open()
-  std::size_t staging_bytes = kDefaultStagingBytes;
+  int busy_poll_us = 0;        // 0: off, or refused at open()
   std::string busy_poll_note;  // why busy_poll is off although asked for
   int effective_sndbuf = 0;    // what the kernel granted, for device()
   int effective_rcvbuf = 0;
+  std::size_t staging_bytes = kDefaultStagingBytes;  // bytes one receive call reads
 };
 
 /// getaddrinfo's list, freed with its owner.

@@ -50,7 +50,7 @@ T& append(support::CompletionRing<T>& ring) {
 class TcpEndpoint final : public Endpoint {
  public:
   /// Takes ownership of `fd`, a connected socket in non-blocking mode;
-  /// `staging_bytes` is the staging buffer's size (at least 2).
+  /// `staging_bytes` is the staging buffer's size (the option `staging`).
   TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes);
   TcpEndpoint(const TcpEndpoint&) = delete;
   TcpEndpoint& operator=(const TcpEndpoint&) = delete;
