@@ -311,7 +311,8 @@ def comparisons():
              ["lat", "--op", "write", "-s", "8", "-n", str(lat_n), "-w", "1000"] + c, p50,
              lambda m, run=native, n=lat_n: run("ucp_put_lat", 8, n, m), needs),
         ]
-        # The streams: (op, size, label, iterations, ucx_perftest's test, metric).
+        # The streams: (row, op, uniperf's -s, iterations, ucx_perftest's test and
+        # size in bytes, uniperf's figure, metric).
         streams = [(f"{config} send rate 8", "send", "8", rate_n, "tag_bw", 8, mmsg_per_s, "rate"),
                    (f"{config} send bw 64K", "send", "64K", bw_n, "tag_bw", 65536, mb_per_s,
                     "bandwidth"),
