@@ -35,6 +35,11 @@ def main():
     parser.add_argument("--size", type=int, default=16384)
     parser.add_argument("--seconds", type=int, default=2)
     args = parser.parse_args()
+    # The C stream's limits: its receive buffer is 256 KiB.
+    if not 1 <= args.size <= 262144:
+        parser.error(f"--size {args.size}: the stream's messages are 1 to 262144 bytes")
+    if args.seconds < 1 or args.rounds < 1:
+        parser.error("--seconds and --rounds are at least 1")
 
     with tempfile.TemporaryDirectory() as work:
         program = os.path.join(work, "tcp_receive_styles")
