@@ -15,6 +15,9 @@
 //                  receive, one posted buffer a message)
 //   poll-256K      poll() until readable, then non-blocking 256 KiB recv()
 //                  calls until the socket is empty
+//   spin-message   non-blocking recv() of one message, again and again, never
+//                  sleeping (the tcp plugin's busy-polled receive)
+//   spin-256K      the same, 256 KiB a call
 // Prints one line: style, MB/s (10^6 B/s, the sender's bytes over its timed
 // seconds) and the receiver's CPU seconds (user + system).
 #define _GNU_SOURCE
@@ -32,7 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum style { kBlocking64K, kBlocking256K, kPollMessage, kPoll256K };
+enum style { kBlocking64K, kBlocking256K, kPollMessage, kPoll256K, kSpinMessage, kSpin256K };
+enum { kStyles = kSpin256K + 1 };
 
 static void fail(const char* what) {
   perror(what);
@@ -56,18 +60,19 @@ static double now(void) {
 // Reads until the sender closes; reports its CPU time on `report`.
 static void receive(int fd, enum style style, size_t message, int report) {
   static char buffer[256 * 1024];
-  const size_t chunk = style == kBlocking64K ? 64 * 1024
-                       : style == kPollMessage ? message
-                                               : sizeof buffer;
+  const size_t chunk = style == kBlocking64K                            ? 64 * 1024
+                       : style == kPollMessage || style == kSpinMessage ? message
+                                                                        : sizeof buffer;
   const int polled = style == kPollMessage || style == kPoll256K;
+  const int spinning = style == kSpinMessage || style == kSpin256K;
   for (;;) {
     if (polled) {
       struct pollfd readable = {fd, POLLIN, 0};
       if (poll(&readable, 1, -1) < 0 && errno != EINTR) fail("poll");
     }
     ssize_t got;
-    while ((got = recv(fd, buffer, chunk, polled ? MSG_DONTWAIT : 0)) > 0) {
-      if (!polled) break;  // a blocking reader goes back to recv() at once
+    while ((got = recv(fd, buffer, chunk, polled || spinning ? MSG_DONTWAIT : 0)) > 0) {
+      if (!polled) break;  // blocking and spinning readers go back to recv() at once
     }
     if (got == 0) break;
     if (got < 0 && errno != EAGAIN && errno != EINTR) fail("recv");
@@ -80,15 +85,17 @@ static void receive(int fd, enum style style, size_t message, int report) {
 }
 
 int main(int argc, char** argv) {
-  static const char* const names[] = {"blocking-64K", "blocking-256K", "poll-message",
-                                      "poll-256K"};
+  static const char* const names[kStyles] = {"blocking-64K", "blocking-256K", "poll-message",
+                                             "poll-256K",    "spin-message",  "spin-256K"};
   if (argc != 4) {
-    fprintf(stderr, "usage: %s blocking-64K|blocking-256K|poll-message|poll-256K SIZE SECONDS\n",
+    fprintf(stderr,
+            "usage: %s blocking-64K|blocking-256K|poll-message|poll-256K|spin-message|spin-256K "
+            "SIZE SECONDS\n",
             argv[0]);
     return 2;
   }
   int style = -1;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kStyles; ++i)
     if (strcmp(argv[1], names[i]) == 0) style = i;
   const long size = atol(argv[2]);
   const double seconds = atof(argv[3]);
@@ -98,12 +105,10 @@ int main(int argc, char** argv) {
   }
 
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in address = {.sin_family = AF_INET,
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t length = sizeof address;
   if (listener < 0 || bind(listener, (struct sockaddr*)&address, sizeof address) != 0 ||
-      listen(listener, 1) != 0 ||
-      getsockname(listener, (struct sockaddr*)&address, &length) != 0)
+      listen(listener, 1) != 0 || getsockname(listener, (struct sockaddr*)&address, &length) != 0)
     fail("listen");
   int report[2];
   if (pipe(report) != 0) fail("pipe");

@@ -5,15 +5,20 @@
     tests/fidelity/tcp_receive_styles.py [--rounds 5] [--size 16384] [--seconds 2]
 
 One sender (blocking sends from one buffer, Nagle on: sockperf's throughput
-client) against four receivers of tcp_receive_styles.c (blocking 64 KiB or
+client) against six receivers of tcp_receive_styles.c (blocking 64 KiB or
 256 KiB reads; poll, then non-blocking reads of one message or of 256 KiB
-until the socket is empty), in the same rotating rounds as sockperf's
+until the socket is empty; non-blocking reads of one message or of 256 KiB
+in a loop that never sleeps), in the same rotating rounds as sockperf's
 throughput test and the tcp plugin's like-for-like row of fidelity.py
 (sleeping on events, nodelay off, one buffer each side) with its staging
 buffer at the default 8 KiB (16 KiB messages read in place), at 64 KiB
-(sockperf's server's reads) and at 256 KiB. Prints each one's median MB/s
-(10^6 B/s), its median ratio to sockperf's in the same round, and the
-receiver's median CPU seconds where known.
+(sockperf's server's reads) and at 256 KiB, and the same row busy-polled
+(both sides spinning, as fidelity.py's "tcp bw 16K" row but with Nagle on,
+so that only the waiting differs). Prints each one's median MB/s
+(10^6 B/s), its median ratio to sockperf's in the same round, the
+receiver's median CPU seconds where known, and the machine's function-call
+interrupts (/proc/interrupts, CAL: the wakeups one CPU sends another) per
+message over the run, its setup included.
 """
 import argparse
 import os
@@ -25,7 +30,19 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity  # noqa: E402  (ROOT, sockperf's runner, the uniperf runner)
 
-STYLES = ["blocking-64K", "blocking-256K", "poll-message", "poll-256K"]
+def function_call_interrupts():
+    """All CPUs' function-call interrupts so far, or None where the kernel
+    does not count them (the CAL line is x86's)."""
+    with open("/proc/interrupts") as table:
+        for line in table:
+            fields = line.split()
+            if fields and fields[0] == "CAL:":
+                return sum(int(f) for f in fields[1:] if f.isdigit())
+    return None
+
+
+STYLES = ["blocking-64K", "blocking-256K", "poll-message", "poll-256K", "spin-message",
+          "spin-256K"]
 
 
 def main():
@@ -47,8 +64,8 @@ def main():
                         os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                      "tcp_receive_styles.c")], check=True)
         uniperf = fidelity.Uniperf(args.build, work)
-        like_for_like = ["bw", "--op", "send", "-s", str(args.size), "-D", f"{args.seconds}s",
-                         "-t", "32", "--events", "--buffers", "single"]
+        stream = ["bw", "--op", "send", "-s", str(args.size), "-D", f"{args.seconds}s", "-t",
+                  "32", "--buffers", "single"]
 
         def styled(style):
             out = subprocess.run([program, style, str(args.size), str(args.seconds)],
@@ -56,10 +73,11 @@ def main():
             _, rate, cpu = out.split()
             return float(rate), float(cpu)
 
-        def plugin(staging):
-            name = f"tcp staging {staging}"
+        def plugin(staging, events=True):
+            name = f"tcp staging {staging} events {events}"
             config = "tcp:nodelay=false" + (f",staging={staging}" if staging else "")
-            rate = uniperf.run(name, like_for_like + ["-c", config], fidelity.mb_per_s)
+            argv = stream + (["--events"] if events else []) + ["-c", config]
+            rate = uniperf.run(name, argv, fidelity.mb_per_s)
             responder = uniperf.last[name]["cpu_time"]["responder"]
             return rate, responder["system_s"] + responder["user_s"]
 
@@ -67,26 +85,36 @@ def main():
                                                            args.seconds, None), None)),
                    ("uniperf tcp (staging 8K)", lambda: plugin(None)),
                    ("uniperf tcp, staging=64K", lambda: plugin("64K")),
-                   ("uniperf tcp, staging=256K", lambda: plugin("256K"))]
+                   ("uniperf tcp, staging=256K", lambda: plugin("256K")),
+                   ("uniperf tcp, busy-polled", lambda: plugin(None, events=False))]
         runners += [(style, lambda s=style: styled(s)) for style in STYLES]
-        results = {name: [] for name, _ in runners}
+        results = {name: [] for name, _ in runners}  # (MB/s, CPU s, IPIs per message)
         for round_ in range(args.rounds):
             # Each round starts one later in the list: none always runs first.
             shift = round_ % len(runners)
             for name, run in runners[shift:] + runners[:shift]:
-                results[name].append(run())
+                before = function_call_interrupts()
+                rate, cpu = run()
+                after = function_call_interrupts()
+                messages = rate * 1e6 * args.seconds / args.size
+                ipis = None if before is None else (after - before) / messages
+                results[name].append((rate, cpu, ipis))
             print(f"tcp_receive_styles: round {round_ + 1} of {args.rounds} done",
                   file=sys.stderr)
 
-    sockperf = [rate for rate, _ in results["sockperf"]]
+    def median_or_blank(values, form):
+        known = [v for v in values if v is not None]
+        return format(statistics.median(known), form) if known else format("", form[:-3])
+
+    sockperf = [rate for rate, _, _ in results["sockperf"]]
     width = max(len(name) for name, _ in runners)
-    print(f"{'receiver':<{width}} {'MB/s':>8} {'to sockperf':>11} {'receiver CPU s':>14}")
+    print(f"{'receiver':<{width}} {'MB/s':>8} {'to sockperf':>11} {'receiver CPU s':>14} "
+          f"{'IPIs/msg':>8}")
     for name, _ in runners:
-        rates = [rate for rate, _ in results[name]]
-        cpus = [cpu for _, cpu in results[name] if cpu is not None]
+        rates, cpus, ipis = zip(*results[name])
         ratio = statistics.median(r / s for r, s in zip(rates, sockperf))
-        cpu = f"{statistics.median(cpus):>14.2f}" if cpus else f"{'':>14}"
-        print(f"{name:<{width}} {statistics.median(rates):>8.0f} {ratio:>11.3f} {cpu}")
+        print(f"{name:<{width}} {statistics.median(rates):>8.0f} {ratio:>11.3f} "
+              f"{median_or_blank(cpus, '>14.2f')} {median_or_blank(ipis, '>8.3f')}")
 
 
 if __name__ == "__main__":
