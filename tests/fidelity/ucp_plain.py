@@ -57,8 +57,11 @@ def main():
                 out = subprocess.run([program, "client", "127.0.0.1", port, "0", n, usage],
                                      env=env, capture_output=True, text=True, timeout=120,
                                      check=True).stdout
-            finally:
                 server.wait(timeout=30)
+            finally:
+                if server.poll() is None:  # the client failed: do not leave the server waiting
+                    server.kill()
+                    server.wait()
             return float(out.split()[0])
 
         runners = [("ucx_perftest", lambda: fidelity.ucx_perftest(
