@@ -88,6 +88,28 @@ def pinned(cpu, argv):
     return (["taskset", "-c", str(cpu)] if TWO_CORES else []) + argv
 
 
+def build_c(source, output, flags=()):
+    """Compiles tests/fidelity/SOURCE into OUTPUT with cc -O2 -Wall and
+    `flags` (libraries, -shared); a failed build raises."""
+    subprocess.run(["cc", "-O2", "-Wall", "-o", output,
+                    os.path.join(os.path.dirname(os.path.abspath(__file__)), source)]
+                   + list(flags), check=True)
+    return output
+
+
+def rotating_rounds(runners, rounds, label):
+    """Runs each (name, run) of `runners` once a round, `rounds` times; each
+    round starts one later in the list, so that none always runs first.
+    Returns {name: [what run() returned, a round each]}."""
+    results = {name: [] for name, _ in runners}
+    for round_ in range(rounds):
+        shift = round_ % len(runners)
+        for name, run in runners[shift:] + runners[:shift]:
+            results[name].append(run())
+        print(f"{label}: round {round_ + 1} of {rounds} done", file=sys.stderr)
+    return results
+
+
 # A server's port below the ephemeral range, so that no client's outgoing
 # connection can take it between the draw and the server's listen.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))

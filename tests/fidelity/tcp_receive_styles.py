@@ -59,10 +59,8 @@ def main():
         parser.error("--seconds and --rounds are at least 1")
 
     with tempfile.TemporaryDirectory() as work:
-        program = os.path.join(work, "tcp_receive_styles")
-        subprocess.run(["cc", "-O2", "-Wall", "-o", program,
-                        os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                     "tcp_receive_styles.c")], check=True)
+        program = fidelity.build_c("tcp_receive_styles.c",
+                                   os.path.join(work, "tcp_receive_styles"))
         uniperf = fidelity.Uniperf(args.build, work)
         stream = ["bw", "--op", "send", "-s", str(args.size), "-D", f"{args.seconds}s", "-t",
                   "32", "--buffers", "single"]
@@ -88,23 +86,22 @@ def main():
                    ("uniperf tcp, staging=256K", lambda: plugin("256K")),
                    ("uniperf tcp, busy-polled", lambda: plugin(None, events=False))]
         runners += [(style, lambda s=style: styled(s)) for style in STYLES]
-        results = {name: [] for name, _ in runners}  # (MB/s, CPU s, IPIs per message)
-        for round_ in range(args.rounds):
-            # Each round starts one later in the list: none always runs first.
-            shift = round_ % len(runners)
-            for name, run in runners[shift:] + runners[:shift]:
-                before = function_call_interrupts()
-                rate, cpu = run()
-                after = function_call_interrupts()
-                messages = rate * 1e6 * args.seconds / args.size
-                ipis = None if before is None else (after - before) / messages
-                results[name].append((rate, cpu, ipis))
-            print(f"tcp_receive_styles: round {round_ + 1} of {args.rounds} done",
-                  file=sys.stderr)
 
-    def median_or_blank(values, form):
+        def counted(run):
+            """(MB/s, receiver CPU s, function-call interrupts per message)."""
+            before = function_call_interrupts()
+            rate, cpu = run()
+            after = function_call_interrupts()
+            messages = rate * 1e6 * args.seconds / args.size
+            return rate, cpu, None if before is None else (after - before) / messages
+
+        results = fidelity.rotating_rounds([(name, lambda run=run: counted(run))
+                                            for name, run in runners],
+                                           args.rounds, "tcp_receive_styles")
+
+    def median_or_blank(values, width, decimals):
         known = [v for v in values if v is not None]
-        return format(statistics.median(known), form) if known else format("", form[:-3])
+        return f"{statistics.median(known):>{width}.{decimals}f}" if known else " " * width
 
     sockperf = [rate for rate, _, _ in results["sockperf"]]
     width = max(len(name) for name, _ in runners)
@@ -114,7 +111,7 @@ def main():
         rates, cpus, ipis = zip(*results[name])
         ratio = statistics.median(r / s for r, s in zip(rates, sockperf))
         print(f"{name:<{width}} {statistics.median(rates):>8.0f} {ratio:>11.3f} "
-              f"{median_or_blank(cpus, '>14.2f')} {median_or_blank(ipis, '>8.3f')}")
+              f"{median_or_blank(cpus, 14, 2)} {median_or_blank(ipis, 8, 3)}")
 
 
 if __name__ == "__main__":

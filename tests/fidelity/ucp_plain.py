@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fidelity  # noqa: E402  (ROOT, free_port, the runners)
+import fidelity  # noqa: E402  (ROOT, free_port, the runners, the rounds)
 
 TRANSPORTS = "posix,self"
 # ucx_perftest's usage is the program's plain one: UCP's own requests, one
@@ -41,10 +41,8 @@ def main():
         sys.exit("needs two CPUs: the sides are pinned to CPU 0 and CPU 1")
 
     with tempfile.TemporaryDirectory() as work:
-        program = os.path.join(work, "ucp_plain_pingpong")
-        subprocess.run(["cc", "-O2", "-Wall", "-o", program,
-                        os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                     "ucp_plain_pingpong.c"), "-lucp", "-lucs"], check=True)
+        program = fidelity.build_c("ucp_plain_pingpong.c",
+                                   os.path.join(work, "ucp_plain_pingpong"), ["-lucp", "-lucs"])
         uniperf = fidelity.Uniperf(args.build, work)
         n = str(args.iterations)
         env = dict(os.environ, UCX_TLS=TRANSPORTS)
@@ -70,13 +68,7 @@ def main():
                        "plain", ["lat", "--op", "send", "-s", "8", "-n", n, "-w", "1000",
                                  "-c", "configs/ucx-shm.yaml"], fidelity.p50))]
         runners += [(name, lambda u=usage: plain(u)) for name, usage in USAGES.items()]
-        results = {name: [] for name, _ in runners}
-        for round_ in range(args.rounds):
-            # Each round starts one later in the list: none always runs first.
-            shift = round_ % len(runners)
-            for name, run in runners[shift:] + runners[:shift]:
-                results[name].append(run())
-            print(f"ucp_plain: round {round_ + 1} of {args.rounds} done", file=sys.stderr)
+        results = fidelity.rotating_rounds(runners, args.rounds, "ucp_plain")
 
     reference = results["ucx_perftest"]
     width = max(len(name) for name, _ in runners)

@@ -78,7 +78,6 @@ import os
 import shutil
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -91,10 +90,8 @@ IDLE_BUCKETS = 1024  # the hook's histogram of idle progress calls, one tick eac
 
 
 def build_hook(work):
-    library = os.path.join(work, "ucp_round_trip_hook.so")
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library,
-                    os.path.join(HERE, "ucp_round_trip_hook.c"), "-ldl"], check=True)
-    return library
+    return fidelity.build_c("ucp_round_trip_hook.c", os.path.join(work, "ucp_round_trip_hook.so"),
+                            ["-shared", "-fPIC", "-ldl"])
 
 
 def read_side(path):
