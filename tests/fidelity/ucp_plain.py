@@ -27,6 +27,28 @@ TRANSPORTS = "posix,self"
 # finishes in place for 8 bytes); the plugin's, every difference at once.
 USAGES = {"plain program, ucx_perftest's usage": "allocate",
           "plain program, the plugin's usage": "user,noimm,posted=64,features,sendcb,allocate"}
+PERFTEST_USAGE = USAGES["plain program, ucx_perftest's usage"]
+
+
+def build(work):
+    return fidelity.build_c("ucp_plain_pingpong.c", os.path.join(work, "ucp_plain_pingpong"),
+                            ["-lucp", "-lucs"])
+
+
+def plain_pingpong(program, usage, iterations, env):
+    """One run of the plain program: its initiator (the client) on CPU 0, as
+    uniperf's; the one-way latency it prints, µs."""
+    port, n = str(fidelity.free_port()), str(iterations)
+    server = subprocess.Popen([program, "server", port, "1", n, usage], env=env)
+    try:
+        out = subprocess.run([program, "client", "127.0.0.1", port, "0", n, usage], env=env,
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+        server.wait(timeout=30)
+    finally:
+        if server.poll() is None:  # the client failed: do not leave the server waiting
+            server.kill()
+            server.wait()
+    return float(out.split()[0])
 
 
 def main():
@@ -41,33 +63,17 @@ def main():
         sys.exit("needs two CPUs: the sides are pinned to CPU 0 and CPU 1")
 
     with tempfile.TemporaryDirectory() as work:
-        program = fidelity.build_c("ucp_plain_pingpong.c",
-                                   os.path.join(work, "ucp_plain_pingpong"), ["-lucp", "-lucs"])
+        program = build(work)
         uniperf = fidelity.Uniperf(args.build, work)
         n = str(args.iterations)
         env = dict(os.environ, UCX_TLS=TRANSPORTS)
-
-        def plain(usage):
-            port = str(fidelity.free_port())
-            # The initiator (the client) on CPU 0, as uniperf's.
-            server = subprocess.Popen([program, "server", port, "1", n, usage], env=env)
-            try:
-                out = subprocess.run([program, "client", "127.0.0.1", port, "0", n, usage],
-                                     env=env, capture_output=True, text=True, timeout=120,
-                                     check=True).stdout
-                server.wait(timeout=30)
-            finally:
-                if server.poll() is None:  # the client failed: do not leave the server waiting
-                    server.kill()
-                    server.wait()
-            return float(out.split()[0])
-
         runners = [("ucx_perftest", lambda: fidelity.ucx_perftest(
                         TRANSPORTS, "tag_lat", 8, args.iterations, "latency")),
                    ("uniperf", lambda: uniperf.run(
                        "plain", ["lat", "--op", "send", "-s", "8", "-n", n, "-w", "1000",
                                  "-c", "configs/ucx-shm.yaml"], fidelity.p50))]
-        runners += [(name, lambda u=usage: plain(u)) for name, usage in USAGES.items()]
+        runners += [(name, lambda u=usage: plain_pingpong(program, u, args.iterations, env))
+                    for name, usage in USAGES.items()]
         results = fidelity.rotating_rounds(runners, args.rounds, "ucp_plain")
 
     reference = results["ucx_perftest"]

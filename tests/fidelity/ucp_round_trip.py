@@ -5,7 +5,7 @@ turnarounds (docs/fidelity.md, "ucx-shm latencies at 8 B").
 
     tests/fidelity/ucp_round_trip.py [--rounds N] [-n ITERATIONS] [--config ucx-shm]
                                      [--uniperf-config C] [--uniperf-args "ARGS"] [--progress]
-                                     [--trial-plugins DIR] [--trial-args "ARGS"]
+                                     [--trial-plugins DIR] [--trial-args "ARGS"] [--plain]
                                      [--perftest-spin-before-send NS]
                                      [--perftest-spin-after-progress NS]
 
@@ -65,6 +65,9 @@ build, searched before the tree's own) or with more arguments
 (--trial-args). Its medians less uniperf's end the table: what a change does
 to each part of the round trip.
 
+--plain adds the plain UCP program of ucp_plain.py (ucx_perftest's usage of
+UCP, nothing around its calls) as one more tool in the same rounds.
+
 The --perftest-spin options are trials on ucx_perftest's loop instead: the
 hook busy-waits that many ns before each of its send calls (a longer
 turnaround) or after each of its progress calls (a longer idle loop), so
@@ -84,6 +87,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fidelity  # noqa: E402  (ROOT, the pinned tools, the uniperf runner)
+import ucp_plain  # noqa: E402  (the plain UCP program)
 
 SHIFTS = range(-4, 5)  # where the sides' first recorded messages may differ
 IDLE_BUCKETS = 1024  # the hook's histogram of idle progress calls, one tick each
@@ -294,6 +298,9 @@ def main():
     parser.add_argument("--trial-args", default=None, metavar="ARGS",
                         help="also run a trial uniperf with these arguments added, "
                              "e.g. \"--rx-replenish 16\"")
+    parser.add_argument("--plain", action="store_true",
+                        help="also run the plain UCP program (ucp_plain_pingpong.c, in "
+                             "ucx_perftest's usage of UCP), the hook preloaded as in both tools")
     parser.add_argument("--perftest-spin-before-send", type=float, default=None, metavar="NS",
                         help="ucx_perftest's runs busy-wait this long before each send call")
     parser.add_argument("--perftest-spin-after-progress", type=float, default=None,
@@ -355,6 +362,11 @@ def measure(args, transports, work):
         # A third tool, the rounds rotating the order of all three.
         more = (args.trial_args or "").split()
         tools.insert(1, ("trial", lambda: run_uniperf(more, args.trial_plugins)))
+    if args.plain:
+        program = ucp_plain.build(work)
+        env = dict(os.environ, UCX_TLS=transports)
+        tools.append(("plain program", lambda: 1000 * ucp_plain.plain_pingpong(
+            program, ucp_plain.PERFTEST_USAGE, args.iterations, env)))
     columns = ["p50", "flight i>r", "flight r>i", "turn i", "turn r", "sum/2", "send i",
                "send r"]
     if args.progress:
