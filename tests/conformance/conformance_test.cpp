@@ -319,6 +319,21 @@ TEST_P(Conformance, StreamsEndAtDeliveryOrAreSkippedSayingWhy) {
   run_and_check(tests);
 }
 
+TEST_P(Conformance, AWatchingTargetStillReceivesEveryByte) {
+  // target_watch: last_byte makes a write stream's target read the last
+  // byte of its first slot between progress calls: every byte still lands
+  // (validated), whether each write lands on the watched line (one buffer)
+  // or one in a ring of slots does, over one endpoint or two.
+  if (caps_.op(Op::write) == Support::none) GTEST_SKIP() << config_.name << ": no writes";
+  std::string tests;
+  tests +=
+      test_entry("write_watched_single_buffer", Op::write, "bandwidth", {1, 4099, 65537},
+                 {"iterations: 128", "window: 16", "buffers: single", "target_watch: last_byte"});
+  tests += test_entry("write_watched_two_endpoints", Op::write, "bandwidth", {4099},
+                      {"iterations: 128", "window: 16", "endpoints: 2", "target_watch: last_byte"});
+  run_and_check(tests);
+}
+
 TEST_P(Conformance, ConcurrentFlowsRunEachOnItsOwnThread) {
   // Every advertised op as the studied flow, under a competing send stream:
   // each flow on its own thread, with its own Context where the plugin's

@@ -34,6 +34,8 @@ model::TestSpec bandwidth_test(const std::string& key = "", const std::string& v
   if (key == "latency_gap" || key == "keep_samples") node["flows"][0]["pattern"] = "latency";
   // A pipeline of sends copies its fragments into place.
   if (key == "fragment") node["flows"][0]["delivery"] = "copy";
+  // A target watches what a write stream lands.
+  if (key == "target_watch") node["flows"][0]["op"] = "write";
   node["flows"][0][key] = value;
   return suite::parse_test(node, "t.yaml");
 }

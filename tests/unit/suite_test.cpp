@@ -547,6 +547,23 @@ TEST(SuiteErrors, LatencyIsAPingPong) {
             model::StreamEnd::delivered);
 }
 
+TEST(SuiteErrors, OnlyAWriteStreamsTargetWatchesWhatLands) {
+  const std::string write_stream = "    op: write\n    pattern: bandwidth\n";
+  EXPECT_EQ(only_test(one_test(write_stream + "    target_watch: last_byte\n"))
+                .flows.front()
+                .target_watch,
+            model::TargetWatch::last_byte);
+  // Each error names the line of target_watch itself.
+  expect_error(one_test("    op: send\n    pattern: bandwidth\n    target_watch: last_byte\n"), 6,
+               "target_watch", "for op write");
+  expect_error(one_test("    op: write\n    target_watch: last_byte\n"), 5, "target_watch",
+               "pattern bandwidth or message_rate");
+  expect_error(one_test(write_stream + "    direction: bi\n    target_watch: last_byte\n"), 7,
+               "target_watch", "one way");
+  expect_error(one_test(write_stream + "    target_watch: now\n"), 6, "target_watch",
+               "none, last_byte");
+}
+
 TEST(SuiteErrors, WindowSignalingAndReceiveDepth) {
   const std::string bw = "    op: send\n    pattern: bandwidth\n";  // lines 4-5
   expect_error(one_test(bw + "    window: 8\n    signal_every: 16\n"), 7, "signal_every",

@@ -23,6 +23,7 @@ using model::Duration;
 using model::FlowSpec;
 using model::Pattern;
 using model::StreamEnd;
+using model::TargetWatch;
 using model::TestSpec;
 using model::WindowMode;
 

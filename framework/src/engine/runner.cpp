@@ -664,7 +664,10 @@ struct TestRunner::Impl {
       }
     }
     if (serves) {
-      server.serve<M>();
+      if (flow.target_watch == TargetWatch::last_byte)
+        server.serve<M, TargetWatch::last_byte>();
+      else
+        server.serve<M>();
     } else {
       // A sender's completions may come before its last bytes have left:
       // UCX over tcp completes a buffered send with its tail still queued

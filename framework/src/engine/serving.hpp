@@ -4,6 +4,7 @@
 // channel (only when idle) for the initiator's end-of-phase message.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -22,7 +23,8 @@ class Server {
   /// Where messages can be lost (Lanes::counts_loss) it stops earlier, once
   /// the end-of-phase message is here and nothing has arrived for
   /// kDrainQuietSeconds: what has not come by then is lost.
-  template <LoopMode M>
+  /// `Watch`: the flow's target_watch, compiled in (a write stream's target).
+  template <LoopMode M, TargetWatch Watch = TargetWatch::none>
   void serve() {
     const bool ack = flow_.window_mode == WindowMode::window_ack && is_two_sided(flow_.op);
     std::uint32_t idle = 0;
@@ -37,6 +39,7 @@ class Server {
           progressed = true;
         } else {
           lane.endpoint->progress();
+          if constexpr (Watch == TargetWatch::last_byte) watch_last_byte(lane);
         }
         if (ack) send_acks<M>(lane);
       }
@@ -121,6 +124,17 @@ class Server {
   }
 
  private:
+  /// target_watch: last_byte. Reads the last byte of the message as it
+  /// lands in the first slot (Lanes::rx), as ucx_perftest's put_bw receiver
+  /// reads its sequence number there; what the read does is pull the line
+  /// into this side's cache, so that the writer's next write must take it
+  /// back. The value is kept (watched_) so that the read stays.
+  void watch_last_byte(Lane& lane) {
+    watched_ += std::atomic_ref<std::uint8_t>(
+                    *reinterpret_cast<std::uint8_t*>(lanes_.rx(lane, 0) + lane.length - 1))
+                    .load(std::memory_order_acquire);
+  }
+
   /// Idle polls between looks at the control channel on the serving side.
   static constexpr std::uint32_t kControlCheckInterval = 4096;
   /// How long a receiver waits for more of a lossy stream after the sender
@@ -150,6 +164,7 @@ class Server {
   const FlowSpec& flow_;
   std::uint32_t idle_polls_ = 0;  // wait()'s count between control checks
   std::size_t asleep_on_ = 0;     // serve()'s lane to sleep on next, in event mode
+  std::uint8_t watched_ = 0;      // watch_last_byte()'s reads, summed
 };
 
 }  // namespace uniperf::engine

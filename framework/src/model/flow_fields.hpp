@@ -89,6 +89,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<Pages> = kPagesCount;
 template <>
 inline constexpr std::size_t kChoiceCount<StreamEnd> = kStreamEndCount;
+template <>
+inline constexpr std::size_t kChoiceCount<TargetWatch> = kTargetWatchCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -510,6 +512,15 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_after_1_8()
         .flag_named("--stream-end")
         .in_title(", ends ", "", true),
+    choice_field<&FlowSpec::target_watch>(
+        "target_watch",
+        "write streams: none (the target only drives its transport, perftest) | last_byte "
+        "(it also reads the message's last byte in its buffer's first slot, as "
+        "ucx_perftest's put_bw receiver waits there for its last sequence number)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--target-watch")
+        .in_title(", target watches ", "", true),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

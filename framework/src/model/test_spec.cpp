@@ -147,6 +147,16 @@ std::string_view to_string(StreamEnd end) {
   return "unknown";
 }
 
+std::string_view to_string(TargetWatch watch) {
+  switch (watch) {
+    case TargetWatch::none:
+      return "none";
+    case TargetWatch::last_byte:
+      return "last_byte";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Pattern pattern) {
   switch (pattern) {
     case Pattern::latency:

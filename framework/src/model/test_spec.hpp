@@ -69,6 +69,17 @@ inline constexpr std::size_t kRailPolicyCount = 3;
 enum class StreamEnd : std::uint8_t { last_completion, delivered };
 inline constexpr std::size_t kStreamEndCount = 2;
 
+/// What the target of a write stream does between its transport's progress
+/// calls. none: nothing else (perftest's ib_write_bw target; a write lands
+/// without it). last_byte: it also reads the last byte of the message as it
+/// lands in the first slot of its buffer, as ucx_perftest's put_bw receiver
+/// waits there for its final sequence number throughout the stream. Every
+/// write to that slot then takes the line from the target's cache: over
+/// shared memory the writer pays for it (ucx-shm 64 KiB puts, about 5%:
+/// docs/fidelity.md). With `buffers: single` every write lands there.
+enum class TargetWatch : std::uint8_t { none, last_byte };
+inline constexpr std::size_t kTargetWatchCount = 2;
+
 /// How a pipelined flow's fragments reach their place in the receiver's
 /// destination buffer (FlowSpec::fragment > 0; docs/pipeline.md).
 ///   direct: each fragment is written (op write) at its offset in the
@@ -242,6 +253,8 @@ struct FlowSpec {
   Pages pages = Pages::normal;
   /// Streams: when the interval ends (StreamEnd).
   StreamEnd stream_end = StreamEnd::last_completion;
+  /// Write streams: what the target watches (TargetWatch).
+  TargetWatch target_watch = TargetWatch::none;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -311,5 +324,6 @@ std::string_view to_string(Reassembly);
 std::string_view to_string(Source);
 std::string_view to_string(Pages);
 std::string_view to_string(StreamEnd);
+std::string_view to_string(TargetWatch);
 
 }  // namespace uniperf::model

@@ -21,6 +21,7 @@ using model::Direction;
 using model::FlowSpec;
 using model::Pattern;
 using model::StreamEnd;
+using model::TargetWatch;
 using model::TestSpec;
 using model::WindowMode;
 
@@ -120,6 +121,13 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
     r.fail("stream_end",
            "delivered ends a stream: for bandwidth and message_rate (a ping-pong's answer "
            "already says its message arrived)");
+  }
+  if (f.target_watch != TargetWatch::none &&
+      (f.op != Op::write || latency || f.direction == Direction::bi || f.fragment != 0)) {
+    r.fail("target_watch",
+           "watches what a write stream lands at its target: for op write, pattern bandwidth "
+           "or message_rate, one way, whole messages (a write ping-pong's target watches "
+           "its last byte anyway)");
   }
   if (f.rate_limit.per_second > 0 && latency) {
     r.fail("rate_limit",
