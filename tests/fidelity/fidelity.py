@@ -22,7 +22,10 @@ What each compares, and why the figures are the same quantity:
                 "delivered", after a flush as ucx_perftest ends them; the
                 message rate once more with receives re-posted 16 at a
                 time (--rx-replenish 16), the setting that closes the 8 B
-                rate gap over shared memory (docs/fidelity.md); over tcp
+                rate gap over shared memory (docs/fidelity.md); the 64 KiB
+                put stream once more with uniperf's target reading the
+                last byte that lands, as ucx_perftest's receiver reads its
+                sequence number there (--target-watch last_byte); over tcp
                 with -e, its endpoints handling a peer's failure as the
                 ucx-tcp config's do (peer_errors)
   fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
@@ -353,6 +356,14 @@ def comparisons():
                       ["bw", "--op", op, "-s", label, "-n", str(n)] + one + c + ending, figure,
                       lambda m, run=native, t=test, s=size, n=n: run(t, s, n, m), needs)
                      for name, op, label, n, test, size, figure, metric in streams]
+        # ucx_perftest's put_bw receiver reads its sequence number in the last
+        # bytes of the destination throughout the stream, so every put takes
+        # that line back from its cache (ucx-shm 64 KiB: about 5%); uniperf's
+        # target does so only when asked (docs/fidelity.md).
+        rows.append((f"{config} put bw 64K target watches", "ucx_perftest", "bandwidth",
+                     ["bw", "--op", "write", "-s", "64K", "-n", str(bw_n), "--target-watch",
+                      "last_byte"] + one + c, mb_per_s,
+                     lambda m, run=native, n=bw_n: run("ucp_put_bw", 65536, n, m), needs))
         # The message rate with receives re-posted 16 at a time, which
         # closes the 8 B rate gap over shared memory (docs/fidelity.md).
         rows.append((f"{config} send rate 8 replenish 16", "ucx_perftest", "rate",
