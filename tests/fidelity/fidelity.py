@@ -358,7 +358,7 @@ def comparisons():
                      for name, op, label, n, test, size, figure, metric in streams]
         # ucx_perftest's put_bw receiver reads its sequence number in the last
         # bytes of the destination throughout the stream, so every put takes
-        # that line back from its cache (ucx-shm 64 KiB: about 5%); uniperf's
+        # that line back from its cache (ucx-shm 64 KiB: 3-5%); uniperf's
         # target does so only when asked (docs/fidelity.md).
         rows.append((f"{config} put bw 64K target watches", "ucx_perftest", "bandwidth",
                      ["bw", "--op", "write", "-s", "64K", "-n", str(bw_n), "--target-watch",
