@@ -157,14 +157,16 @@ def client(argv, env=None, timeout=120, cpu=0):
 # --- the tools -------------------------------------------------------------
 
 def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace=0,
-                 peer_errors=False):
-    """Its server (index 0: a ping-pong's initiator) on `server_cpu`, the
-    client on the other CPU; `server_grace` as Server's. `peer_errors`: its
-    endpoints handle a peer's failure (-e), as the ucx plugin's do with its
-    option peer_errors."""
+                 peer_errors=False, server_env=None):
+    """Its server (index 0: a ping-pong's initiator, a stream's receiver) on
+    `server_cpu`, the client on the other CPU; `server_grace` as Server's.
+    `peer_errors`: its endpoints handle a peer's failure (-e), as the ucx
+    plugin's do with its option peer_errors. `server_env`: variables for the
+    server alone (put_target_watch.py's preloaded hook)."""
     env = dict(os.environ, UCX_TLS=tls)
     port = free_port()
-    with Server(["ucx_perftest", "-p", str(port)], env, cpu=server_cpu, grace=server_grace):
+    with Server(["ucx_perftest", "-p", str(port)], dict(env, **(server_env or {})),
+                cpu=server_cpu, grace=server_grace):
         out = client(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
                       "-n", str(iterations), "-f"] + (["-e"] if peer_errors else []), env,
                      cpu=1 - server_cpu)
@@ -358,7 +360,7 @@ def comparisons():
                      for name, op, label, n, test, size, figure, metric in streams]
         # ucx_perftest's put_bw receiver reads its sequence number in the last
         # bytes of the destination throughout the stream, so every put takes
-        # that line back from its cache (ucx-shm 64 KiB: 3-5%); uniperf's
+        # that line back from its cache (ucx-shm 64 KiB: 4-5%); uniperf's
         # target does so only when asked (docs/fidelity.md).
         rows.append((f"{config} put bw 64K target watches", "ucx_perftest", "bandwidth",
                      ["bw", "--op", "write", "-s", "64K", "-n", str(bw_n), "--target-watch",

@@ -75,7 +75,7 @@ inline constexpr std::size_t kStreamEndCount = 2;
 /// lands in the first slot of its buffer, as ucx_perftest's put_bw receiver
 /// waits there for its final sequence number throughout the stream. Every
 /// write to that slot then takes the line from the target's cache: over
-/// shared memory the writer pays for it (ucx-shm 64 KiB puts, 3-5%:
+/// shared memory the writer pays for it (ucx-shm 64 KiB puts, 4-5%:
 /// docs/fidelity.md). With `buffers: single` every write lands there.
 enum class TargetWatch : std::uint8_t { none, last_byte };
 inline constexpr std::size_t kTargetWatchCount = 2;
