@@ -276,6 +276,7 @@ class TcpContext final : public Context {
     if (!settings_.busy_poll_note.empty()) text += ", " + settings_.busy_poll_note;
     if (settings_.staging_bytes != kDefaultStagingBytes)
       text += ", staging " + std::to_string(settings_.staging_bytes);
+    if (settings_.receive_wait == ReceiveWait::recv) text += ", waits in recv";
     return text;
   }
 
@@ -288,7 +289,8 @@ class TcpContext final : public Context {
         channel.rank() == 1 ? accept_peer(params, channel) : connect_peer(params, channel);
     support::Descriptor guard(fd);
     apply_connected_options(fd, settings_);
-    auto endpoint = std::make_unique<TcpEndpoint>(fd, params, settings_.staging_bytes);
+    auto endpoint =
+        std::make_unique<TcpEndpoint>(fd, params, settings_.staging_bytes, settings_.receive_wait);
     guard.release();
     return endpoint;
   }

@@ -31,6 +31,7 @@ struct Settings {
   int effective_sndbuf = 0;    // what the kernel granted, for device()
   int effective_rcvbuf = 0;
   std::size_t staging_bytes = kDefaultStagingBytes;  // bytes one receive call reads
+  ReceiveWait receive_wait = ReceiveWait::poll;      // how an event-driven receiver sleeps
 };
 
 /// getaddrinfo's list, freed with its owner.

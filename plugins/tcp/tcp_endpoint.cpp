@@ -1,6 +1,7 @@
 #include "tcp_endpoint.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <utility>
 
 namespace uniperf::tcp {
 namespace {
@@ -32,7 +34,8 @@ std::uint32_t load_be32(const std::byte* at) {
 
 }  // namespace
 
-TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes)
+TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes,
+                         ReceiveWait receive_wait)
     : fd_(fd),
       sends_(std::max<std::uint32_t>(params.send_depth, 1)),
       receives_(std::max<std::uint32_t>(params.recv_depth, 1)),
@@ -41,7 +44,16 @@ TcpEndpoint::TcpEndpoint(int fd, const EndpointParams& params, std::size_t stagi
       completions_(std::size_t{std::max<std::uint32_t>(params.send_depth, 1)} +
                    std::max<std::uint32_t>(params.recv_depth, 1)),
       staging_(staging_bytes),
-      staged_receive_most_(staging_bytes / 2) {}
+      staged_receive_most_(staging_bytes / 2),
+      wait_in_recv_(receive_wait == ReceiveWait::recv) {
+  if (wait_in_recv_) {
+    // Only wait()'s recv may block; every other call passes MSG_DONTWAIT.
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+      throw TransportError(std::string("tcp: making the socket blocking for wait=recv: ") +
+                           std::strerror(errno));
+  }
+}
 
 std::unique_ptr<RemoteRegion> TcpEndpoint::import_region(std::uint64_t address,
                                                          std::uint64_t length,
@@ -85,12 +97,38 @@ bool TcpEndpoint::wait(std::chrono::milliseconds timeout, std::uint32_t) {
   if (!completions_.empty()) return true;
   // Messages already read out of the socket wake no poll(2).
   if (!receives_.empty() && staged() > 0) return true;
+  // A sender with queued bytes waits for buffer space, which no recv
+  // tells; a zero timeout is SO_RCVTIMEO's "forever".
+  if (wait_in_recv_ && sends_.empty() && !receives_.empty() && timeout.count() > 0)
+    return wait_in_recv(timeout);
   short events = 0;
   if (!receives_.empty()) events |= POLLIN;
   if (!sends_.empty()) events |= POLLOUT;
   pollfd watched{fd_.get(), events, 0};
   const auto milliseconds = std::clamp<std::chrono::milliseconds::rep>(timeout.count(), 0, INT_MAX);
   return ::poll(&watched, 1, static_cast<int>(milliseconds)) > 0;
+}
+
+bool TcpEndpoint::wait_in_recv(std::chrono::milliseconds timeout) {
+  if (timeout != receive_timeout_) {
+    // The engine sleeps in slices of one length per loop, so this runs
+    // once per run, not per wait.
+    const timeval limit{static_cast<time_t>(timeout.count() / 1000),
+                        static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) != 0)
+      throw TransportError(std::string("tcp: setting the receive timeout (SO_RCVTIMEO): ") +
+                           std::strerror(errno));
+    receive_timeout_ = timeout;
+  }
+  // staged() is 0 here (wait() returned early otherwise): the bytes land
+  // where the next poll's receive_messages() looks first.
+  const ssize_t got = ::recv(fd_.get(), staging_.data(), staging_.size(), 0);
+  if (got == 0) return true;                 // the peer closed: the next poll's recv says so
+  if (!moved(got, "receive")) return false;  // timed out, or a signal
+  staged_begin_ = 0;
+  staged_end_ = static_cast<std::size_t>(got);
+  drained_in_wait_ = staged_end_ < staging_.size();
+  return true;
 }
 
 void TcpEndpoint::progress() {
@@ -210,7 +248,7 @@ std::size_t TcpEndpoint::take_staged(std::byte* into, std::size_t most) {
 }
 
 void TcpEndpoint::receive_messages() {
-  socket_drained_ = false;
+  socket_drained_ = std::exchange(drained_in_wait_, false);
   while (!receives_.empty()) {
     const RecvRequest& receive = receives_.front();
     // A small receive reads through the staging buffer; a large one in place.

@@ -32,6 +32,17 @@ inline constexpr std::size_t kHeaderSize = 8;
 /// to half of it are read through it; above that, the payload is read in
 /// place.
 inline constexpr std::size_t kDefaultStagingBytes = 8192;
+/// How an event-driven receiver sleeps (the option `wait`).
+enum class ReceiveWait {
+  /// In poll(2) until the socket is readable; the bytes are read after it
+  /// returns.
+  poll,
+  /// Inside a blocking recv(2) into the staging buffer, as sockperf's and
+  /// qperf's servers read: the wakeup returns with the bytes already copied,
+  /// one system call instead of two.
+  recv,
+};
+
 /// The largest payload sent as one copied buffer when it is alone in the
 /// send queue: copying this little costs tens of nanoseconds, less than the
 /// second iovec of a sendmsg (see flush_sends).
@@ -50,8 +61,10 @@ T& append(support::CompletionRing<T>& ring) {
 class TcpEndpoint final : public Endpoint {
  public:
   /// Takes ownership of `fd`, a connected socket in non-blocking mode;
-  /// `staging_bytes` is the staging buffer's size (the option `staging`).
-  TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes);
+  /// `staging_bytes` is the staging buffer's size (the option `staging`),
+  /// `receive_wait` how wait() sleeps for a receive (the option `wait`).
+  TcpEndpoint(int fd, const EndpointParams& params, std::size_t staging_bytes,
+              ReceiveWait receive_wait);
   TcpEndpoint(const TcpEndpoint&) = delete;
   TcpEndpoint& operator=(const TcpEndpoint&) = delete;
 
@@ -79,6 +92,10 @@ class TcpEndpoint final : public Endpoint {
   /// Retires the queued sends the kernel took `written` more bytes of.
   void retire_sent(std::size_t written);
   void receive_messages();
+  /// wait() for ReceiveWait::recv: sleeps in one recv into the empty
+  /// staging buffer for up to `timeout`; true when bytes (or the peer's
+  /// close, which the next poll reports) arrived.
+  bool wait_in_recv(std::chrono::milliseconds timeout);
   /// Bytes read from the socket into staging_ and not consumed yet.
   std::size_t staged() const { return staged_end_ - staged_begin_; }
   /// One recv of what the socket holds into the empty staging buffer; false
@@ -126,6 +143,15 @@ class TcpEndpoint final : public Endpoint {
   /// the 64 B ping-pong 1.14x sockperf's; 1.04x without it). The next poll
   /// asks again.
   bool socket_drained_ = false;
+  /// wait()'s recv got less than the staging buffer holds: the next poll
+  /// starts with the socket drained (no recv that would return EAGAIN
+  /// before the staged messages complete).
+  bool drained_in_wait_ = false;
+  /// ReceiveWait::recv: the socket is blocking (every other call passes
+  /// MSG_DONTWAIT) and SO_RCVTIMEO bounds wait()'s recv; the timeout it
+  /// holds now (0: not set yet).
+  bool wait_in_recv_;
+  std::chrono::milliseconds receive_timeout_{0};
   /// Header and payload of a small message sent alone (see flush_sends).
   std::byte send_copy_[kHeaderSize + kCopiedSendMost] = {};
 };

@@ -94,6 +94,16 @@ class TcpPlugin final : public Plugin {
          {},
          16,
          std::int64_t{64} << 20},
+        // A sleeping receiver woken by the sender's CPU costs that CPU the
+        // wakeup; woken inside recv it returns with the bytes, one system
+        // call a wakeup instead of poll's two (docs/fidelity.md).
+        {"wait",
+         OptionType::string,
+         "poll",
+         "how a receiver sleeps in event mode (--events): 'poll' = in poll(2) until the socket "
+         "is readable, then reads; 'recv' = inside a blocking recv(2) into the staging buffer, "
+         "as sockperf's and qperf's servers read",
+         {"poll", "recv"}},
     };
   }
 
@@ -114,6 +124,8 @@ class TcpPlugin final : public Plugin {
     settings.rcvbuf = options.has("rcvbuf") ? static_cast<int>(options.size("rcvbuf")) : 0;
     settings.busy_poll_us = static_cast<int>(options.integer("busy_poll"));
     settings.staging_bytes = static_cast<std::size_t>(options.size("staging"));
+    settings.receive_wait =
+        options.string("wait") == "recv" ? ReceiveWait::recv : ReceiveWait::poll;
     probe_socket_options(settings);
     return make_context(std::move(settings));
   }

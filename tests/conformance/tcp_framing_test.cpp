@@ -2,6 +2,8 @@
 // socket pair: small receives read through its staging buffer (several
 // messages per recv), large ones in place, in any mix, truncating a message
 // longer than its receive either way; every byte where it belongs, in order.
+// The same with the receiver sleeping between polls, in poll(2) and inside a
+// blocking recv (the option `wait`), which stages the bytes it brings.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -29,11 +31,25 @@ std::byte pattern(std::size_t message, std::size_t i) {
   return static_cast<std::byte>((message * 131 + i * 7 + 1) & 0xff);
 }
 
-TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
+/// How the receiving side is configured and whether it sleeps in wait()
+/// before each poll.
+struct Receiving {
+  std::string name;
+  std::string config;  ///< inline config (-c), or "" for configs/tcp.yaml
+  bool sleeps;
+};
+
+class TcpFraming : public testing::TestWithParam<Receiving> {};
+
+TEST_P(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
   loader::PluginRegistry plugins{{std::filesystem::path(UNIPERF_PLUGIN_DIR)}};
   Plugin* tcp = plugins.find("tcp");
   if (tcp == nullptr) GTEST_SKIP() << "the tcp plugin: " << plugins.why_missing("tcp");
-  const auto config = suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/tcp.yaml");
+  const Receiving& receiving = GetParam();
+  const auto config =
+      receiving.config.empty()
+          ? suite::load_config(std::string(UNIPERF_SOURCE_DIR) + "/configs/tcp.yaml")
+          : suite::parse_inline_config(receiving.config);
   const Options options = suite::validate_options(config, tcp->options());
   auto sender_context = tcp->open(options);
   auto receiver_context = tcp->open(options);
@@ -93,10 +109,13 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
     receives.push_back(
         {.id = m, .local = target_region.get(), .offset = target_at[m], .length = room});
   }
-  // Every send before any receive: the stream then holds many messages at
-  // once, and a staged recv takes several.
-  sender->post(sends.data(), sends.size());
+  // A polling receiver gets every send at once: the stream then holds many
+  // messages, and a staged recv takes several. A sleeping one gets them one
+  // at a time, each into an empty socket, and waits before each poll: its
+  // wait() then reads each message's start (wait: recv), and poll the rest.
   receiver->post_recv(receives.data(), receives.size());
+  std::size_t posted = receiving.sleeps ? 1 : sends.size();
+  sender->post(sends.data(), posted);
 
   std::vector<Completion> got;
   std::size_t sent = 0;
@@ -105,9 +124,12 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
          std::chrono::steady_clock::now() < give_up) {
     Completion c[16];
     sent += sender->poll(c, 16);
+    // The sender moves bytes only while polled: the sleep is short.
+    if (receiving.sleeps) receiver->wait(2ms, 1);
     const std::size_t n = receiver->poll(c, 16);
     got.insert(got.end(), c, c + n);
     if (n == 0) std::this_thread::yield();
+    if (posted < sends.size() && got.size() == posted) sender->post(&sends[posted++], 1);
   }
   ASSERT_EQ(sent, messages.size());
   ASSERT_EQ(got.size(), messages.size());
@@ -128,6 +150,15 @@ TEST(TcpFraming, StagedAndInPlaceReceivesInAnyMixKeepEveryByteInOrder) {
     EXPECT_EQ(wrong, 0u);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Receivers, TcpFraming,
+    testing::Values(Receiving{"Polling", "", false},
+                    Receiving{"SleepingInPoll", "tcp:wait=poll", true},
+                    Receiving{"SleepingInRecv", "tcp:wait=recv", true},
+                    Receiving{"SleepingInRecvWithTinyStaging", "tcp:wait=recv,staging=16", true},
+                    Receiving{"SleepingInRecvWithLargeStaging", "tcp:wait=recv,staging=64K", true}),
+    [](const testing::TestParamInfo<Receiving>& param_info) { return param_info.param.name; });
 
 }  // namespace
 }  // namespace uniperf
