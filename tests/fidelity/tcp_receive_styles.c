@@ -13,6 +13,9 @@
 //   poll-message   poll() until readable, then non-blocking recv() of one
 //                  message each until the socket is empty (the tcp plugin's
 //                  receive, one posted buffer a message)
+//   poll-64K       poll() until readable, then non-blocking 64 KiB recv()
+//                  calls until the socket is empty (the tcp plugin's receive
+//                  with staging=64K, sleeping in poll)
 //   poll-256K      poll() until readable, then non-blocking 256 KiB recv()
 //                  calls until the socket is empty
 //   spin-message   non-blocking recv() of one message, again and again, never
@@ -35,7 +38,15 @@
 #include <time.h>
 #include <unistd.h>
 
-enum style { kBlocking64K, kBlocking256K, kPollMessage, kPoll256K, kSpinMessage, kSpin256K };
+enum style {
+  kBlocking64K,
+  kBlocking256K,
+  kPollMessage,
+  kPoll64K,
+  kPoll256K,
+  kSpinMessage,
+  kSpin256K
+};
 enum { kStyles = kSpin256K + 1 };
 
 static void fail(const char* what) {
@@ -60,10 +71,10 @@ static double now(void) {
 // Reads until the sender closes; reports its CPU time on `report`.
 static void receive(int fd, enum style style, size_t message, int report) {
   static char buffer[256 * 1024];
-  const size_t chunk = style == kBlocking64K                            ? 64 * 1024
+  const size_t chunk = style == kBlocking64K || style == kPoll64K       ? 64 * 1024
                        : style == kPollMessage || style == kSpinMessage ? message
                                                                         : sizeof buffer;
-  const int polled = style == kPollMessage || style == kPoll256K;
+  const int polled = style == kPollMessage || style == kPoll64K || style == kPoll256K;
   const int spinning = style == kSpinMessage || style == kSpin256K;
   for (;;) {
     if (polled) {
@@ -86,10 +97,12 @@ static void receive(int fd, enum style style, size_t message, int report) {
 
 int main(int argc, char** argv) {
   static const char* const names[kStyles] = {"blocking-64K", "blocking-256K", "poll-message",
-                                             "poll-256K",    "spin-message",  "spin-256K"};
+                                             "poll-64K",     "poll-256K",     "spin-message",
+                                             "spin-256K"};
   if (argc != 4) {
     fprintf(stderr,
-            "usage: %s blocking-64K|blocking-256K|poll-message|poll-256K|spin-message|spin-256K "
+            "usage: %s blocking-64K|blocking-256K|poll-message|poll-64K|poll-256K|spin-message|"
+            "spin-256K "
             "SIZE SECONDS\n",
             argv[0]);
     return 2;

@@ -3,16 +3,18 @@
 (docs/fidelity.md, "sockperf's throughput against a stream of 16 KiB sends").
 
     tests/fidelity/tcp_receive_styles.py [--rounds 5] [--size 16384] [--seconds 2]
+                                         [--only TEXT ...]
 
 One sender (blocking sends from one buffer, Nagle on: sockperf's throughput
-client) against six receivers of tcp_receive_styles.c (blocking 64 KiB or
-256 KiB reads; poll, then non-blocking reads of one message or of 256 KiB
-until the socket is empty; non-blocking reads of one message or of 256 KiB
-in a loop that never sleeps), in the same rotating rounds as sockperf's
-throughput test and the tcp plugin's like-for-like row of fidelity.py
-(sleeping on events, nodelay off, one buffer each side) with its staging
-buffer at the default 8 KiB (16 KiB messages read in place), at 64 KiB
-(sockperf's server's reads) and at 256 KiB, and the same row busy-polled
+client) against seven receivers of tcp_receive_styles.c (blocking 64 KiB or
+256 KiB reads; poll, then non-blocking reads of one message, of 64 KiB or of
+256 KiB until the socket is empty; non-blocking reads of one message or of
+256 KiB in a loop that never sleeps), in the same rotating rounds as
+sockperf's throughput test and the tcp plugin's like-for-like row of
+fidelity.py (sleeping on events, nodelay off, one buffer each side) with its
+staging buffer at the default 8 KiB (16 KiB messages read in place), at 64
+KiB (sockperf's server's reads; sleeping in poll, and inside recv: the
+option wait=recv) and at 256 KiB, and the same row busy-polled
 (both sides spinning, as fidelity.py's "tcp bw 16K" row but with Nagle on,
 so that only the waiting differs). Prints each one's median MB/s
 (10^6 B/s), its median ratio to sockperf's in the same round, the
@@ -41,8 +43,8 @@ def function_call_interrupts():
     return None
 
 
-STYLES = ["blocking-64K", "blocking-256K", "poll-message", "poll-256K", "spin-message",
-          "spin-256K"]
+STYLES = ["blocking-64K", "blocking-256K", "poll-message", "poll-64K", "poll-256K",
+          "spin-message", "spin-256K"]
 
 
 def main():
@@ -51,6 +53,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--size", type=int, default=16384)
     parser.add_argument("--seconds", type=int, default=2)
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="run only the receivers whose name holds TEXT (again for more), "
+                        "and sockperf's")
     args = parser.parse_args()
     # The C stream's limits: its receive buffer is 256 KiB.
     if not 1 <= args.size <= 262144:
@@ -71,9 +76,10 @@ def main():
             _, rate, cpu = out.split()
             return float(rate), float(cpu)
 
-        def plugin(staging, events=True):
-            name = f"tcp staging {staging} events {events}"
-            config = "tcp:nodelay=false" + (f",staging={staging}" if staging else "")
+        def plugin(staging, events=True, wait=None):
+            name = f"tcp staging {staging} events {events} wait {wait}"
+            config = ("tcp:nodelay=false" + (f",staging={staging}" if staging else "") +
+                      (f",wait={wait}" if wait else ""))
             argv = stream + (["--events"] if events else []) + ["-c", config]
             rate = uniperf.run(name, argv, fidelity.mb_per_s)
             responder = uniperf.last[name]["cpu_time"]["responder"]
@@ -83,9 +89,13 @@ def main():
                                                            args.seconds, None), None)),
                    ("uniperf tcp (staging 8K)", lambda: plugin(None)),
                    ("uniperf tcp, staging=64K", lambda: plugin("64K")),
+                   ("uniperf tcp, staging=64K,wait=recv", lambda: plugin("64K", wait="recv")),
                    ("uniperf tcp, staging=256K", lambda: plugin("256K")),
                    ("uniperf tcp, busy-polled", lambda: plugin(None, events=False))]
         runners += [(style, lambda s=style: styled(s)) for style in STYLES]
+        if args.only:
+            runners = [(name, run) for name, run in runners
+                       if name == "sockperf" or any(part in name for part in args.only)]
 
         def counted(run):
             """(MB/s, receiver CPU s, function-call interrupts per message)."""
