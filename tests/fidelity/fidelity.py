@@ -2,7 +2,7 @@
 """One fidelity table: uniperf against every native tool this machine can run.
 
     tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
-                               [--output fidelity.jsonl]
+                               [--output fidelity.jsonl] [--runs]
 
 Each comparison runs the same workload through uniperf and through the
 stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
@@ -62,6 +62,8 @@ The rows on rxe0 run where the device is: inside the Soft-RoCE guest,
         'python3 tests/fidelity/fidelity.py --only rxe --output "$LAB_OUT/lab.jsonl"'
 (the guest sees this tree read-only; $LAB_OUT comes back to DIR). Elsewhere
 they are listed as not run, saying why.
+
+--runs also prints every round's figure of each side, in round order.
 
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
@@ -521,6 +523,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="run the comparisons whose name has this")
     parser.add_argument("--output", help="the medians as uniperf records (JSON Lines)")
+    parser.add_argument("--runs", action="store_true",
+                        help="also print every round's figures of both sides under the table, "
+                        "in round order (to see a side that switches between two speeds)")
     args = parser.parse_args()
     plugins = os.path.join(args.build, "lib", "uniperf")
     work = tempfile.mkdtemp(prefix="uniperf-fidelity-")
@@ -589,6 +594,12 @@ def main():
             records.append(as_record(template, tool, label, metric, n, len(theirs), tool))
     for line in spreads:
         print(f"spread: {line}")
+    if args.runs:
+        for name, tool, *_ in chosen:
+            for side, index in (("uniperf", 0), (tool, 1)):
+                runs = " ".join("-" if pair[index] is None else f"{pair[index]:.3f}"
+                                for pair in figures[name, tool])
+                print(f"runs: {name}: {side}: {runs}")
     for line in missing:
         print(f"not run: {line}")
     if args.output:
