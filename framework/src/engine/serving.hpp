@@ -33,6 +33,10 @@ class Server {
       bool progressed = false;
       for (Lane& lane : lanes_.all()) {
         const std::size_t n = lanes_.poll(lane, lanes_.serve_batch);
+        // A watching target reads after every call that drives the
+        // transport (poll does too), as ucx_perftest's receiver reads
+        // between its progress calls.
+        if constexpr (Watch == TargetWatch::last_byte) watch_last_byte(lane);
         if (n != 0) {
           lanes_.template absorb<M>(lane, n);
           lanes_.refill(lane);
