@@ -2,7 +2,7 @@
 """Why uniperf's 64 KiB put stream over ucx-shm ran 3-6% above ucx_perftest's,
 and the setting that matches it (docs/fidelity.md, "ucx-shm 64 KiB puts").
 
-    tests/fidelity/put_target_watch.py [--rounds 10] [-n 200000]
+    tests/fidelity/put_target_watch.py [--rounds 10] [-n 200000] [--trial-build DIR]
 
 ucx_perftest's put_bw receiver reads its sequence number in the last bytes
 of the destination between progress calls, throughout the stream; every put
@@ -16,8 +16,10 @@ rounds, pinned, over posix shared memory, this runs:
     (ucp_round_trip_hook.c preloaded into its server alone, busy-waiting
     UCP_ROUND_TRIP_SPIN_AFTER_PROGRESS ns), so it reads the line once per
     hold.
-Prints each one's median MB/s and the median of its ratios to ucx_perftest's
-in the same round. Run it at the fidelity row's -n 20000 as well: a cost per
+With --trial-build DIR, also uniperf from another build tree (DIR/bin/uniperf,
+a changed engine's) with --target-watch last_byte, to measure a change in the
+same rounds. Prints each one's median MB/s and the median of its ratios to
+ucx_perftest's in the same round. Run it at the fidelity row's -n 20000 as well: a cost per
 put keeps its ratio as the run lengthens, a fixed one would shrink.
 """
 import argparse
@@ -39,6 +41,8 @@ def main():
     parser.add_argument("--build", default=os.path.join(fidelity.ROOT, "build"))
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("-n", "--iterations", type=int, default=200000)
+    parser.add_argument("--trial-build", metavar="DIR",
+                        help="a second build tree whose uniperf also runs, watching")
     args = parser.parse_args()
     if args.rounds < 1 or args.iterations < 1:
         parser.error("--rounds and -n are at least 1")
@@ -48,9 +52,10 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         hook = ucp_round_trip.build_hook(work)
         uniperf = fidelity.Uniperf(args.build, work)
+        trial = fidelity.Uniperf(args.trial_build, work) if args.trial_build else None
 
-        def stream(watch):
-            return uniperf.run("put", ["bw", "--op", "write", "-s", "64K", "-n",
+        def stream(watch, build=uniperf):
+            return build.run("put", ["bw", "--op", "write", "-s", "64K", "-n",
                                        str(args.iterations), "--buffers", "single", "-t", "32",
                                        "-w", "1000", "-c", "configs/ucx-shm.yaml",
                                        "--target-watch", watch], fidelity.mb_per_s)
@@ -65,6 +70,9 @@ def main():
                                       str(HOLD_US * 1000)})),
                    ("uniperf, --target-watch none", lambda: stream("none")),
                    ("uniperf, --target-watch last_byte", lambda: stream("last_byte"))]
+        if trial:
+            runners.append(("trial build, --target-watch last_byte",
+                            lambda: stream("last_byte", trial)))
         results = fidelity.rotating_rounds(runners, args.rounds, "put_target_watch")
 
     reference = results["ucx_perftest"]
