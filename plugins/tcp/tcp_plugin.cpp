@@ -94,9 +94,9 @@ class TcpPlugin final : public Plugin {
          {},
          16,
          std::int64_t{64} << 20},
-        // A sleeping receiver woken by the sender's CPU costs that CPU the
-        // wakeup; woken inside recv it returns with the bytes, one system
-        // call a wakeup instead of poll's two (docs/fidelity.md).
+        // sockperf's and qperf's servers sleep inside recv; `recv` matches
+        // them, one system call a wakeup instead of poll's two. A loopback
+        // stream measured the same either way (docs/fidelity.md).
         {"wait",
          OptionType::string,
          "poll",
