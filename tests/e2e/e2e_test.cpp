@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -127,6 +128,26 @@ std::string plugin_of(const std::string& config) {
   std::string name;
   rest >> name;
   return name;
+}
+
+/// Runs the one-off test `run` (uniperf's arguments, its records written to
+/// `results`) and expects it to succeed with `record_count` records, each ok,
+/// with no corrupted byte and `device_says` in its device; `each_record`
+/// adds a test's own checks of every record.
+void expect_intact_records(const std::string& run, const fs::path& results,
+                           std::size_t record_count, const std::string& device_says,
+                           const std::function<void(const json&)>& each_record = {}) {
+  const Outcome o = uniperf(run + " -o " + results.string());
+  ASSERT_EQ(o.exit_code, 0) << run << "\n" << o.out << o.err;
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), record_count) << run << "\n" << o.out << o.err;
+  for (const auto& r : records) {
+    EXPECT_EQ(r.at("status"), "ok") << run << ": " << r.dump();
+    EXPECT_EQ(r.at("corrupted_bytes"), 0) << run << ": " << r.dump();
+    const std::string device = r.at("plugin").at("device");
+    EXPECT_NE(device.find(device_says), std::string::npos) << run << ": " << device;
+    if (each_record) each_record(r);
+  }
 }
 
 /// Whether a listener could take 127.0.0.1:PORT now (SO_REUSEADDR, as
@@ -337,19 +358,10 @@ TEST(OfiInject, InjectsDoneAtReturnRunIntactOverShmAndTcp) {
   int n = 0;
   for (const auto& config : configs) {
     for (const auto& run : runs) {
-      const auto results = scratch / ("inject" + std::to_string(n++) + ".jsonl");
-      const Outcome o = uniperf(run + " -s 8,64 -n 2000 -I 64 --validate --timeout 30 --config " +
-                                config + " -o " + results.string());
-      ASSERT_EQ(o.exit_code, 0) << run << " over " << config << "\n" << o.out << o.err;
-      const auto records = read_jsonl(results);
-      ASSERT_EQ(records.size(), 2u) << o.out << o.err;
-      for (const auto& r : records) {
-        EXPECT_EQ(r.at("status"), "ok") << run << " over " << config << ": " << r.dump();
-        EXPECT_EQ(r.at("corrupted_bytes"), 0) << r.dump();
-        EXPECT_EQ(r.at("params").at("inline"), 64) << r.dump();
-        const std::string device = r.at("plugin").at("device");
-        EXPECT_NE(device.find("injects done at return"), std::string::npos) << device;
-      }
+      expect_intact_records(
+          run + " -s 8,64 -n 2000 -I 64 --validate --timeout 30 --config " + config,
+          scratch / ("inject" + std::to_string(n++) + ".jsonl"), 2, "injects done at return",
+          [](const json& r) { EXPECT_EQ(r.at("params").at("inline"), 64) << r.dump(); });
     }
   }
 }
@@ -366,20 +378,10 @@ TEST(TcpStaging, EveryStagingSizeDeliversMessagesIntact) {
   int n = 0;
   for (const std::string staging : {"16", "64K"}) {
     for (const std::string run : {"lat --op send -n 300", "bw --op send -n 3000 -t 32"}) {
-      const auto results = scratch / ("staging" + std::to_string(n++) + ".jsonl");
-      const Outcome o =
-          uniperf(run + " -s 8,100,4K,16K,64K --validate --timeout 60 -c tcp:staging=" + staging +
-                  " --quiet -o " + results.string());
-      ASSERT_EQ(o.exit_code, 0) << run << " staging " << staging << "\n" << o.out << o.err;
-      const auto records = read_jsonl(results);
-      ASSERT_EQ(records.size(), 5u) << o.out << o.err;
-      const std::string bytes = staging == "16" ? "16" : "65536";
-      for (const auto& r : records) {
-        EXPECT_EQ(r.at("status"), "ok") << run << " staging " << staging << ": " << r.dump();
-        EXPECT_EQ(r.at("corrupted_bytes"), 0) << r.dump();
-        const std::string device = r.at("plugin").at("device");
-        EXPECT_NE(device.find("staging " + bytes), std::string::npos) << device;
-      }
+      expect_intact_records(run + " -s 8,100,4K,16K,64K --validate --timeout 60 -c tcp:staging=" +
+                                staging + " --quiet",
+                            scratch / ("staging" + std::to_string(n++) + ".jsonl"), 5,
+                            "staging " + std::string(staging == "16" ? "16" : "65536"));
     }
   }
   const Outcome bad = uniperf("lat -s 8 -n 20 -c tcp:staging=8 --quiet", 60);
@@ -399,21 +401,11 @@ TEST(TcpWait, SleepingInRecvDeliversMessagesIntact) {
   for (const std::string staging : {"16", "64K"}) {
     for (const std::string run :
          {"lat --op send -n 300", "bw --op send -n 3000 -t 32", "bw --op send -n 2000 -t 32 -b"}) {
-      const auto results = scratch / ("wait" + std::to_string(n++) + ".jsonl");
-      const Outcome o = uniperf(run +
-                                " -s 8,100,4K,16K,64K --events --validate --timeout 60 "
-                                "-c tcp:wait=recv,staging=" +
-                                staging + " --quiet -o " + results.string());
-      ASSERT_EQ(o.exit_code, 0) << run << " staging " << staging << "\n" << o.out << o.err;
-      const auto records = read_jsonl(results);
-      ASSERT_EQ(records.size(), 5u) << o.out << o.err;
-      for (const auto& r : records) {
-        EXPECT_EQ(r.at("status"), "ok") << run << " staging " << staging << ": " << r.dump();
-        EXPECT_EQ(r.at("corrupted_bytes"), 0) << r.dump();
-        EXPECT_EQ(r.at("params").at("completion"), "event") << r.dump();
-        const std::string device = r.at("plugin").at("device");
-        EXPECT_NE(device.find("waits in recv"), std::string::npos) << device;
-      }
+      expect_intact_records(
+          run + " -s 8,100,4K,16K,64K --events --validate --timeout 60 -c tcp:wait=recv,staging=" +
+              staging + " --quiet",
+          scratch / ("wait" + std::to_string(n++) + ".jsonl"), 5, "waits in recv",
+          [](const json& r) { EXPECT_EQ(r.at("params").at("completion"), "event") << r.dump(); });
     }
   }
   const Outcome bad = uniperf("lat -s 8 -n 20 -c tcp:wait=select --quiet", 60);
