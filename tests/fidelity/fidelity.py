@@ -2,7 +2,8 @@
 """One fidelity table: uniperf against every native tool this machine can run.
 
     tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
-                               [--output fidelity.jsonl] [--runs]
+                               [--output fidelity.jsonl] [--runs] [--length K]
+                               [--ucx-perftest-args ARGS]
 
 Each comparison runs the same workload through uniperf and through the
 stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
@@ -65,6 +66,11 @@ they are listed as not run, saying why.
 
 --runs also prints every round's figure of each side, in round order.
 
+--length K runs every comparison K times as long on both sides (K times the
+iterations, or the seconds); --ucx-perftest-args adds arguments to every
+ucx_perftest run (e.g. "-O 8", its window), uniperf's side left as is: the
+by-hand variations of docs/fidelity.md, as commands.
+
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
 whose config is the tool's name, so `uniperf report FILE --html` draws them
@@ -78,6 +84,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -159,18 +166,20 @@ def client(argv, env=None, timeout=120, cpu=0):
 # --- the tools -------------------------------------------------------------
 
 def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace=0,
-                 peer_errors=False, server_env=None):
+                 peer_errors=False, server_env=None, extra=()):
     """Its server (index 0: a ping-pong's initiator, a stream's receiver) on
     `server_cpu`, the client on the other CPU; `server_grace` as Server's.
     `peer_errors`: its endpoints handle a peer's failure (-e), as the ucx
     plugin's do with its option peer_errors. `server_env`: variables for the
-    server alone (put_target_watch.py's preloaded hook)."""
+    server alone (put_target_watch.py's preloaded hook). `extra`: more
+    arguments for its client (which hands the test's to the server)."""
     env = dict(os.environ, UCX_TLS=tls)
     port = free_port()
     with Server(["ucx_perftest", "-p", str(port)], dict(env, **(server_env or {})),
                 cpu=server_cpu, grace=server_grace):
         out = client(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
-                      "-n", str(iterations), "-f"] + (["-e"] if peer_errors else []), env,
+                      "-n", str(iterations), "-f"] + (["-e"] if peer_errors else []) + list(extra),
+                     env,
                      cpu=1 - server_cpu)
     # -f: one final line: iterations, p50, avg, overall latency (us),
     # avg, overall bandwidth (2^20 B/s), avg, overall message rate (1/s)
@@ -318,9 +327,11 @@ def mmsg_per_s(r):
 UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "Mmsg/s"}
 
 
-def comparisons():
+def comparisons(length=1, ucx_perftest_args=()):
     """(name, tool, metric, uniperf argv, uniperf figure, native call, needs):
-    needs is the tool's binary, uniperf's plugin and, for some, a device."""
+    needs is the tool's binary, uniperf's plugin and, for some, a device.
+    `length` multiplies every run's iterations or seconds, on both sides;
+    `ucx_perftest_args` go on ucx_perftest's command line (its client's)."""
     rows = []
     # configs/ucx-tcp.yaml sets peer_errors (UCP_ERR_HANDLING_MODE_PEER):
     # ucx_perftest runs with -e there, as the mode changes UCP's protocols
@@ -328,10 +339,12 @@ def comparisons():
     # third, in opposite directions: docs/fidelity.md).
     ucx = [("ucx-shm", "posix,self", 100000, 20000, 2000, 200000, False),
            ("ucx-tcp", "tcp,self", 20000, 5000, 500, 100000, True)]
-    for config, tls, lat_n, bw_n, big_n, rate_n, errors in ucx:
+    for config, tls, *counts, errors in ucx:
+        lat_n, bw_n, big_n, rate_n = (count * length for count in counts)
         c = ["-c", f"configs/{config}.yaml"]
         one = ["--buffers", "single", "-t", "32", "-w", "1000"]
-        native = functools.partial(ucx_perftest, tls, peer_errors=errors)
+        native = functools.partial(ucx_perftest, tls, peer_errors=errors,
+                                   extra=tuple(ucx_perftest_args))
         needs = ("ucx_perftest", "ucx")
         rows += [
             (f"{config} send lat 8", "ucx_perftest", "latency",
@@ -374,7 +387,7 @@ def comparisons():
                      ["bw", "--op", "send", "-s", "8", "-n", str(rate_n), "--rx-replenish", "16"]
                      + one + c, mmsg_per_s,
                      lambda m, run=native, n=rate_n: run("tag_bw", 8, n, m), needs))
-    ofi = [("ofi-tcp", "tcp", "msg", 20000), ("ofi-shm", "shm", "rdm", 50000)]
+    ofi = [("ofi-tcp", "tcp", "msg", 20000 * length), ("ofi-shm", "shm", "rdm", 50000 * length)]
     for config, provider, endpoint, n in ofi:
         for size, label in ((8, "8"), (4096, "4K")):
             rows.append((f"{config} send lat {label}", "fi_pingpong", "latency",
@@ -395,7 +408,7 @@ def comparisons():
     # stream, 1000 a send or read stream (its defaults, which --preset
     # perftest takes). Atomics' latency is a round trip, as a read's.
     verbs = ["--preset", "perftest", "-I", "0", "-c", "configs/verbs-rxe.yaml"]
-    for op, tool, size, n, extra in [
+    for op, tool, size, default_n, extra in [
             ("send", "ib_send_lat", 8, 1000, ()), ("write", "ib_write_lat", 8, 1000, ()),
             ("read", "ib_read_lat", 8, 1000, ()),
             ("fetch_add", "ib_atomic_lat", 8, 1000, ("-A", "FETCH_AND_ADD")),
@@ -403,6 +416,7 @@ def comparisons():
             ("write", "ib_write_bw", 65536, 5000, ()), ("send", "ib_send_bw", 65536, 1000, ()),
             ("read", "ib_read_bw", 65536, 1000, ()), ("write", "ib_write_bw", 4096, 5000, ()),
             ("send", "ib_send_bw", 4096, 1000, ()), ("read", "ib_read_bw", 4096, 1000, ())]:
+        n = default_n * length
         metric = "latency" if tool.endswith("_lat") else "bandwidth"
         kind, label = ("lat", "lat 8") if metric == "latency" else ("bw", f"bw {size // 1024}K")
         rows.append((f"verbs-rxe {op} {label}", "perftest", metric,
@@ -412,55 +426,67 @@ def comparisons():
                      (tool, "verbs", RXE)))
     # The udapl plugin against the same hand-written verbs loops: the same
     # rows' ratio over verbs-rxe's is roughly the DAT layer's cost.
-    udapl = ["-n", "1000", "-w", "50", "-c", "configs/udapl-rxe.yaml"]
+    udapl_n = 1000 * length
+    udapl = ["-n", str(udapl_n), "-w", "50", "-c", "configs/udapl-rxe.yaml"]
     for op in ("send", "write", "read"):
         rows.append((f"udapl-rxe {op} lat 8", "perftest", "latency",
                      ["lat", "--op", op, "-s", "8"] + udapl, p50,
-                     lambda m, t=f"ib_{op}_lat": perftest(t, 8, 1000, m),
+                     lambda m, t=f"ib_{op}_lat": perftest(t, 8, udapl_n, m),
                      (f"ib_{op}_lat", "udapl", RXE)))
     rows.append(("udapl-rxe write bw 64K", "perftest", "bandwidth",
                  ["bw", "--op", "write", "-s", "64K", "-t", "16"] + udapl, mb_per_s,
-                 lambda m: perftest("ib_write_bw", 65536, 1000, m, ("-t", "16")),
+                 lambda m: perftest("ib_write_bw", 65536, udapl_n, m, ("-t", "16")),
                  ("ib_write_bw", "udapl", RXE)))
     rows.append(("udapl-rxe write bw 64K", "dapltest", "bandwidth",
                  ["bw", "--op", "write", "-s", "64K", "-t", "16"] + udapl, mb_per_s,
-                 lambda m: dapltest(65536, 1000, m), ("dapltest", "udapl", RXE)))
+                 lambda m: dapltest(65536, udapl_n, m), ("dapltest", "udapl", RXE)))
     tcp = ["-c", "configs/tcp.yaml"]
+    seconds = 2 * length
     rows += [
         ("tcp lat 64 polling", "sockperf", "latency",
-         ["lat", "--op", "send", "-s", "64", "-D", "2s"] + tcp, p50,
-         lambda m: sockperf("ping-pong", 64, 2, m), ("sockperf", "tcp")),
+         ["lat", "--op", "send", "-s", "64", "-D", f"{seconds}s"] + tcp, p50,
+         lambda m: sockperf("ping-pong", 64, seconds, m), ("sockperf", "tcp")),
         ("tcp bw 16K", "sockperf", "bandwidth",
-         ["bw", "--op", "send", "-s", "16K", "-D", "2s", "-t", "32"] + tcp, mb_per_s,
-         lambda m: sockperf("throughput", 16384, 2, m), ("sockperf", "tcp")),
+         ["bw", "--op", "send", "-s", "16K", "-D", f"{seconds}s", "-t", "32"] + tcp, mb_per_s,
+         lambda m: sockperf("throughput", 16384, seconds, m), ("sockperf", "tcp")),
         # sockperf's throughput test blocks on its sockets, leaves Nagle on
         # (its --tcp-avoid-nodelay default there) and sends from one buffer:
         # the plugin sleeping on events, nodelay off, one buffer each side is
         # the like-for-like row (docs/fidelity.md).
         ("tcp bw 16K Nagle events", "sockperf", "bandwidth",
-         ["bw", "--op", "send", "-s", "16K", "-D", "2s", "-t", "32", "--events",
+         ["bw", "--op", "send", "-s", "16K", "-D", f"{seconds}s", "-t", "32", "--events",
           "--buffers", "single", "-c", "tcp:nodelay=false"], mb_per_s,
-         lambda m: sockperf("throughput", 16384, 2, m), ("sockperf", "tcp")),
+         lambda m: sockperf("throughput", 16384, seconds, m), ("sockperf", "tcp")),
         # ... and reading as sockperf's server does, up to 64 KiB a call:
         # how much one read takes moves a loopback stream (docs/fidelity.md).
         ("tcp bw 16K Nagle events 64K reads", "sockperf", "bandwidth",
-         ["bw", "--op", "send", "-s", "16K", "-D", "2s", "-t", "32", "--events",
+         ["bw", "--op", "send", "-s", "16K", "-D", f"{seconds}s", "-t", "32", "--events",
           "--buffers", "single", "-c", "tcp:nodelay=false,staging=64K"], mb_per_s,
-         lambda m: sockperf("throughput", 16384, 2, m), ("sockperf", "tcp")),
+         lambda m: sockperf("throughput", 16384, seconds, m), ("sockperf", "tcp")),
+        ("tcp bw 16K Nagle events 64K reads waits in recv", "sockperf", "bandwidth",
+         ["bw", "--op", "send", "-s", "16K", "-D", f"{seconds}s", "-t", "32", "--events",
+          "--buffers", "single", "-c", "tcp:nodelay=false,staging=64K,wait=recv"], mb_per_s,
+         lambda m: sockperf("throughput", 16384, seconds, m), ("sockperf", "tcp")),
         ("tcp lat 64 events", "qperf", "latency",
-         ["lat", "--op", "send", "-s", "64", "-D", "2s", "--events"] + tcp, mean,
-         lambda m: qperf("tcp_lat", 64, 2, m), ("qperf", "tcp")),
+         ["lat", "--op", "send", "-s", "64", "-D", f"{seconds}s", "--events"] + tcp, mean,
+         lambda m: qperf("tcp_lat", 64, seconds, m), ("qperf", "tcp")),
+        # qperf's and sockperf's servers sleep inside a blocking read; the
+        # plugin sleeps in poll(2) unless wait=recv (docs/fidelity.md).
+        ("tcp lat 64 events waits in recv", "qperf", "latency",
+         ["lat", "--op", "send", "-s", "64", "-D", f"{seconds}s", "--events", "-c",
+          "tcp:nodelay=true,wait=recv"], mean,
+         lambda m: qperf("tcp_lat", 64, seconds, m), ("qperf", "tcp")),
         ("tcp bw 64K", "qperf", "bandwidth",
-         ["bw", "--op", "send", "-s", "64K", "-D", "2s", "-t", "32"] + tcp, mb_per_s,
-         lambda m: qperf("tcp_bw", 65536, 2, m), ("qperf", "tcp")),
+         ["bw", "--op", "send", "-s", "64K", "-D", f"{seconds}s", "-t", "32"] + tcp, mb_per_s,
+         lambda m: qperf("tcp_bw", 65536, seconds, m), ("qperf", "tcp")),
         # qperf's tcp_bw blocks on its sockets, leaves Nagle on and reads one
         # 64 KiB message a call into one buffer (strace of its server): like
         # for like, the plugin sleeps on events, nodelay off, one buffer each
         # side; its default staging already reads a 64 KiB message in place.
         ("tcp bw 64K Nagle events", "qperf", "bandwidth",
-         ["bw", "--op", "send", "-s", "64K", "-D", "2s", "-t", "32", "--events",
+         ["bw", "--op", "send", "-s", "64K", "-D", f"{seconds}s", "-t", "32", "--events",
           "--buffers", "single", "-c", "tcp:nodelay=false"], mb_per_s,
-         lambda m: qperf("tcp_bw", 65536, 2, m), ("qperf", "tcp")),
+         lambda m: qperf("tcp_bw", 65536, seconds, m), ("qperf", "tcp")),
     ]
     return rows
 
@@ -526,13 +552,21 @@ def main():
     parser.add_argument("--runs", action="store_true",
                         help="also print every round's figures of both sides under the table, "
                         "in round order (to see a side that switches between two speeds)")
+    parser.add_argument("--length", type=int, default=1, metavar="K",
+                        help="run every comparison K times as long on both sides: K times "
+                        "the iterations, or the seconds")
+    parser.add_argument("--ucx-perftest-args", default="", metavar="ARGS",
+                        help="more arguments for every ucx_perftest run, e.g. \"-O 8\" "
+                        "(its window); uniperf's side is left as is")
     args = parser.parse_args()
+    if args.length < 1:
+        parser.error("--length must be 1 or more")
     plugins = os.path.join(args.build, "lib", "uniperf")
     work = tempfile.mkdtemp(prefix="uniperf-fidelity-")
     ours_runner = Uniperf(args.build, work)
 
     chosen, missing = [], []
-    for row in comparisons():
+    for row in comparisons(args.length, shlex.split(args.ucx_perftest_args)):
         name, tool, _, _, _, _, (binary, plugin, *device) = row
         if args.only and args.only not in f"{name} {tool}":
             continue
