@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <set>
 #include <sstream>
 #include <string>
@@ -149,7 +148,6 @@ std::unique_ptr<UcxMemoryRegion> UcxMemoryRegion::allocate(ucp_context_h context
     ucp_mem_unmap(context, memory);
     return nullptr;
   }
-  std::memset(attributes.address, 0, length);
   return std::unique_ptr<UcxMemoryRegion>(
       new UcxMemoryRegion(context, memory, attributes.address, length));
 }

@@ -413,6 +413,37 @@ TEST(TcpWait, SleepingInRecvDeliversMessagesIntact) {
   EXPECT_NE(bad.err.find("options.wait"), std::string::npos) << bad.err;
 }
 
+// send_buffers: untouched over real transports, whose memory the engine
+// maps (tcp) or UCP allocates (ucx): the send half is never written, the
+// runs complete and the record says so; with validate it is refused.
+TEST(SendBuffers, UntouchedRunsOverRealTransportsAndRefusesValidate) {
+  Scratch scratch;
+  int n = 0;
+  std::vector<std::pair<std::string, std::string>> runs;  // config, what the device says
+  if (plugin_available("tcp")) runs.emplace_back("configs/tcp.yaml", "kernel tcp");
+  if (plugin_available("ucx")) {
+    runs.emplace_back("configs/ucx-tcp.yaml", "tcp");
+    runs.emplace_back("configs/ucx-shm.yaml", "posix");
+  }
+  if (runs.empty()) GTEST_SKIP() << "needs the tcp or the ucx plugin";
+  for (const auto& [config, device] : runs) {
+    const bool ucx = config.find("ucx") != std::string::npos;
+    for (const std::string& run :
+         {std::string("lat --op send -n 200"), std::string("bw --op send -n 400 -t 16"),
+          ucx ? std::string("bw --op write -n 400 -t 16") : std::string()}) {
+      if (run.empty()) continue;
+      expect_intact_records(
+          run + " -s 8,64K,1M --send-buffers untouched --timeout 60 -c " + config + " --quiet",
+          scratch / ("untouched" + std::to_string(n++) + ".jsonl"), 3, device,
+          [](const json& r) { EXPECT_EQ(r.at("params").at("send_buffers"), "untouched"); });
+    }
+  }
+  const Outcome bad = uniperf(
+      "bw -s 8 -n 20 -c " + runs.front().first + " --send-buffers untouched --validate", 60);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("send_buffers"), std::string::npos) << bad.err;
+}
+
 // Every rail policy over two rails of the libraries that run here (two
 // loopback rails each): every record ok and intact, each rail carrying an
 // even share. A bound bidirectional stream receives on one rail's endpoint

@@ -130,6 +130,25 @@ TEST(EnginePolicy, BuffersCycleThroughWindowSlotsOrReuseOne) {
   }
 }
 
+TEST(EnginePolicy, UntouchedSendBuffersCarryWhatTheAllocationHeldNotThePattern) {
+  for (const Op op : {Op::send, Op::write}) {
+    for (const SendBuffers buffers : {SendBuffers::pattern, SendBuffers::untouched}) {
+      SCOPED_TRACE(std::string(to_string(op)) + ", " + std::string(to_string(buffers)));
+      PairRun pair;
+      TestSpec test = make_test(op, Pattern::bandwidth, 64, 8, 4);
+      test.sizes = {4096};
+      test.flows[0].send_buffers = buffers;
+      pair.run(test, 4096);
+      ASSERT_EQ(pair.measured.iterations, 64u);
+      if (buffers == SendBuffers::pattern) {
+        EXPECT_GT(pair.initiator.counters.nonzero_payload_bytes, 64u * 4096 / 2);
+      } else {
+        EXPECT_EQ(pair.initiator.counters.nonzero_payload_bytes, 0u);
+      }
+    }
+  }
+}
+
 TEST(EnginePolicy, PostListChainsRequestsPerPostCall) {
   PairRun pair;
   TestSpec test = make_test(Op::write, Pattern::bandwidth, 64, 16, 8);

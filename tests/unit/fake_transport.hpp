@@ -8,6 +8,7 @@
 // receive-queue level, replenish batches.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -43,6 +44,9 @@ struct FakeCounters {
   std::set<std::uint64_t> source_offsets;          ///< distinct WorkRequest::local_offset
   std::set<std::uint64_t> receive_offsets;         ///< distinct RecvRequest::offset
   std::map<std::uint32_t, std::uint64_t> lengths;  ///< work requests per WorkRequest::length
+  /// Bytes that sends and writes carried which were not zero (the pattern,
+  /// unless the send buffers were left untouched).
+  std::uint64_t nonzero_payload_bytes = 0;
 };
 
 /// Messages in flight between the two fake endpoints of one index.
@@ -133,6 +137,11 @@ class FakeEndpoint final : public Endpoint {
       ++counters_.ops[wr.op];
       counters_.source_offsets.insert(wr.local_offset);
       ++counters_.lengths[wr.length];
+      if (wr.op == Op::send || wr.op == Op::write) {
+        const auto* payload = static_cast<const std::byte*>(wr.local->address()) + wr.local_offset;
+        counters_.nonzero_payload_bytes += static_cast<std::uint64_t>(std::count_if(
+            payload, payload + wr.length, [](std::byte b) { return b != std::byte{0}; }));
+      }
       if (wr.flags & WorkRequest::kInline) ++counters_.inline_requests;
       if (outstanding > params_.send_depth) {
         throw std::logic_error("engine broke the contract: more than send_depth outstanding");

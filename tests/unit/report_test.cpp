@@ -244,7 +244,8 @@ TEST(RecordJson, CarriesEveryFieldWithUnitsInTheKeys) {
   EXPECT_EQ(p.at("pages"), "normal");
   EXPECT_EQ(p.at("stream_end"), "last_completion");
   EXPECT_EQ(p.at("target_watch"), "none");
-  EXPECT_EQ(p.size(), 41u);
+  EXPECT_EQ(p.at("send_buffers"), "pattern");
+  EXPECT_EQ(p.size(), 42u);
   EXPECT_EQ(j.at("emulated"), json({"selective_completion", "post_list"}));
   EXPECT_EQ(j.at("iterations_run"), 12345);
   const json& l = j.at("latency_us");

@@ -564,6 +564,17 @@ TEST(SuiteErrors, OnlyAWriteStreamsTargetWatchesWhatLands) {
                "none, last_byte");
 }
 
+TEST(SuiteErrors, UntouchedSendBuffersHoldNothingToValidate) {
+  const std::string stream = "    op: write\n    pattern: bandwidth\n";  // lines 4-5
+  EXPECT_EQ(
+      only_test(one_test(stream + "    send_buffers: untouched\n")).flows.front().send_buffers,
+      model::SendBuffers::untouched);
+  expect_error(one_test(stream + "    validate: true\n    send_buffers: untouched\n"), 7,
+               "send_buffers", "validate");
+  expect_error(one_test(stream + "    send_buffers: zero\n"), 6, "send_buffers",
+               "pattern, untouched");
+}
+
 TEST(SuiteErrors, WindowSignalingAndReceiveDepth) {
   const std::string bw = "    op: send\n    pattern: bandwidth\n";  // lines 4-5
   expect_error(one_test(bw + "    window: 8\n    signal_every: 16\n"), 7, "signal_every",

@@ -144,9 +144,10 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 4u) << text;
   const auto& columns = csv_columns();
-  ASSERT_EQ(columns.size(), 78u);
+  ASSERT_EQ(columns.size(), 79u);
   // Columns are only ever appended: 1.11's rail knobs, then 1.12's pipeline
-  // ones, then 1.14's pages, then 1.18's stream_end, then 1.19's target_watch.
+  // ones, then 1.14's pages, then 1.18's stream_end, then 1.19's target_watch, then 1.20's
+  // send_buffers.
   EXPECT_EQ(columns[69], "rail_policy");
   EXPECT_EQ(columns[70], "stripe_threshold");
   EXPECT_EQ(columns[71], "fragment");
@@ -154,6 +155,7 @@ TEST(Csv, OneRowPerRecordWithTheDocumentedColumns) {
   EXPECT_EQ(columns[75], "pages");
   EXPECT_EQ(columns[76], "stream_end");
   EXPECT_EQ(columns[77], "target_watch");
+  EXPECT_EQ(columns[78], "send_buffers");
   for (const auto& row : rows) ASSERT_EQ(row.size(), columns.size()) << text;
   for (std::size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(rows[0][i], columns[i]);
 

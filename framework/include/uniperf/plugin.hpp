@@ -541,7 +541,10 @@ class Context {
   virtual std::unique_ptr<MemoryRegion> register_memory(void* address, std::size_t length) = 0;
   /// Allocates and registers `length` bytes of the transport's own memory
   /// kind (shared-memory segments a peer can map, device memory, ...), page
-  /// aligned and zeroed; the region owns it. Return nullptr to have the
+  /// aligned and addressable by the host; the region owns it. Do not write
+  /// it: the engine zeroes what it uses before anything is timed and leaves
+  /// unwritten what a test asks it to (send_buffers: untouched, whose pages
+  /// must read as the allocation left them). Return nullptr to have the
   /// engine allocate host memory and call register_memory() instead (the
   /// default). The engine prefers this path: native tools measure with the
   /// memory their transport allocates (ucx_perftest maps UCP memory, which

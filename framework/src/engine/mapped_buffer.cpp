@@ -46,7 +46,22 @@ std::string huge_pages_missing(std::size_t length, int error) {
 
 }  // namespace
 
-MappedBuffer::MappedBuffer(std::size_t length, Pages pages, std::byte fill) : length_(length) {
+void leave_untouched(std::byte* base, std::size_t length) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t whole = length / page * page;
+  // Advice only: on huge pages (MAP_HUGETLB) it fails, and reads there
+  // fault in real zeroed pages.
+  if (whole != 0) (void)::madvise(base, whole, MADV_NOHUGEPAGE);
+}
+
+void zero_but_untouched(std::byte* base, std::size_t length, std::size_t untouched) {
+  untouched = std::min(untouched, length);
+  if (untouched != 0) leave_untouched(base, untouched);
+  std::memset(base + untouched, 0, length - untouched);
+}
+
+MappedBuffer::MappedBuffer(std::size_t length, Pages pages, std::byte fill, std::size_t untouched)
+    : length_(length) {
   const std::size_t page = pages == Pages::huge
                                ? static_cast<std::size_t>(meminfo_kb("Hugepagesize:", 2048)) * 1024
                                : static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -60,7 +75,9 @@ MappedBuffer::MappedBuffer(std::size_t length, Pages pages, std::byte fill) : le
                       " bytes failed: " + std::strerror(error));
   }
   data_ = static_cast<std::byte*>(at);
-  std::memset(data_, std::to_integer<int>(fill), mapped_);
+  untouched = std::min(untouched, mapped_);
+  if (untouched != 0) leave_untouched(data_, untouched);
+  std::memset(data_ + untouched, std::to_integer<int>(fill), mapped_ - untouched);
 }
 
 MappedBuffer::~MappedBuffer() {

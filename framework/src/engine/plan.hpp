@@ -22,6 +22,7 @@ using model::Direction;
 using model::Duration;
 using model::FlowSpec;
 using model::Pattern;
+using model::SendBuffers;
 using model::StreamEnd;
 using model::TargetWatch;
 using model::TestSpec;

@@ -61,6 +61,12 @@ std::uint64_t add_segment(const std::vector<Ticks>& stamps, std::uint64_t cap, b
   return count;
 }
 
+/// How many bytes at the start of each lane's memory stay unwritten: its
+/// send half, where the flow leaves its send buffers untouched.
+std::size_t untouched_bytes(const FlowPlan& plan) {
+  return plan.flow.send_buffers == SendBuffers::untouched ? plan.buffers.rx_base : 0;
+}
+
 /// Whether this side's endpoints take messages: both sides of a ping-pong, a
 /// window's acknowledgements and a stream in both directions; only the
 /// responder of a one-way stream. (A one-way sender's receives were posted
@@ -129,14 +135,19 @@ struct TestRunner::Impl {
       // Both sides connect the lanes in the same order, each on its rail.
       Context& context = *rails.at(plan.lanes[index].rail);
       // The plugin's own allocation where it offers one (on normal pages),
-      // else page-aligned, zeroed memory of ours, touched before anything
-      // is timed.
+      // else page-aligned memory of ours; either zeroed and touched before
+      // anything is timed, but for send buffers the flow leaves untouched.
       if (!mapped.empty()) {
         lane.own_memory = std::move(mapped.at(index));
       } else {
         lane.memory = context.allocate_memory(g.lane_bytes);
-        if (!lane.memory)
-          lane.own_memory = std::make_unique<MappedBuffer>(g.lane_bytes, Pages::normal);
+        if (lane.memory) {
+          zero_but_untouched(static_cast<std::byte*>(lane.memory->address()), g.lane_bytes,
+                             untouched_bytes(plan));
+        } else {
+          lane.own_memory = std::make_unique<MappedBuffer>(g.lane_bytes, Pages::normal,
+                                                           std::byte{0}, untouched_bytes(plan));
+        }
       }
       if (lane.own_memory)
         lane.memory = context.register_memory(lane.own_memory->data(), g.lane_bytes);
@@ -181,7 +192,7 @@ struct TestRunner::Impl {
     }
     for (std::size_t k = 0; k < lanes.size(); ++k)
       lanes[k].length = is_atomic(flow.op) ? 8 : plan.lane_length(k, size);
-    fill_pattern(lanes);
+    if (flow.send_buffers == SendBuffers::pattern) fill_pattern(lanes);
     lanes.prepare();
 
     SizeOutcome out;
@@ -771,7 +782,8 @@ struct TestRunner::Impl {
 LaneMemory map_lane_memory(const FlowPlan& plan) {
   LaneMemory memory;
   for (std::size_t k = 0; k < plan.lanes.size(); ++k)
-    memory.push_back(std::make_unique<MappedBuffer>(plan.buffers.lane_bytes, plan.flow.pages));
+    memory.push_back(std::make_unique<MappedBuffer>(plan.buffers.lane_bytes, plan.flow.pages,
+                                                    std::byte{0}, untouched_bytes(plan)));
   return memory;
 }
 

@@ -91,6 +91,8 @@ template <>
 inline constexpr std::size_t kChoiceCount<StreamEnd> = kStreamEndCount;
 template <>
 inline constexpr std::size_t kChoiceCount<TargetWatch> = kTargetWatchCount;
+template <>
+inline constexpr std::size_t kChoiceCount<SendBuffers> = kSendBuffersCount;
 
 /// One FlowSpec knob.
 struct FlowField {
@@ -521,6 +523,15 @@ inline constexpr FlowField kFlowFields[] = {
         .csv_after_1_8()
         .flag_named("--target-watch")
         .in_title(", target watches ", "", true),
+    choice_field<&FlowSpec::send_buffers>(
+        "send_buffers",
+        "pattern (written with the test's bytes before the run) | untouched (never "
+        "written: fresh memory reads as the kernel's zero page, one cached page, as "
+        "ucx_perftest's send buffers; copies from it are cheaper than from real data)")
+        .added_after_1_0()
+        .csv_after_1_8()
+        .flag_named("--send-buffers")
+        .in_title(", send buffers ", "", true),
 };
 
 /// A rate's text: "10Gb/s", "500Mb/s", "1.5e3b/s" (bits per second, the

@@ -147,6 +147,16 @@ std::string_view to_string(StreamEnd end) {
   return "unknown";
 }
 
+std::string_view to_string(SendBuffers buffers) {
+  switch (buffers) {
+    case SendBuffers::pattern:
+      return "pattern";
+    case SendBuffers::untouched:
+      return "untouched";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(TargetWatch watch) {
   switch (watch) {
     case TargetWatch::none:

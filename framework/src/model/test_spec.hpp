@@ -113,6 +113,20 @@ inline constexpr std::size_t kSourceCount = 2;
 ///     SKIPPED, naming why.
 enum class Pages : std::uint8_t { normal, huge };
 inline constexpr std::size_t kPagesCount = 2;
+/// What the send buffers (the slots a send, write or atomic reads from, and
+/// a read's target) hold when the run starts.
+///   pattern: the test's byte pattern, written before anything is timed: the
+///     data is real memory, as an application's is.
+///   untouched: nothing; uniperf never writes them. Fresh anonymous memory
+///     then reads as the kernel's shared zero page: one 4 KiB page, always
+///     in cache, however large the message. ucx_perftest's send buffers are
+///     such (it writes only a sequence number), and a transport that copies
+///     (UCX tcp, shared memory) moves a large message from them faster than
+///     from real data: 1 MiB puts over UCX's tcp by some 4% (docs/fidelity.md).
+///     Where the transport pins memory to register it (verbs), the pages
+///     are real zeroed ones.
+enum class SendBuffers : std::uint8_t { pattern, untouched };
+inline constexpr std::size_t kSendBuffersCount = 2;
 
 /// When a test of several flows ends its measured phase (the flows always
 /// start it together). all_done: each measured flow runs its own length and
@@ -255,6 +269,8 @@ struct FlowSpec {
   StreamEnd stream_end = StreamEnd::last_completion;
   /// Write streams: what the target watches (TargetWatch).
   TargetWatch target_watch = TargetWatch::none;
+  /// What the send buffers hold (SendBuffers).
+  SendBuffers send_buffers = SendBuffers::pattern;
 };
 
 /// How long a test runs: a fixed number of iterations, or a duration with a
@@ -324,6 +340,7 @@ std::string_view to_string(Reassembly);
 std::string_view to_string(Source);
 std::string_view to_string(Pages);
 std::string_view to_string(StreamEnd);
+std::string_view to_string(SendBuffers);
 std::string_view to_string(TargetWatch);
 
 }  // namespace uniperf::model

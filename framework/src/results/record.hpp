@@ -20,7 +20,7 @@ namespace uniperf::results {
 /// of its own major only. The minor (`schema_minor`) counts additions of
 /// optional fields; a reader accepts any minor of its major (docs/results.md).
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 19;
+inline constexpr int kSchemaMinor = 20;
 
 enum class Status : std::uint8_t { ok, skipped, error };
 std::string_view to_string(Status);

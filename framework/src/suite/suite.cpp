@@ -20,6 +20,7 @@ using model::CompletionMode;
 using model::Direction;
 using model::FlowSpec;
 using model::Pattern;
+using model::SendBuffers;
 using model::StreamEnd;
 using model::TargetWatch;
 using model::TestSpec;
@@ -128,6 +129,10 @@ FlowSpec build_flow(const Reader& r, int anchor_line, const std::string& file) {
            "watches what a write stream lands at its target: for op write, pattern bandwidth "
            "or message_rate, one way, whole messages (a write ping-pong's target watches "
            "its last byte anyway)");
+  }
+  if (f.send_buffers == SendBuffers::untouched && f.validate) {
+    r.fail("send_buffers",
+           "untouched send buffers hold no pattern for validate to check: one or the other");
   }
   if (f.rate_limit.per_second > 0 && latency) {
     r.fail("rate_limit",
