@@ -23,7 +23,9 @@ What each compares, and why the figures are the same quantity:
                 "delivered", after a flush as ucx_perftest ends them; the
                 message rate once more with receives re-posted 16 at a
                 time (--rx-replenish 16), the setting that closes the 8 B
-                rate gap over shared memory (docs/fidelity.md); the 64 KiB
+                rate gap over shared memory (docs/fidelity.md); the 1 MiB
+                streams once more with uniperf's send buffers never written
+                (--send-buffers untouched), as ucx_perftest's are; the 64 KiB
                 put stream once more with uniperf's target reading the
                 last byte that lands, as ucx_perftest's receiver reads its
                 sequence number there (--target-watch last_byte); over tcp
@@ -381,6 +383,15 @@ def comparisons(length=1, ucx_perftest_args=()):
                      ["bw", "--op", "write", "-s", "64K", "-n", str(bw_n), "--target-watch",
                       "last_byte"] + one + c, mb_per_s,
                      lambda m, run=native, n=bw_n: run("ucp_put_bw", 65536, n, m), needs))
+        # ucx_perftest never writes its send buffers, so they read as the
+        # kernel's zero page, one cached page: a copying transport moves a
+        # megabyte faster from there (docs/fidelity.md, note (j)). The 1 MiB
+        # streams once more with uniperf's send buffers left untouched too.
+        rows += [(f"{config} {kind} bw 1M untouched", "ucx_perftest", "bandwidth",
+                  ["bw", "--op", op, "-s", "1M", "-n", str(big_n), "--send-buffers", "untouched"]
+                  + one + c, mb_per_s,
+                  lambda m, run=native, t=test, n=big_n: run(t, 1 << 20, n, m), needs)
+                 for kind, op, test in (("send", "send", "tag_bw"), ("put", "write", "ucp_put_bw"))]
         # The message rate with receives re-posted 16 at a time, which
         # closes the 8 B rate gap over shared memory (docs/fidelity.md).
         rows.append((f"{config} send rate 8 replenish 16", "ucx_perftest", "rate",
