@@ -414,8 +414,9 @@ TEST(TcpWait, SleepingInRecvDeliversMessagesIntact) {
 }
 
 // send_buffers: untouched over real transports, whose memory the engine
-// maps (tcp) or UCP allocates (ucx): the send half is never written, the
-// runs complete and the record says so; with validate it is refused.
+// maps (tcp) or UCP allocates (ucx): the runs complete and the record says
+// so; with validate it is refused. (That the send half stays unwritten is
+// checked in untouched_memory_test.cpp and engine_policy_test.cpp.)
 TEST(SendBuffers, UntouchedRunsOverRealTransportsAndRefusesValidate) {
   Scratch scratch;
   int n = 0;
