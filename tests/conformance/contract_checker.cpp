@@ -1,5 +1,7 @@
 #include "contract_checker.hpp"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <deque>
 #include <sstream>
@@ -231,7 +233,8 @@ class CheckedContext : public Context {
     auto inner = inner_->allocate_memory(length);
     if (!inner) return nullptr;  // the documented "engine allocates" answer
     if (inner->length() < length) log_->violation("allocate_memory returned a short region");
-    if (reinterpret_cast<std::uintptr_t>(inner->address()) % 4096 != 0)
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    if (reinterpret_cast<std::uintptr_t>(inner->address()) % page != 0)
       log_->violation("allocate_memory returned a region that is not page aligned");
     return std::make_unique<CheckedRegion>(std::move(inner));
   }

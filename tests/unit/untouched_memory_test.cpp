@@ -39,11 +39,11 @@ TEST(UntouchedMemory, ThePluginsMemoryIsZeroedButItsSendHalf) {
   void* at = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(at, MAP_FAILED);
   auto* base = static_cast<std::byte*>(at);
-  zero_but_untouched(base, length, 32 * kPage);
+  fill_but_untouched(base, length, 32 * kPage);
   EXPECT_EQ(resident_pages(base, 32), 0u);
   EXPECT_EQ(resident_pages(base + 32 * kPage, 96), 96u);
   // Nothing untouched: every page faulted in.
-  zero_but_untouched(base, length, 0);
+  fill_but_untouched(base, length, 0);
   EXPECT_EQ(resident_pages(base, 128), 128u);
   ::munmap(at, length);
 }

@@ -54,10 +54,11 @@ void leave_untouched(std::byte* base, std::size_t length) {
   if (whole != 0) (void)::madvise(base, whole, MADV_NOHUGEPAGE);
 }
 
-void zero_but_untouched(std::byte* base, std::size_t length, std::size_t untouched) {
+void fill_but_untouched(std::byte* base, std::size_t length, std::size_t untouched,
+                        std::byte fill) {
   untouched = std::min(untouched, length);
   if (untouched != 0) leave_untouched(base, untouched);
-  std::memset(base + untouched, 0, length - untouched);
+  std::memset(base + untouched, std::to_integer<int>(fill), length - untouched);
 }
 
 MappedBuffer::MappedBuffer(std::size_t length, Pages pages, std::byte fill, std::size_t untouched)
@@ -75,9 +76,7 @@ MappedBuffer::MappedBuffer(std::size_t length, Pages pages, std::byte fill, std:
                       " bytes failed: " + std::strerror(error));
   }
   data_ = static_cast<std::byte*>(at);
-  untouched = std::min(untouched, mapped_);
-  if (untouched != 0) leave_untouched(data_, untouched);
-  std::memset(data_ + untouched, std::to_integer<int>(fill), mapped_ - untouched);
+  fill_but_untouched(data_, mapped_, untouched, fill);
 }
 
 MappedBuffer::~MappedBuffer() {

@@ -43,10 +43,12 @@ class MappedBuffer {
 /// already faulted in (a pinned registration) stays as it is.
 void leave_untouched(std::byte* base, std::size_t length);
 
-/// Zeroes `length` bytes at `base` but the first `untouched` (left as
-/// leave_untouched says): memory the plugin allocated, faulted in before
-/// anything is timed.
-void zero_but_untouched(std::byte* base, std::size_t length, std::size_t untouched);
+/// Writes `fill` into `length` bytes at `base` but the first `untouched`
+/// (left as leave_untouched says), so that every page the run writes is
+/// faulted in before anything is timed: the engine's own mappings and the
+/// memory a plugin allocated (zeroed, fill 0) alike.
+void fill_but_untouched(std::byte* base, std::size_t length, std::size_t untouched,
+                        std::byte fill = std::byte{0});
 
 /// One buffer per lane of a flow, mapped before the flow is set up.
 using LaneMemory = std::vector<std::unique_ptr<MappedBuffer>>;

@@ -142,7 +142,7 @@ struct TestRunner::Impl {
       } else {
         lane.memory = context.allocate_memory(g.lane_bytes);
         if (lane.memory) {
-          zero_but_untouched(static_cast<std::byte*>(lane.memory->address()), g.lane_bytes,
+          fill_but_untouched(static_cast<std::byte*>(lane.memory->address()), g.lane_bytes,
                              untouched_bytes(plan));
         } else {
           lane.own_memory = std::make_unique<MappedBuffer>(g.lane_bytes, Pages::normal,
