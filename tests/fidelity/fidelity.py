@@ -3,7 +3,7 @@
 
     tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
                                [--output fidelity.jsonl] [--runs] [--length K]
-                               [--ucx-perftest-args ARGS]
+                               [--ucx-perftest-args ARGS] [--uniperf-args ARGS]
 
 Each comparison runs the same workload through uniperf and through the
 stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
@@ -23,9 +23,10 @@ What each compares, and why the figures are the same quantity:
                 "delivered", after a flush as ucx_perftest ends them; the
                 message rate once more with receives re-posted 16 at a
                 time (--rx-replenish 16), the setting that closes the 8 B
-                rate gap over shared memory (docs/fidelity.md); the 1 MiB
-                streams once more with uniperf's send buffers never written
-                (--send-buffers untouched), as ucx_perftest's are; the 64 KiB
+                rate gap over shared memory (docs/fidelity.md); the 64 KiB
+                and 1 MiB streams once more with uniperf's send buffers
+                never written (--send-buffers untouched), as ucx_perftest's
+                are; the 64 KiB
                 put stream once more with uniperf's target reading the
                 last byte that lands, as ucx_perftest's receiver reads its
                 sequence number there (--target-watch last_byte); over tcp
@@ -70,8 +71,9 @@ they are listed as not run, saying why.
 
 --length K runs every comparison K times as long on both sides (K times the
 iterations, or the seconds); --ucx-perftest-args adds arguments to every
-ucx_perftest run (e.g. "-O 8", its window), uniperf's side left as is: the
-by-hand variations of docs/fidelity.md, as commands.
+ucx_perftest run (e.g. "-O 8", its window), uniperf's side left as is, and
+--uniperf-args to every uniperf run (e.g. "--send-buffers untouched"), the
+tool's left as is: the by-hand variations of docs/fidelity.md, as commands.
 
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
@@ -385,12 +387,14 @@ def comparisons(length=1, ucx_perftest_args=()):
                      lambda m, run=native, n=bw_n: run("ucp_put_bw", 65536, n, m), needs))
         # ucx_perftest never writes its send buffers, so they read as the
         # kernel's zero page, one cached page: a copying transport moves a
-        # megabyte faster from there (docs/fidelity.md, note (j)). The 1 MiB
-        # streams once more with uniperf's send buffers left untouched too.
-        rows += [(f"{config} {kind} bw 1M untouched", "ucx_perftest", "bandwidth",
-                  ["bw", "--op", op, "-s", "1M", "-n", str(big_n), "--send-buffers", "untouched"]
+        # megabyte faster from there (docs/fidelity.md, note (j)). The 64 KiB
+        # and 1 MiB streams once more with uniperf's send buffers left
+        # untouched too.
+        rows += [(f"{config} {kind} bw {label} untouched", "ucx_perftest", "bandwidth",
+                  ["bw", "--op", op, "-s", label, "-n", str(n), "--send-buffers", "untouched"]
                   + one + c, mb_per_s,
-                  lambda m, run=native, t=test, n=big_n: run(t, 1 << 20, n, m), needs)
+                  lambda m, run=native, t=test, s=size, n=n: run(t, s, n, m), needs)
+                 for label, size, n in (("64K", 65536, bw_n), ("1M", 1 << 20, big_n))
                  for kind, op, test in (("send", "send", "tag_bw"), ("put", "write", "ucp_put_bw"))]
         # The message rate with receives re-posted 16 at a time, which
         # closes the 8 B rate gap over shared memory (docs/fidelity.md).
@@ -569,12 +573,16 @@ def main():
     parser.add_argument("--ucx-perftest-args", default="", metavar="ARGS",
                         help="more arguments for every ucx_perftest run, e.g. \"-O 8\" "
                         "(its window); uniperf's side is left as is")
+    parser.add_argument("--uniperf-args", default="", metavar="ARGS",
+                        help="more arguments for every uniperf run, e.g. \"--send-buffers "
+                        "untouched\"; the tool's side is left as is")
     args = parser.parse_args()
     if args.length < 1:
         parser.error("--length must be 1 or more")
     plugins = os.path.join(args.build, "lib", "uniperf")
     work = tempfile.mkdtemp(prefix="uniperf-fidelity-")
     ours_runner = Uniperf(args.build, work)
+    ours_extra = shlex.split(args.uniperf_args)
 
     chosen, missing = [], []
     for row in comparisons(args.length, shlex.split(args.ucx_perftest_args)):
@@ -597,7 +605,8 @@ def main():
     for round_ in range(args.rounds):
         for name, tool, metric, argv, figure, native, _ in chosen:
             pair = [None, None]
-            steps = [(0, lambda: ours_runner.run(name, argv, figure)), (1, lambda: native(metric))]
+            steps = [(0, lambda: ours_runner.run(name, argv + ours_extra, figure)),
+                     (1, lambda: native(metric))]
             for side, step in steps if round_ % 2 == 0 else reversed(steps):
                 try:
                     pair[side] = step()
