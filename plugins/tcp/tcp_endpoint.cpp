@@ -14,6 +14,8 @@
 #include <cstring>
 #include <utility>
 
+#include "socket_calls.hpp"
+
 namespace uniperf::tcp {
 namespace {
 
@@ -122,7 +124,7 @@ bool TcpEndpoint::wait_in_recv(std::chrono::milliseconds timeout) {
   }
   // staged() is 0 here (wait() returned early otherwise): the bytes land
   // where the next poll's receive_messages() looks first.
-  const ssize_t got = ::recv(fd_.get(), staging_.data(), staging_.size(), 0);
+  const ssize_t got = socket_calls::recv(fd_.get(), staging_.data(), staging_.size(), 0);
   if (got == 0) return true;                 // the peer closed: the next poll's recv says so
   if (!moved(got, "receive")) return false;  // timed out, or a signal
   staged_begin_ = 0;
@@ -175,7 +177,8 @@ void TcpEndpoint::flush_sends() {
     const std::size_t total = kHeaderSize + send.length;
     std::memcpy(send_copy_, send.header, kHeaderSize);
     std::memcpy(send_copy_ + kHeaderSize, send.payload, send.length);
-    const ssize_t written = ::send(fd_.get(), send_copy_, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t written =
+        socket_calls::send(fd_.get(), send_copy_, total, MSG_NOSIGNAL | MSG_DONTWAIT);
     // What the kernel did not take is sent from the message itself later.
     if (moved(written, "send")) retire_sent(static_cast<std::size_t>(written));
     return;
@@ -204,7 +207,7 @@ void TcpEndpoint::flush_sends() {
     msghdr message{};
     message.msg_iov = parts;
     message.msg_iovlen = part_count;
-    const ssize_t written = ::sendmsg(fd_.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t written = socket_calls::sendmsg(fd_.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (!moved(written, "send")) return;
     retire_sent(static_cast<std::size_t>(written));
     if (static_cast<std::size_t>(written) < offered) return;  // the socket buffer is full
@@ -232,7 +235,7 @@ void TcpEndpoint::retire_sent(std::size_t written) {
 
 bool TcpEndpoint::fill_staging() {
   if (socket_drained_) return false;
-  const ssize_t got = ::recv(fd_.get(), staging_.data(), staging_.size(), MSG_DONTWAIT);
+  const ssize_t got = socket_calls::recv(fd_.get(), staging_.data(), staging_.size(), MSG_DONTWAIT);
   if (!moved(got, "receive")) return false;
   staged_begin_ = 0;
   staged_end_ = static_cast<std::size_t>(got);
@@ -261,7 +264,8 @@ void TcpEndpoint::receive_messages() {
           continue;
         }
         const std::size_t wanted = kHeaderSize - header_received_;
-        const ssize_t got = ::recv(fd_.get(), header_ + header_received_, wanted, MSG_DONTWAIT);
+        const ssize_t got =
+            socket_calls::recv(fd_.get(), header_ + header_received_, wanted, MSG_DONTWAIT);
         if (!moved(got, "receive")) return;
         header_received_ += static_cast<std::size_t>(got);
         if (static_cast<std::size_t>(got) < wanted) return;  // the rest is not here yet
@@ -288,7 +292,7 @@ void TcpEndpoint::receive_messages() {
       // not when the excess of a truncated message must be discarded first.
       const bool chain_next_header = fits == length;
       message.msg_iovlen = chain_next_header ? 2 : 1;
-      const ssize_t got = ::recvmsg(fd_.get(), &message, MSG_DONTWAIT);
+      const ssize_t got = socket_calls::recvmsg(fd_.get(), &message, MSG_DONTWAIT);
       if (!moved(got, "receive")) return;
       if (static_cast<std::size_t>(got) < wanted) {
         payload_stored_ += static_cast<std::uint32_t>(got);
@@ -306,7 +310,7 @@ void TcpEndpoint::receive_messages() {
     if (payload_stored_ + payload_discarded_ < length) {
       // MSG_TRUNC on a TCP socket drops the bytes in the kernel: no buffer needed.
       const std::size_t wanted = length - payload_stored_ - payload_discarded_;
-      const ssize_t got = ::recv(fd_.get(), nullptr, wanted, MSG_DONTWAIT | MSG_TRUNC);
+      const ssize_t got = socket_calls::recv(fd_.get(), nullptr, wanted, MSG_DONTWAIT | MSG_TRUNC);
       if (!moved(got, "receive")) return;
       payload_discarded_ += static_cast<std::uint32_t>(got);
       if (static_cast<std::size_t>(got) < wanted) return;
