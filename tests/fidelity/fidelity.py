@@ -4,6 +4,7 @@
     tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
                                [--output fidelity.jsonl] [--runs] [--length K]
                                [--ucx-perftest-args ARGS] [--uniperf-args ARGS]
+                               [--trial-plugins DIR]
 
 Each comparison runs the same workload through uniperf and through the
 stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
@@ -74,6 +75,13 @@ iterations, or the seconds); --ucx-perftest-args adds arguments to every
 ucx_perftest run (e.g. "-O 8", its window), uniperf's side left as is, and
 --uniperf-args to every uniperf run (e.g. "--send-buffers untouched"), the
 tool's left as is: the by-hand variations of docs/fidelity.md, as commands.
+
+--trial-plugins DIR runs a third side in every round: uniperf loading its
+plugins from DIR first (UNIPERF_PLUGIN_PATH), e.g. a copy of a plugin built
+before a change, the three sides' order rotating from round to round. A
+second table then gives the trial's median, the median of the rounds'
+ratios trial / uniperf with its interval, and trial / tool: what the change
+is worth against the tool, measured in the same rounds.
 
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
@@ -297,11 +305,12 @@ class Uniperf:
         self.work = work
         self.last = {}  # comparison name -> its latest record
 
-    def run(self, name, argv, figure):
+    def run(self, name, argv, figure, plugins=None):
         out = os.path.join(self.work, "u.jsonl")
         pins = ["--cpu", "0", "--peer-cpu", "1"] if TWO_CORES else []
+        env = dict(os.environ, UNIPERF_PLUGIN_PATH=plugins) if plugins else None
         done = subprocess.run([self.binary] + argv + pins + ["-o", out, "--quiet"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"uniperf {' '.join(argv)}: exit {done.returncode}: "
                                f"{done.stderr.strip()[-300:]}")
@@ -576,7 +585,12 @@ def main():
     parser.add_argument("--uniperf-args", default="", metavar="ARGS",
                         help="more arguments for every uniperf run, e.g. \"--send-buffers "
                         "untouched\"; the tool's side is left as is")
+    parser.add_argument("--trial-plugins", default=None, metavar="DIR",
+                        help="also run uniperf with its plugins loaded from DIR first, as a "
+                        "third side of every round, and print its ratios to both")
     args = parser.parse_args()
+    if args.trial_plugins and not os.path.isdir(args.trial_plugins):
+        parser.error(f"--trial-plugins: {args.trial_plugins} is not a directory")
     if args.length < 1:
         parser.error("--length must be 1 or more")
     plugins = os.path.join(args.build, "lib", "uniperf")
@@ -601,13 +615,21 @@ def main():
 
     # Per comparison (its name and tool: one uniperf workload may face two
     # tools), per round: [uniperf's figure, the tool's].
+    # With a trial, a third figure per round: [uniperf's, the tool's, the trial's].
     figures = {(row[0], row[1]): [] for row in chosen}
     for round_ in range(args.rounds):
         for name, tool, metric, argv, figure, native, _ in chosen:
-            pair = [None, None]
+            pair = [None, None, None]
             steps = [(0, lambda: ours_runner.run(name, argv + ours_extra, figure)),
                      (1, lambda: native(metric))]
-            for side, step in steps if round_ % 2 == 0 else reversed(steps):
+            if args.trial_plugins:
+                steps.append((2, lambda: ours_runner.run("trial", argv + ours_extra, figure,
+                                                         plugins=args.trial_plugins)))
+                shift = round_ % len(steps)
+                order = steps[shift:] + steps[:shift]
+            else:
+                order = steps if round_ % 2 == 0 else list(reversed(steps))
+            for side, step in order:
                 try:
                     pair[side] = step()
                 except Exception as error:  # one failed run does not end the table
@@ -623,9 +645,9 @@ def main():
     records = []
     spreads = []
     for name, tool, metric, argv, _, _, _ in chosen:
-        ours = [u for u, _ in figures[name, tool] if u is not None]
-        theirs = [n for _, n in figures[name, tool] if n is not None]
-        paired = [u / n for u, n in figures[name, tool] if u is not None and n]
+        ours = [u for u, _, _ in figures[name, tool] if u is not None]
+        theirs = [n for _, n, _ in figures[name, tool] if n is not None]
+        paired = [u / n for u, n, _ in figures[name, tool] if u is not None and n]
         if not paired:
             print(f"{name:<{width}} {tool:<13} (no round with both runs)")
             continue
@@ -648,9 +670,26 @@ def main():
             records.append(as_record(template, tool, label, metric, n, len(theirs), tool))
     for line in spreads:
         print(f"spread: {line}")
+    if args.trial_plugins:
+        print(f"\ntrial: uniperf with plugins from {args.trial_plugins} first")
+        print(f"{'comparison':<{width}} {'unit':<7} {'trial':>10} {'to uniperf':>10}  "
+              f"{'95% CI':<15} {'to tool':>7}  {'95% CI':<15}")
+        for name, tool, metric, *_ in chosen:
+            rounds = figures[name, tool]
+            trial = [t for _, _, t in rounds if t is not None]
+            to_ours = [t / u for u, _, t in rounds if t is not None and u]
+            to_tool = [t / n for _, n, t in rounds if t is not None and n]
+            if not to_ours or not to_tool:
+                print(f"{name:<{width}} (no round with the trial and both sides)")
+                continue
+            (ours_low, ours_high), (tool_low, tool_high) = map(ratio_interval, (to_ours, to_tool))
+            print(f"{name:<{width}} {UNITS[metric]:<7} {statistics.median(trial):>10.3f} "
+                  f"{statistics.median(to_ours):>10.3f}  [{ours_low:.3f}, {ours_high:.3f}] "
+                  f"{statistics.median(to_tool):>7.3f}  [{tool_low:.3f}, {tool_high:.3f}]")
     if args.runs:
         for name, tool, *_ in chosen:
-            for side, index in (("uniperf", 0), (tool, 1)):
+            sides = (("uniperf", 0), (tool, 1)) + ((("trial", 2),) if args.trial_plugins else ())
+            for side, index in sides:
                 runs = " ".join("-" if pair[index] is None else f"{pair[index]:.3f}"
                                 for pair in figures[name, tool])
                 print(f"runs: {name}: {side}: {runs}")
