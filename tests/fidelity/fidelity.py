@@ -4,7 +4,7 @@
     tests/fidelity/fidelity.py [--build build] [--rounds 5] [--only WORD]
                                [--output fidelity.jsonl] [--runs] [--length K]
                                [--ucx-perftest-args ARGS] [--uniperf-args ARGS]
-                               [--trial-plugins DIR]
+                               [--trial-plugins DIR] [--tool-idle-thread]
 
 Each comparison runs the same workload through uniperf and through the
 stack's own tool (ucx_perftest, fi_pingpong, sockperf, qperf), pinned
@@ -82,6 +82,12 @@ before a change, the three sides' order rotating from round to round. A
 second table then gives the trial's median, the median of the rounds'
 ratios trial / uniperf with its interval, and trial / tool: what the change
 is worth against the tool, measured in the same rounds.
+
+--tool-idle-thread preloads into every native tool a thread that only
+sleeps (idle_thread_preload.c), so that the tool pays what glibc charges a
+multi-threaded process, as uniperf always is: each cancellation point (recv,
+send, poll) bracketed by atomic updates of the cancel state, mutexes that no
+longer skip their atomics (docs/fidelity.md).
 
 --output also writes the medians as uniperf records (JSON Lines): per
 comparison (the test, named after it) one record of config "uniperf" and one
@@ -567,6 +573,21 @@ def as_record(template, config, tool_label, metric, figure, rounds, command):
     return r
 
 
+def with_environment(variables, run, *args):
+    """run(*args) with `variables` set in this process's environment, which
+    the native tools' processes inherit; restored afterwards."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        return run(*args)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -588,6 +609,9 @@ def main():
     parser.add_argument("--trial-plugins", default=None, metavar="DIR",
                         help="also run uniperf with its plugins loaded from DIR first, as a "
                         "third side of every round, and print its ratios to both")
+    parser.add_argument("--tool-idle-thread", action="store_true",
+                        help="preload into every native tool a thread that only sleeps, "
+                        "making it a multi-threaded process as uniperf is")
     args = parser.parse_args()
     if args.trial_plugins and not os.path.isdir(args.trial_plugins):
         parser.error(f"--trial-plugins: {args.trial_plugins} is not a directory")
@@ -597,6 +621,11 @@ def main():
     work = tempfile.mkdtemp(prefix="uniperf-fidelity-")
     ours_runner = Uniperf(args.build, work)
     ours_extra = shlex.split(args.uniperf_args)
+    tool_env = {}
+    if args.tool_idle_thread:
+        tool_env["LD_PRELOAD"] = build_c("idle_thread_preload.c",
+                                         os.path.join(work, "idle_thread_preload.so"),
+                                         ("-shared", "-fPIC", "-pthread"))
 
     chosen, missing = [], []
     for row in comparisons(args.length, shlex.split(args.ucx_perftest_args)):
@@ -621,7 +650,7 @@ def main():
         for name, tool, metric, argv, figure, native, _ in chosen:
             pair = [None, None, None]
             steps = [(0, lambda: ours_runner.run(name, argv + ours_extra, figure)),
-                     (1, lambda: native(metric))]
+                     (1, lambda: with_environment(tool_env, native, metric))]
             if args.trial_plugins:
                 steps.append((2, lambda: ours_runner.run("trial", argv + ours_extra, figure,
                                                          plugins=args.trial_plugins)))
