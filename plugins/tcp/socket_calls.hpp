@@ -9,8 +9,11 @@
 // them on an empty socket: in a 64 B ping-pong the bracket took 5% of each
 // side's CPU and lengthened every empty poll, so the receiver looked at its
 // socket less often than single-threaded sockperf does (docs/fidelity.md,
-// note (k)). The plugin never cancels a thread, so it asks the kernel
-// directly: the same system calls, results and errno, without the bracket.
+// note (k); its effect on the p50 was within that host's spread). The
+// plugin never cancels a thread, so it asks the kernel directly: the same
+// system calls, results and errno, without the bracket. Sanitizers no
+// longer intercept these calls (their buffers are the engine's, checked
+// where the engine writes and reads them).
 #pragma once
 
 #include <sys/socket.h>
