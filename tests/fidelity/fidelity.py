@@ -27,10 +27,10 @@ What each compares, and why the figures are the same quantity:
                 rate gap over shared memory (docs/fidelity.md); the 64 KiB
                 and 1 MiB streams once more with uniperf's send buffers
                 never written (--send-buffers untouched), as ucx_perftest's
-                are; the 64 KiB
-                put stream once more with uniperf's target reading the
-                last byte that lands, as ucx_perftest's receiver reads its
-                sequence number there (--target-watch last_byte); over tcp
+                are; the 64 KiB put stream once more with uniperf's target
+                reading the last byte that lands, as ucx_perftest's
+                receiver reads its sequence number there (--target-watch
+                last_byte); over tcp
                 with -e, its endpoints handling a peer's failure as the
                 ucx-tcp config's do (peer_errors)
   fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
@@ -643,8 +643,8 @@ def main():
             chosen.append(row)
 
     # Per comparison (its name and tool: one uniperf workload may face two
-    # tools), per round: [uniperf's figure, the tool's].
-    # With a trial, a third figure per round: [uniperf's, the tool's, the trial's].
+    # tools), per round: [uniperf's figure, the tool's, the trial's (None
+    # without --trial-plugins)].
     figures = {(row[0], row[1]): [] for row in chosen}
     for round_ in range(args.rounds):
         for name, tool, metric, argv, figure, native, _ in chosen:
