@@ -30,9 +30,8 @@ What each compares, and why the figures are the same quantity:
                 are; the 64 KiB put stream once more with uniperf's target
                 reading the last byte that lands, as ucx_perftest's
                 receiver reads its sequence number there (--target-watch
-                last_byte); over tcp
-                with -e, its endpoints handling a peer's failure as the
-                ucx-tcp config's do (peer_errors)
+                last_byte); over tcp with -e, its endpoints handling a
+                peer's failure as the ucx-tcp config's do (peer_errors)
   fi_pingpong   its usec/xfer (elapsed / iterations / 2: a MEAN one-way
                 latency) against uniperf's mean (over shm both send with
                 fi_inject and count a send done when the call returns;
