@@ -126,14 +126,20 @@ def build_c(source, output, flags=()):
     return output
 
 
+def rotated(items, round_):
+    """`items` starting `round_` places further on, wrapping around: each
+    round a different one goes first."""
+    shift = round_ % len(items)
+    return items[shift:] + items[:shift]
+
+
 def rotating_rounds(runners, rounds, label):
     """Runs each (name, run) of `runners` once a round, `rounds` times; each
     round starts one later in the list, so that none always runs first.
     Returns {name: [what run() returned, a round each]}."""
     results = {name: [] for name, _ in runners}
     for round_ in range(rounds):
-        shift = round_ % len(runners)
-        for name, run in runners[shift:] + runners[:shift]:
+        for name, run in rotated(runners, round_):
             results[name].append(run())
         print(f"{label}: round {round_ + 1} of {rounds} done", file=sys.stderr)
     return results
@@ -313,7 +319,8 @@ class Uniperf:
     def run(self, name, argv, figure, plugins=None):
         out = os.path.join(self.work, "u.jsonl")
         pins = ["--cpu", "0", "--peer-cpu", "1"] if TWO_CORES else []
-        env = dict(os.environ, UNIPERF_PLUGIN_PATH=plugins) if plugins else None
+        # Absolute: uniperf runs in ROOT, the caller may name DIR from elsewhere.
+        env = dict(os.environ, UNIPERF_PLUGIN_PATH=os.path.abspath(plugins)) if plugins else None
         done = subprocess.run([self.binary] + argv + pins + ["-o", out, "--quiet"], cwd=ROOT,
                               capture_output=True, text=True, timeout=600, env=env)
         if done.returncode != 0:
@@ -572,13 +579,14 @@ def as_record(template, config, tool_label, metric, figure, rounds, command):
     return r
 
 
-def with_environment(variables, run, *args):
-    """run(*args) with `variables` set in this process's environment, which
-    the native tools' processes inherit; restored afterwards."""
+def with_environment(variables, run, *args, **kwargs):
+    """run(*args, **kwargs) with `variables` set in this process's
+    environment, which the native tools' processes inherit; restored
+    afterwards."""
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
-        return run(*args)
+        return run(*args, **kwargs)
     finally:
         for name, value in saved.items():
             if value is None:
@@ -653,8 +661,7 @@ def main():
             if args.trial_plugins:
                 steps.append((2, lambda: ours_runner.run("trial", argv + ours_extra, figure,
                                                          plugins=args.trial_plugins)))
-                shift = round_ % len(steps)
-                order = steps[shift:] + steps[:shift]
+                order = rotated(steps, round_)
             else:
                 order = steps if round_ % 2 == 0 else list(reversed(steps))
             for side, step in order:

@@ -332,12 +332,7 @@ def measure(args, transports, work):
         argv = ["lat", "--op", "send", "-s", "8", "-n", n, "-w", "1000",
                 "-c", args.uniperf_config or f"configs/{args.config}.yaml"]
         argv += args.uniperf_args.split() + list(more)
-        if plugins:
-            os.environ["UNIPERF_PLUGIN_PATH"] = os.path.abspath(plugins)
-        try:
-            return 1000 * uniperf.run("split", argv, fidelity.p50)
-        finally:
-            os.environ.pop("UNIPERF_PLUGIN_PATH", None)
+        return 1000 * uniperf.run("split", argv, fidelity.p50, plugins=plugins)
 
     spins = {"UCP_ROUND_TRIP_SPIN_BEFORE_SEND": args.perftest_spin_before_send,
              "UCP_ROUND_TRIP_SPIN_AFTER_PROGRESS": args.perftest_spin_after_progress}
@@ -346,16 +341,11 @@ def measure(args, transports, work):
     def run_ucx_perftest():
         # The server is ucx_perftest's initiator: on CPU 0, as uniperf's, and
         # given the time to exit by itself, so that the hook writes its stamps.
-        os.environ.update(spins)
-        try:
-            # Over tcp with -e, its endpoints handling a peer's failure as
-            # the ucx-tcp config's do (peer_errors), as in fidelity.py.
-            return 1000 * fidelity.ucx_perftest(transports, "tag_lat", 8, args.iterations,
-                                                "latency", server_cpu=0, server_grace=30,
-                                                peer_errors=args.config == "ucx-tcp")
-        finally:
-            for name in spins:
-                os.environ.pop(name)
+        # Over tcp with -e, its endpoints handling a peer's failure as the
+        # ucx-tcp config's do (peer_errors), as in fidelity.py.
+        return 1000 * fidelity.with_environment(
+            spins, fidelity.ucx_perftest, transports, "tag_lat", 8, args.iterations,
+            "latency", server_cpu=0, server_grace=30, peer_errors=args.config == "ucx-tcp")
 
     tools = [("uniperf", run_uniperf), ("ucx_perftest", run_ucx_perftest)]
     if args.trial_plugins or args.trial_args:
