@@ -416,6 +416,45 @@ TEST(EnginePolicy, BothDirectionsKeepDrainingEveryEndpointTheirPeerSendsOn) {
   }
 }
 
+// A transport whose sends and writes complete with their last bytes still
+// queued on the sender, which sends them only while it progresses (UCX over
+// tcp: a buffered send or a software put). Each side's last request of a
+// phase is such a tail: a side that blocked on the control channel once its
+// requests were complete left the peer waiting for it. Over two network
+// namespaces, ucx-tcp write latency at 64 KiB stalled so (no completion for
+// 10 s, once in four full ctest runs): the responder's last put was
+// complete, its tail was not sent, and it waited for the initiator's
+// end-of-phase message while the initiator waited for that tail.
+TEST(EnginePolicy, EverySideKeepsItsTransportMovingUntilThePeerSpeaks) {
+  for (const Op op : {Op::send, Op::write}) {
+    for (const Pattern pattern : {Pattern::latency, Pattern::bandwidth, Pattern::message_rate}) {
+      const bool latency = pattern == Pattern::latency;
+      for (const Direction direction : {Direction::uni, Direction::bi}) {
+        for (const WindowMode mode : {WindowMode::streaming, WindowMode::window_ack}) {
+          if (latency && (direction == Direction::bi || mode == WindowMode::window_ack)) continue;
+          PairRun pair;
+          pair.initiator.queued_tails = true;
+          pair.responder.queued_tails = true;
+          TestSpec test = make_test(op, pattern, 48, latency ? 1 : 8, latency ? 1 : 4);
+          test.duration.warmup_iterations = 8;
+          test.flows[0].direction = direction;
+          test.flows[0].window_mode = mode;
+          test.flows[0].validate = true;
+          const std::string which = std::string(to_string(op)) + " " +
+                                    std::string(to_string(pattern)) +
+                                    (direction == Direction::bi ? " bi" : "") +
+                                    (mode == WindowMode::window_ack ? " window_ack" : "");
+          ASSERT_NO_THROW(pair.run(
+              test, 64, [](FlowPlan&) {}, std::chrono::seconds(5)))
+              << which;
+          EXPECT_EQ(pair.measured.messages, direction == Direction::bi ? 96u : 48u) << which;
+          EXPECT_EQ(pair.measured.corrupted_bytes, 0u) << which;
+        }
+      }
+    }
+  }
+}
+
 // Receives are posted where messages come: a one-way stream's sender posts
 // none (they sat unused, in a copying pipeline over its own bounce buffers);
 // a stream in both directions, a window's acknowledgements and a ping-pong

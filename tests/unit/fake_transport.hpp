@@ -104,7 +104,7 @@ class FakeEndpoint final : public Endpoint {
                std::uint64_t corrupt_every, bool reverse_atomics, std::uint32_t fail_receives_from,
                std::uint32_t stall_from = 0,
                std::chrono::milliseconds late_writes = std::chrono::milliseconds(0),
-               std::size_t wire_capacity = 0)
+               std::size_t wire_capacity = 0, bool queued_tails = false)
       : wire_(std::move(wire)),
         fabric_(fabric),
         rank_(rank),
@@ -116,7 +116,8 @@ class FakeEndpoint final : public Endpoint {
         fail_receives_from_(fail_receives_from),
         stall_from_(stall_from),
         late_writes_(late_writes),
-        wire_capacity_(wire_capacity) {}
+        wire_capacity_(wire_capacity),
+        queued_tails_(queued_tails) {}
 
   std::unique_ptr<RemoteRegion> import_region(std::uint64_t address, std::uint64_t length,
                                               std::span<const std::byte> key) override {
@@ -189,6 +190,9 @@ class FakeEndpoint final : public Endpoint {
   std::size_t poll(Completion* out, std::size_t max) override {
     if (stalled_) return 0;
     if (poll_every_ > 1 && ++polls_ % poll_every_ != 0) return 0;
+    // The queued tails go out only on a call that had nothing to report:
+    // a caller that stops once it has its completions leaves them queued.
+    if (completions_.empty()) send_tails();
     flush_outbox();
     deliver();
     std::size_t n = 0;
@@ -215,6 +219,7 @@ class FakeEndpoint final : public Endpoint {
       std::lock_guard counters_lock(counters_mutex_);
       ++counters_.progress_calls;
     }
+    send_tails();
     flush_outbox();
     std::lock_guard lock(wire_->mutex);
     auto& late = wire_->late_to_rank[rank_];
@@ -254,7 +259,10 @@ class FakeEndpoint final : public Endpoint {
         wr.remote ? reinterpret_cast<std::byte*>(wr.remote->address()) + wr.remote_offset : nullptr;
     switch (wr.op) {
       case Op::send:
-        if (wire_capacity_ != 0) {
+        if (queued_tails_) {
+          tails_.push_back(
+              {nullptr, std::vector<std::byte>(local, local + wr.length), wr.immediate});
+        } else if (wire_capacity_ != 0) {
           outbox_.push_back({FakeWire::Message{std::vector<std::byte>(local, local + wr.length),
                                                wr.immediate, true},
                              std::nullopt});
@@ -263,7 +271,9 @@ class FakeEndpoint final : public Endpoint {
         }
         break;
       case Op::write:
-        if (late_writes_.count() > 0) {
+        if (queued_tails_) {
+          tails_.push_back({remote, std::vector<std::byte>(local, local + wr.length), 0});
+        } else if (late_writes_.count() > 0) {
           // Completed here, placed when the target progresses after a while.
           std::lock_guard lock(wire_->mutex);
           wire_->late_to_rank[1 - rank_].push_back(
@@ -325,6 +335,20 @@ class FakeEndpoint final : public Endpoint {
       maybe_corrupt(message.data.data(), static_cast<std::uint32_t>(message.data.size()));
     std::lock_guard lock(wire_->mutex);
     wire_->to_rank[1 - rank_].push_back(std::move(message));
+  }
+
+  /// Sends and writes queued by post() (queued_tails), in post order: a
+  /// send goes onto the wire, a write lands in the peer's memory.
+  void send_tails() {
+    while (!tails_.empty()) {
+      Tail& tail = tails_.front();
+      if (tail.target == nullptr) {
+        push({std::move(tail.data), tail.immediate, true});
+      } else {
+        land(tail.target, tail.data.data(), static_cast<std::uint32_t>(tail.data.size()));
+      }
+      tails_.pop_front();
+    }
   }
 
   /// A bounded wire: sends leave, and their completions surface, in post
@@ -427,6 +451,15 @@ class FakeEndpoint final : public Endpoint {
   };
   std::size_t wire_capacity_;
   std::deque<Outgoing> outbox_;
+  /// A send's message or a write's payload (target: where it lands; null
+  /// for a send) that post() completed but left to this side's next call.
+  struct Tail {
+    std::byte* target = nullptr;
+    std::vector<std::byte> data;
+    std::uint32_t immediate = 0;
+  };
+  bool queued_tails_;
+  std::deque<Tail> tails_;
 };
 
 class FakeContext final : public Context {
@@ -448,7 +481,7 @@ class FakeContext final : public Context {
     auto endpoint = std::make_unique<FakeEndpoint>(
         fabric_.next_wire(channel.rank()), fabric_, channel.rank(), params, counters,
         counters_mutex, corrupt_every, reverse_atomics, fail_receives_from, stall_from, late_writes,
-        wire_capacity(params.index));
+        wire_capacity(params.index), queued_tails);
     endpoint->lose_every(lose_every);
     endpoint->flush_delay(flush_delay);
     endpoint->poll_every(poll_every);
@@ -474,6 +507,12 @@ class FakeContext final : public Context {
   /// calls progress() this long after (a socket transport whose target
   /// places writes in its progress).
   std::chrono::milliseconds late_writes{0};
+  /// A send or write completes in post() with its bytes still queued on
+  /// this side, which sends them only in a later poll() that finds no
+  /// completion to report, or in progress() (UCX over tcp: a buffered send
+  /// or a software put completes once its last fragment is copied into the
+  /// socket's queue, and the rest leaves only while the sender progresses).
+  bool queued_tails = false;
   /// Endpoint::flush() says delivered only this long after it was first
   /// called since the last post.
   std::chrono::milliseconds flush_delay{0};

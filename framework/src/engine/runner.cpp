@@ -565,13 +565,17 @@ struct TestRunner::Impl {
     }
     if (grouped && initiator) grouped->done(flow_index);
     // A rendezvous send completes only while its sender progresses: finish
-    // our own sends before blocking on the control channel.
+    // our own sends before the end-of-phase message.
     loops.drain<M>();
     if (initiator) {
       peer.send_done(phase_done());
     } else if (!active) {
       server.serve<M>();
     } else if (!peer.done_received()) {
+      // A complete request may still have its tail queued on this side (UCX
+      // over tcp: a buffered send or a software put), and the initiator's
+      // loop waits for that tail before it speaks (settle()).
+      progress_until_peer_speaks();
       peer.receive_done();
     }
     loops.drain<M>();
