@@ -1335,6 +1335,14 @@ class TwoHosts {
         ("ip netns del " + a_ + " 2>/dev/null; ip netns del " + b_ + " 2>/dev/null").c_str());
   }
   bool made() const { return made_; }
+  /// Sets both hosts' TCP socket buffers (net.ipv4.tcp_wmem and tcp_rmem:
+  /// min, default, max bytes); false when the kernel refuses.
+  bool set_socket_buffers(const std::string& bytes) const {
+    const std::string sysctl = " sysctl -q -w net.ipv4.tcp_wmem='" + bytes +
+                               "' net.ipv4.tcp_rmem='" + bytes + "' >/dev/null 2>&1";
+    return std::system(
+               ("ip netns exec " + a_ + sysctl + " && ip netns exec " + b_ + sysctl).c_str()) == 0;
+  }
   std::vector<std::string> in_a() const { return {"ip", "netns", "exec", a_}; }
   std::string run_in_b(const std::string& command) const {
     return "ip netns exec " + b_ + " " + command;
@@ -1394,6 +1402,43 @@ TEST(Peers, TwoHostsRunTheQuickSuiteOverTheirOwnNetwork) {
     }
   }
   EXPECT_GE(ok, 4 * static_cast<int>(configs.size()));  // at least the send tests of each
+}
+
+// UCX over tcp reports a software put complete once its last fragment is in
+// the socket's queue; the rest leaves only while the sender progresses. With
+// small socket buffers and a size whose last fragment is whole (8 fragments
+// of UCX's 8 KiB segments, less their headers), the responder's last reply of
+// every phase is such a tail. A responder that then blocked on the control
+// channel for the end-of-phase message stalled every run (no completion for
+// 10 s); once in four full test runs at 64 KiB with the usual buffers.
+TEST(Peers, UcxTcpWriteLatencyEndsWhileTheLastReplysTailIsStillQueued) {
+  if (!plugin_available("ucx")) GTEST_SKIP() << "needs the ucx plugin";
+  TwoHosts hosts;
+  if (!hosts.made()) GTEST_SKIP() << "cannot create network namespaces here (needs root, iproute2)";
+  ASSERT_TRUE(hosts.set_socket_buffers("4096 4096 4096"));
+
+  Scratch scratch;
+  const int port = free_port() + 5;
+  const std::string test = "lat --op write -s 65344 -n 20 --warmup 20 -c configs/ucx-tcp.yaml";
+  std::vector<std::string> server_args;
+  std::istringstream words(test);
+  for (std::string word; words >> word;) server_args.push_back(word);
+  server_args.insert(server_args.end(),
+                     {"--listen", std::string(TwoHosts::kAddressA) + ":" + std::to_string(port)});
+  const pid_t server = spawn_uniperf(server_args, scratch / "server.log", hosts.in_a());
+  const auto results = scratch / "lat.jsonl";
+  const Outcome o =
+      uniperf_command(hosts.run_in_b(kBin + " " + test + " --connect-timeout 60 --peer " +
+                                     std::string(TwoHosts::kAddressA) + ":" + std::to_string(port) +
+                                     " --output " + results.string()),
+                      120);
+  int status = 0;
+  ::waitpid(server, &status, 0);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err << slurp(scratch / "server.log");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(scratch / "server.log");
+  const auto records = read_jsonl(results);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].dump();
 }
 
 /// The TCP connections of this host to local `port` that are established
