@@ -19,11 +19,8 @@ case "$config" in
   ofi-shm) provider=shm endpoint=rdm ;;
   *) echo "library_shares: CONFIG is ofi-tcp or ofi-shm, not $config"; exit 2 ;;
 esac
-[ -x "$build/bin/uniperf" ] || { echo "library_shares: no uniperf in $build"; exit 2; }
-for tool in perf fi_pingpong; do
-  command -v "$tool" >/dev/null || { echo "library_shares: $tool is not installed"; exit 2; }
-done
-[ "$(nproc)" -ge 2 ] || { echo "library_shares: needs two CPUs (one per side)"; exit 2; }
+source tests/fidelity/pair_checks.sh
+needs_pinned_pair library_shares "$build" perf fi_pingpong
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
@@ -44,8 +41,7 @@ pids+=($!)
 shares uniperf
 wait "${pids[-1]}"
 
-# A port no listener holds, below the ephemeral range (as the e2e tests draw them).
-port=$(python3 -c 'import sys; sys.path.insert(0, "tests/e2e"); import servers; print(servers.free_port())')
+port=$(free_port)
 common=(-p "$provider" -e "$endpoint" -S 8 -I 100000000)
 taskset -c 1 fi_pingpong "${common[@]}" -B "$port" >/dev/null 2>&1 &
 pids+=($!)

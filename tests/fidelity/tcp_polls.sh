@@ -15,11 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-[ -x "$build/bin/uniperf" ] || { echo "tcp_polls: no uniperf in $build"; exit 2; }
-for tool in perf sockperf; do
-  command -v "$tool" >/dev/null || { echo "tcp_polls: $tool is not installed"; exit 2; }
-done
-[ "$(nproc)" -ge 2 ] || { echo "tcp_polls: needs two CPUs (one per side)"; exit 2; }
+source tests/fidelity/pair_checks.sh
+needs_pinned_pair tcp_polls "$build" perf sockperf
 work=$(mktemp -d)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
@@ -50,8 +47,7 @@ run=$!
 steady uniperf
 wait "$run"
 
-# A port no listener holds, below the ephemeral range (as the e2e tests draw them).
-port=$(python3 -c 'import sys; sys.path.insert(0, "tests/e2e"); import servers; print(servers.free_port())')
+port=$(free_port)
 taskset -c 1 sockperf server -i 127.0.0.1 -p "$port" --tcp --nonblocked >/dev/null 2>&1 &
 server=$!
 sleep 1
