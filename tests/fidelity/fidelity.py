@@ -27,7 +27,8 @@ What each compares, and why the figures are the same quantity:
                 rate gap over shared memory (docs/fidelity.md); the 64 KiB
                 and 1 MiB streams once more with uniperf's send buffers
                 never written (--send-buffers untouched), as ucx_perftest's
-                are; the 64 KiB put stream once more with uniperf's target
+                are, and with both, untouched and "delivered" (like for
+                like); the 64 KiB put stream once more with uniperf's target
                 reading the last byte that lands, as ucx_perftest's
                 receiver reads its sequence number there (--target-watch
                 last_byte); over tcp with -e, its endpoints handling a
@@ -410,11 +411,14 @@ def comparisons(length=1, ucx_perftest_args=()):
         # kernel's zero page, one cached page: a copying transport moves a
         # megabyte faster from there (docs/fidelity.md, note (j)). The 64 KiB
         # and 1 MiB streams once more with uniperf's send buffers left
-        # untouched too.
-        rows += [(f"{config} {kind} bw {label} untouched", "ucx_perftest", "bandwidth",
+        # untouched too, ended at the last completion and, with both of
+        # ucx_perftest's ways named at once, at delivery (like for like).
+        rows += [(f"{config} {kind} bw {label}{' delivered' if ending else ''} untouched",
+                  "ucx_perftest", "bandwidth",
                   ["bw", "--op", op, "-s", label, "-n", str(n), "--send-buffers", "untouched"]
-                  + one + c, mb_per_s,
+                  + one + c + ending, mb_per_s,
                   lambda m, run=native, t=test, s=size, n=n: run(t, s, n, m), needs)
+                 for ending in ([], ["--stream-end", "delivered"])
                  for label, size, n in (("64K", 65536, bw_n), ("1M", 1 << 20, big_n))
                  for kind, op, test in (("send", "send", "tag_bw"), ("put", "write", "ucp_put_bw"))]
         # The message rate with receives re-posted 16 at a time, which
