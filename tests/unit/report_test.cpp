@@ -881,6 +881,42 @@ TEST(ComparisonTable, OneConfigHasNoRatioColumn) {
   EXPECT_NE(lines[1].find("0.5000"), std::string::npos) << out.str();  // 5000 msg in 10 ms
 }
 
+// A record holding a mean and no percentiles (a native tool's figure in
+// tests/fidelity/fidelity.py's records: fi_pingpong and qperf report means)
+// heads with its mean and says so, rather than passing it off as a p50.
+TEST(ComparisonTable, AMeanOnlyRecordHeadsWithItsMean) {
+  const double no_value = std::numeric_limits<double>::quiet_NaN();
+  auto mean_only = [&](const std::string& config, double mean) {
+    Record r = latency_record(config, "send_lat", 8, 1.0);
+    r.latency->min = r.latency->p50 = r.latency->p90 = r.latency->p99 = no_value;
+    r.latency->p999 = r.latency->p9999 = r.latency->max = r.latency->stdev = no_value;
+    r.latency->mean = mean;
+    return r;
+  };
+  EXPECT_EQ(headline(mean_only("uniperf", 3.5)),
+            std::make_pair(3.5, std::string("mean one-way us")));
+  Record round_trips = mean_only("uniperf", 7.0);
+  round_trips.flow.op = Op::read;
+  round_trips.latency->one_way = false;
+  EXPECT_EQ(headline(round_trips).second, "mean RTT us");
+  EXPECT_EQ(headline(latency_record("uniperf", "send_lat", 8, 2.0)),
+            std::make_pair(2.0, std::string("p50 one-way us")))
+      << "a record with its percentiles heads with its p50";
+
+  ComparisonTable table;
+  table.add(mean_only("uniperf", 3.5));
+  table.add(mean_only("fi_pingpong", 3.25));
+  std::ostringstream out;
+  table.print(out);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 3u) << out.str();
+  EXPECT_NE(lines[1].find("mean one-way us"), std::string::npos) << out.str();
+  EXPECT_EQ(lines[1].find("p50"), std::string::npos) << out.str();
+  EXPECT_NE(lines[1].find("3.500"), std::string::npos) << out.str();
+  EXPECT_NE(lines[1].find("3.250"), std::string::npos) << out.str();
+  EXPECT_NE(lines[1].find("0.929"), std::string::npos) << out.str();  // 3.25 / 3.5
+}
+
 // With trials the headline carries half its 95% confidence interval (the
 // records kept it, and nothing showed it), and the legend says what it is.
 TEST(ComparisonTable, TrialsShowTheirConfidenceInterval) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -152,8 +153,15 @@ std::pair<double, std::string> headline(const Record& r) {
     return {first.bandwidth ? first.bandwidth->mb_per_s : 0, "flow 1 MB/s"};
   }
   switch (r.flow.pattern) {
-    case model::Pattern::latency:
-      return {r.latency ? r.latency->p50 : 0, is_one_way(r) ? "p50 one-way us" : "p50 RTT us"};
+    case model::Pattern::latency: {
+      const char* kind = is_one_way(r) ? " one-way us" : " RTT us";
+      // A record that holds a mean and no percentiles (a native tool's
+      // figure, as tests/fidelity/fidelity.py writes fi_pingpong's and
+      // qperf's means) heads with its mean, named so.
+      if (r.latency && std::isnan(r.latency->p50) && !std::isnan(r.latency->mean))
+        return {r.latency->mean, std::string("mean") + kind};
+      return {r.latency ? r.latency->p50 : 0, std::string("p50") + kind};
+    }
     case model::Pattern::bandwidth:
       return {r.bandwidth ? r.bandwidth->mb_per_s : 0, "MB/s"};
     case model::Pattern::message_rate:
@@ -347,7 +355,8 @@ void ComparisonTable::add(const Record& r) {
     cell = Cell{true, value, ""};
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
-    const char* metric_name = r.flow.pattern == model::Pattern::latency     ? "p50_us"
+    const char* metric_name = r.flow.pattern == model::Pattern::latency
+                                  ? (metric.starts_with("mean") ? "mean_us" : "p50_us")
                               : r.flow.pattern == model::Pattern::bandwidth ? "MB_per_s"
                                                                             : "Mmsg_per_s";
     if (const auto ci = r.ci95.find(metric_name); r.flows.empty() && ci != r.ci95.end()) {

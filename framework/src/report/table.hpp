@@ -129,8 +129,10 @@ class Progress {
 
 /// The headline number of an ok record and its label with the unit:
 /// latency "p50 one-way us" or "p50 RTT us" (read and atomics time full round
-/// trips), bandwidth "MB/s", message rate "Mmsg/s". The value is 0 when the
-/// record carries no such measurement.
+/// trips), or "mean one-way us" / "mean RTT us" for a record that holds a
+/// mean and no p50 (a native tool's mean in tests/fidelity/fidelity.py's
+/// records); bandwidth "MB/s", message rate "Mmsg/s". The value is 0 when
+/// the record carries no such measurement.
 std::pair<double, std::string> headline(const Record& record);
 
 }  // namespace uniperf::report

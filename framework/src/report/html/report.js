@@ -5,6 +5,7 @@
 // For the headless-browser test the page records what happened on <html>:
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
 //   data-bars-rendered="N"   of those, bar charts (tests measured at one size)
+//   data-mean-bars-rendered="N"  latency bars drawn at a record's mean (it kept no p50)
 //   data-trial-bands-rendered="N"  95% CI bands and whiskers of records of trials
 //   data-bandwidth-unit="U"  the unit the bandwidth plots are drawn in (the toggle's)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
@@ -292,7 +293,12 @@
     const latency = pattern === "latency";
     const bars = rows.flatMap((r) => {
       const picked = metric.pick(r);
-      const own = latency ? { config: r.config, value: picked.p50, tail: picked.p99, ci: metric.ci(r) }
+      // A record holding only a mean (a native tool's, in fidelity.py's
+      // records) is drawn at its mean and says so.
+      const meanOnly = latency && picked.p50 == null && picked.mean != null;
+      if (meanOnly) meanBars += 1;
+      const own = latency ? { config: r.config, value: meanOnly ? picked.mean : picked.p50,
+                              tail: picked.p99, ci: metric.ci(r), mean: meanOnly }
                           : { config: r.config, value: picked, tail: null, ci: metric.ci(r) };
       // Over several rails, a thinner bar per rail under the total.
       const rails = latency ? [] : railsOf(r).map((rail, k) => {
@@ -351,7 +357,9 @@
     });
     ctx.fillStyle = "#666";
     const caption = `${metric.label} at ${formatSize(size)} B` +
-                    (latency ? ": bar p50, tick p99" : "") +
+                    (latency ? (bars.every((b) => b.mean) ? ": bar mean"
+                                : bars.some((b) => b.mean) ? ": bar p50 (mean where only a mean was kept), tick p99"
+                                : ": bar p50, tick p99") : "") +
                     (bars.some((b) => b.ci) ? ", whisker the trials' 95% CI" : "") +
                     "; linear scale from 0";
     // Centred under the bars, unless that would cut it: then from the left.
@@ -728,13 +736,14 @@
   const charts = [];
   let rendered = 0;
   let barCharts = 0;
+  let meanBars = 0;  // latency bars of records that kept a mean and no p50
   let trialBands = 0;
   let railSeries = 0;  // a rail's line or bar under its config's (records of several rails)
   const envelopeContainer = document.getElementById("envelopes");
   function drawPlots() {
     for (const [, chart] of charts.splice(0)) chart.destroy();
     container.replaceChildren();
-    rendered = barCharts = trialBands = railSeries = 0;
+    rendered = barCharts = meanBars = trialBands = railSeries = 0;
     for (const test of tests) rendered += drawTest(test, container);
     let envelopes = 0;
     if (envelopeContainer) {
@@ -743,6 +752,7 @@
     }
     document.documentElement.setAttribute("data-envelopes-rendered", String(envelopes));
     document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
+    document.documentElement.setAttribute("data-mean-bars-rendered", String(meanBars));
     document.documentElement.setAttribute("data-trial-bands-rendered", String(trialBands));
     document.documentElement.setAttribute("data-rail-series-rendered", String(railSeries));
     document.documentElement.setAttribute("data-bandwidth-unit", bandwidthUnit);
