@@ -93,7 +93,8 @@ longer skip their atomics (docs/fidelity.md).
 comparison (the test, named after it) one record of config "uniperf" and one
 whose config is the tool's name, so `uniperf report FILE --html` draws them
 side by side, with each tool's ratio to uniperf. Only the compared figure
-is set; the other percentiles are null.
+is set (a latency's p50, or its mean where the row compares means, which
+the report then heads as "mean"); the other statistics are null.
 """
 import argparse
 import copy
@@ -557,8 +558,10 @@ def ratio_interval(paired, resamples=2000):
     return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
-def as_record(template, config, tool_label, metric, figure, rounds, command):
-    """A uniperf record holding one median: the figure compared, nothing else."""
+def as_record(template, config, tool_label, metric, figure, rounds, command, statistic="p50"):
+    """A uniperf record holding one median: the figure compared, nothing else.
+    A latency figure is the record's p50 or its mean (`statistic`), as the
+    row compares them; `uniperf report` heads a mean-only record with "mean"."""
     r = copy.deepcopy(template)
     r["config"] = config
     r["test"] = tool_label
@@ -569,7 +572,7 @@ def as_record(template, config, tool_label, metric, figure, rounds, command):
         for key in ("min", "p50", "p90", "p99", "p99_9", "p99_99", "max", "mean", "stdev"):
             lat[key] = None
         lat.pop("percentile_error", None)
-        lat["p50"] = lat["mean"] = figure
+        lat[statistic] = figure
     else:
         bw = r["bandwidth"]
         size = r["size"]
@@ -683,7 +686,7 @@ def main():
     print(header)
     records = []
     spreads = []
-    for name, tool, metric, argv, _, _, _ in chosen:
+    for name, tool, metric, argv, figure_of, _, _ in chosen:
         ours = [u for u, _, _ in figures[name, tool] if u is not None]
         theirs = [n for _, n, _ in figures[name, tool] if n is not None]
         paired = [u / n for u, n, _ in figures[name, tool] if u is not None and n]
@@ -704,9 +707,11 @@ def main():
             # A workload facing two tools is drawn once per tool.
             shared = sum(row[0] == name for row in chosen) > 1
             label = (f"{name} vs {tool}" if shared else name).replace(" ", "_")
+            statistic = "mean" if figure_of is mean else "p50"
             records.append(as_record(template, "uniperf", label, metric, u, len(ours),
-                                     "uniperf " + " ".join(argv)))
-            records.append(as_record(template, tool, label, metric, n, len(theirs), tool))
+                                     "uniperf " + " ".join(argv), statistic))
+            records.append(as_record(template, tool, label, metric, n, len(theirs), tool,
+                                     statistic))
     for line in spreads:
         print(f"spread: {line}")
     if args.trial_plugins:

@@ -74,6 +74,15 @@ def main():
             sizes_of.setdefault(r["test"], set()).add(r["size"])
     expected_bars = sum(1 for sizes in sizes_of.values() if len(sizes) == 1)
     expected_rows = len({(r["test"], r["size"]) for r in records})
+    # Latency records that kept a mean and no p50 (fidelity.py's rows that
+    # compare means): their bars are drawn at the mean, and the comparison
+    # table heads their rows "mean".
+    def mean_only(r):
+        latency = r.get("latency_us") or {}
+        return measured(r) and not r.get("flows") and r["params"]["pattern"] == "latency" and \
+            latency.get("p50") is None and latency.get("mean") is not None
+    expected_mean_bars = sum(1 for r in records if mean_only(r) and len(sizes_of[r["test"]]) == 1)
+    mean_tests = {r["test"] for r in records if mean_only(r)}
     # Records of --trials N: their 95% CI drawn, a band per (test, config)
     # on a line chart, a whisker per bar.
     ci_key = {"latency": "p50_us", "bandwidth": "MB_per_s", "message_rate": "Mmsg_per_s"}
@@ -203,6 +212,15 @@ def main():
     rows = table.group(1).count("<tr") - 1 if table else -1
     if rows != expected_rows:
         fail(f"comparison table has {rows} rows, expected {expected_rows}")
+    mean_bars = re.search(r'data-mean-bars-rendered="(\d+)"', root.group(0))
+    if mean_bars is None or int(mean_bars.group(1)) != expected_mean_bars:
+        fail(f"bars drawn at a mean {mean_bars.group(1) if mean_bars else None}, "
+             f"expected {expected_mean_bars}")
+    for test in mean_tests:
+        row = re.search(r"<tr[^>]*><td>" + re.escape(test) + r"</td>(.*?)</tr>", table.group(1), re.S)
+        if row is None or "mean one-way us" not in row.group(1) or "p50" in row.group(1):
+            fail(f"the comparison table does not head {test}, which kept a mean, as a mean: "
+                 f"{row.group(0) if row else None}")
     provenance = re.search(r'<table id="provenance-table">(.*?)</table>', dom, re.S)
     configs = len({r["config"] for r in records})
     if provenance is None or provenance.group(1).count("<tr") != configs:
@@ -261,7 +279,8 @@ def main():
     width, height = struct.unpack(">II", header[16:24])
     if (width, height) != (1200, 1600):
         fail(f"screenshot is {width}x{height}, expected 1200x1600")
-    print(f"ok: {expected_plots} plots ({expected_bars} as bars), {expected_timelines} timelines, "
+    print(f"ok: {expected_plots} plots ({expected_bars} as bars, {expected_mean_bars} bars at a "
+          f"mean), {expected_timelines} timelines, "
           f"{expected_alone} alone-against-beside, {expected_completions} completion timelines, "
           f"{expected_samples} latency sample series, {expected_trial_bands} trial CI bands, "
           f"{expected_rail_series} rail series, {expected_envelopes} best-fragment envelopes, "
