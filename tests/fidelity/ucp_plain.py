@@ -2,14 +2,18 @@
 """How much of ucx-shm's 8-byte send latency gap to ucx_perftest a plain UCP
 program shows too (docs/fidelity.md, "ucx-shm latencies at 8 B").
 
-    tests/fidelity/ucp_plain.py [--rounds 8] [-n 200000]
+    tests/fidelity/ucp_plain.py [--rounds 8] [-n 200000] [--each-usage]
 
 Builds ucp_plain_pingpong.c (an 8-byte tag ping-pong with nothing around
 its UCP calls) and runs it with ucx_perftest's usage of UCP and with the ucx
 plugin's, in the same rotating rounds as ucx_perftest's tag_lat and
 fidelity.py's row "ucx-shm send lat 8", all pinned to the two CPUs over
 posix shared memory. Prints each one's median one-way latency (µs) and the
-median of its ratios to ucx_perftest's in the same round.
+median of its ratios to ucx_perftest's in the same round; with --runs,
+every round's figure too.
+
+--each-usage adds the plain program with each of the plugin's usages alone
+(ucx_perftest's and one more), to see which of them costs what.
 """
 import argparse
 import os
@@ -28,6 +32,8 @@ TRANSPORTS = "posix,self"
 USAGES = {"plain program, ucx_perftest's usage": "allocate",
           "plain program, the plugin's usage": "user,noimm,posted=64,features,sendcb,allocate"}
 PERFTEST_USAGE = USAGES["plain program, ucx_perftest's usage"]
+EACH_USAGE = {f"plain program, +{flag}": f"{flag},{PERFTEST_USAGE}"
+              for flag in ("user", "noimm", "posted=64", "features", "sendcb")}
 
 
 def build(work):
@@ -56,6 +62,9 @@ def main():
     parser.add_argument("--build", default=os.path.join(fidelity.ROOT, "build"))
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("-n", "--iterations", type=int, default=200000)
+    parser.add_argument("--each-usage", action="store_true",
+                        help="also the plain program with each of the plugin's usages alone")
+    parser.add_argument("--runs", action="store_true", help="print every round's figure too")
     args = parser.parse_args()
     if args.rounds < 1 or args.iterations < 1:
         parser.error("--rounds and --iterations are at least 1")
@@ -72,8 +81,9 @@ def main():
                    ("uniperf", lambda: uniperf.run(
                        "plain", ["lat", "--op", "send", "-s", "8", "-n", n, "-w", "1000",
                                  "-c", "configs/ucx-shm.yaml"], fidelity.p50))]
+        usages = dict(USAGES, **(EACH_USAGE if args.each_usage else {}))
         runners += [(name, lambda u=usage: plain_pingpong(program, u, args.iterations, env))
-                    for name, usage in USAGES.items()]
+                    for name, usage in usages.items()]
         results = fidelity.rotating_rounds(runners, args.rounds, "ucp_plain")
 
     reference = results["ucx_perftest"]
@@ -82,7 +92,8 @@ def main():
     for name, _ in runners:
         values = results[name]
         ratio = statistics.median(v / r for v, r in zip(values, reference))
-        print(f"{name:<{width}} {statistics.median(values):>10.3f} {ratio:>15.3f}")
+        runs = ("  " + " ".join(f"{v:.3f}" for v in values)) if args.runs else ""
+        print(f"{name:<{width}} {statistics.median(values):>10.3f} {ratio:>15.3f}{runs}")
 
 
 if __name__ == "__main__":
