@@ -2,7 +2,7 @@
 """How much of ucx-shm's 8-byte send latency gap to ucx_perftest a plain UCP
 program shows too (docs/fidelity.md, "ucx-shm latencies at 8 B").
 
-    tests/fidelity/ucp_plain.py [--rounds 8] [-n 200000] [--each-usage]
+    tests/fidelity/ucp_plain.py [--rounds 8] [-n 200000] [--each-usage] [--runs]
 
 Builds ucp_plain_pingpong.c (an 8-byte tag ping-pong with nothing around
 its UCP calls) and runs it with ucx_perftest's usage of UCP and with the ucx
@@ -12,8 +12,8 @@ posix shared memory. Prints each one's median one-way latency (µs) and the
 median of its ratios to ucx_perftest's in the same round; with --runs,
 every round's figure too.
 
---each-usage adds the plain program with each of the plugin's usages alone
-(ucx_perftest's and one more), to see which of them costs what.
+--each-usage adds the plain program in ucx_perftest's usage with one of the
+plugin's usages more, for each of them, to see which of them costs what.
 """
 import argparse
 import os
