@@ -34,6 +34,13 @@ bool is_one_way(const Record& r) {
   return true;
 }
 
+/// Whether a record's latency is a mean alone, without percentiles (a native
+/// tool's figure, as tests/fidelity/fidelity.py writes fi_pingpong's and
+/// qperf's means): its headline is then the mean.
+bool holds_mean_only(const Record& r) {
+  return r.latency && std::isnan(r.latency->p50) && !std::isnan(r.latency->mean);
+}
+
 /// Exception texts may span lines; a live row and a table cell must not.
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -155,11 +162,7 @@ std::pair<double, std::string> headline(const Record& r) {
   switch (r.flow.pattern) {
     case model::Pattern::latency: {
       const char* kind = is_one_way(r) ? " one-way us" : " RTT us";
-      // A record that holds a mean and no percentiles (a native tool's
-      // figure, as tests/fidelity/fidelity.py writes fi_pingpong's and
-      // qperf's means) heads with its mean, named so.
-      if (r.latency && std::isnan(r.latency->p50) && !std::isnan(r.latency->mean))
-        return {r.latency->mean, std::string("mean") + kind};
+      if (holds_mean_only(r)) return {r.latency->mean, std::string("mean") + kind};
       return {r.latency ? r.latency->p50 : 0, std::string("p50") + kind};
     }
     case model::Pattern::bandwidth:
@@ -356,7 +359,7 @@ void ComparisonTable::add(const Record& r) {
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
     const char* metric_name = r.flow.pattern == model::Pattern::latency
-                                  ? (metric.starts_with("mean") ? "mean_us" : "p50_us")
+                                  ? (holds_mean_only(r) ? "mean_us" : "p50_us")
                               : r.flow.pattern == model::Pattern::bandwidth ? "MB_per_s"
                                                                             : "Mmsg_per_s";
     if (const auto ci = r.ci95.find(metric_name); r.flows.empty() && ci != r.ci95.end()) {
