@@ -199,7 +199,12 @@ class Proc:
             try:
                 line = self.lines.get(timeout=0.05)
             except queue.Empty:
-                if self.p.poll() is not None and self.lines.empty():
+                # Over only once its stdout is read to the end: a process
+                # that printed the line and exited may still have it in the
+                # pipe, its reader not yet scheduled (a CPU hog beside it
+                # made the marker test "never finish" with exit 0).
+                if self.p.poll() is not None and not self.readers[0].is_alive() and \
+                        self.lines.empty():
                     return False
                 continue
             if predicate(line):
