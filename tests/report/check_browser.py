@@ -83,6 +83,11 @@ def main():
             latency.get("p50") is None and latency.get("mean") is not None
     expected_mean_bars = sum(1 for r in records if mean_only(r) and len(sizes_of[r["test"]]) == 1)
     mean_tests = {r["test"] for r in records if mean_only(r)}
+    # Over several sizes, a config that kept only means somewhere gets a
+    # line of its own drawn at them.
+    expected_mean_lines = sum(
+        len({r["config"] for r in records if r["test"] == test and mean_only(r)})
+        for test, sizes in sizes_of.items() if len(sizes) > 1)
     # Records of --trials N: their 95% CI drawn, a band per (test, config)
     # on a line chart, a whisker per bar.
     ci_key = {"latency": "p50_us", "bandwidth": "MB_per_s", "message_rate": "Mmsg_per_s"}
@@ -216,6 +221,10 @@ def main():
     if mean_bars is None or int(mean_bars.group(1)) != expected_mean_bars:
         fail(f"bars drawn at a mean {mean_bars.group(1) if mean_bars else None}, "
              f"expected {expected_mean_bars}")
+    mean_lines = re.search(r'data-mean-lines-rendered="(\d+)"', root.group(0))
+    if mean_lines is None or int(mean_lines.group(1)) != expected_mean_lines:
+        fail(f"lines drawn at means {mean_lines.group(1) if mean_lines else None}, "
+             f"expected {expected_mean_lines}")
     for test in mean_tests:
         row = re.search(r"<tr[^>]*><td>" + re.escape(test) + r"</td>(.*?)</tr>", table.group(1), re.S)
         if row is None or not re.search(r"mean (one-way|RTT) us", row.group(1)) or \

@@ -6,6 +6,7 @@
 //   data-plots-rendered="N"  charts drawn (set last, after every chart)
 //   data-bars-rendered="N"   of those, bar charts (tests measured at one size)
 //   data-mean-bars-rendered="N"  latency bars drawn at a record's mean (it kept no p50)
+//   data-mean-lines-rendered="N"  latency lines over sizes drawn at means (one a config)
 //   data-trial-bands-rendered="N"  95% CI bands and whiskers of records of trials
 //   data-bandwidth-unit="U"  the unit the bandwidth plots are drawn in (the toggle's)
 //   data-timelines-rendered="N"  competing flows' bandwidth-over-time charts
@@ -98,15 +99,23 @@
       ? { low: ci.low * factor, high: ci.high * factor } : null;
   };
 
-  // What one test plots: latency p50 with a p90..p99 band, or throughput;
-  // `ci` is the trials' interval of the plotted value.
+  // A latency record that kept a mean and no p50 (a native tool's in
+  // fidelity.py's records): it is drawn, and its interval read, at the mean.
+  const holdsMeanOnly = (r) => {
+    const latency = subject(r).latency_us;
+    return !!latency && latency.p50 == null && latency.mean != null;
+  };
+
+  // What one test plots: latency p50 with a p90..p99 band (the mean where
+  // only a mean was kept), or throughput; `ci` is the trials' interval of
+  // the plotted value.
   function metricsOf(pattern, oneWay) {
     if (pattern === "latency") {
       return {
         label: oneWay ? "one-way latency (us)" : "round-trip latency (us)",
         unit: "us",
         pick: (r) => subject(r).latency_us,
-        ci: (r) => ciOf(r, "p50_us", 1),
+        ci: (r) => ciOf(r, holdsMeanOnly(r) ? "mean_us" : "p50_us", 1),
       };
     }
     if (pattern === "bandwidth") {
@@ -203,13 +212,24 @@
     for (const config of plotted) {
       const color = colorOf(config);
       if (pattern === "latency") {
-        const base = columns.length;
-        const value = (key) => sizes.map((s) => {
+        const value = (key, kept) => sizes.map((s) => {
           const r = at(config, s);
-          return r ? positive(subject(r).latency_us[key]) : null;
+          return r && kept(r) ? positive(subject(r).latency_us[key]) : null;
         });
-        columns.push(value("p99"), value("p90"), value("p50"));
         trialBand(config, color, sizes.map((s) => at(config, s)));
+        // Sizes where the config kept only a mean: a line of its own, so a
+        // mean is never drawn as if it were a median.
+        if (sizes.some((s) => at(config, s) && holdsMeanOnly(at(config, s)))) {
+          columns.push(value("mean", holdsMeanOnly));
+          series.push({ label: `${config} mean`, stroke: color, width: 2.5, dash: [10, 4],
+                        spanGaps: true, points: { show: true, size: 6, fill: "#fff" },
+                        value: (u, v) => formatNumber(v) });
+          meanLines += 1;
+        }
+        if (!sizes.some((s) => at(config, s) && !holdsMeanOnly(at(config, s)))) continue;
+        const base = columns.length;
+        const withMedian = (r) => !holdsMeanOnly(r);
+        columns.push(value("p99", withMedian), value("p90", withMedian), value("p50", withMedian));
         series.push(
           { label: `${config} p99`, stroke: withAlpha(color, 0.45), width: 1, spanGaps: true,
             points: { show: false }, value: (u, v) => formatNumber(v) },
@@ -295,7 +315,7 @@
       const picked = metric.pick(r);
       // A record holding only a mean (a native tool's, in fidelity.py's
       // records) is drawn at its mean and says so.
-      const meanOnly = latency && picked.p50 == null && picked.mean != null;
+      const meanOnly = latency && holdsMeanOnly(r);
       if (meanOnly) meanBars += 1;
       const own = latency ? { config: r.config, value: meanOnly ? picked.mean : picked.p50,
                               tail: picked.p99, ci: metric.ci(r), mean: meanOnly }
@@ -737,13 +757,14 @@
   let rendered = 0;
   let barCharts = 0;
   let meanBars = 0;  // latency bars of records that kept a mean and no p50
+  let meanLines = 0;  // latency lines over sizes drawn at means, one a config
   let trialBands = 0;
   let railSeries = 0;  // a rail's line or bar under its config's (records of several rails)
   const envelopeContainer = document.getElementById("envelopes");
   function drawPlots() {
     for (const [, chart] of charts.splice(0)) chart.destroy();
     container.replaceChildren();
-    rendered = barCharts = meanBars = trialBands = railSeries = 0;
+    rendered = barCharts = meanBars = meanLines = trialBands = railSeries = 0;
     for (const test of tests) rendered += drawTest(test, container);
     let envelopes = 0;
     if (envelopeContainer) {
@@ -753,6 +774,7 @@
     document.documentElement.setAttribute("data-envelopes-rendered", String(envelopes));
     document.documentElement.setAttribute("data-bars-rendered", String(barCharts));
     document.documentElement.setAttribute("data-mean-bars-rendered", String(meanBars));
+    document.documentElement.setAttribute("data-mean-lines-rendered", String(meanLines));
     document.documentElement.setAttribute("data-trial-bands-rendered", String(trialBands));
     document.documentElement.setAttribute("data-rail-series-rendered", String(railSeries));
     document.documentElement.setAttribute("data-bandwidth-unit", bandwidthUnit);
