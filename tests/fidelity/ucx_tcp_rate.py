@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity  # noqa: E402  (ROOT, the runners, the rounds)
@@ -62,9 +63,12 @@ class Counted:
         self.perf = None
         if self.with_perf:
             events = ",".join(f"syscalls:sys_enter_{s}" for s in SYSCALLS)
+            if os.path.exists(self.output):
+                os.remove(self.output)  # the last run's counts
             self.perf = subprocess.Popen(
-                ["perf", "stat", "-a", "-A", "-x,", "-e", events, "-o", self.output,
-                 ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                ["perf", "stat", "-a", "-A", "-x,", "-e", events, "-o", self.output],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.2)  # until it counts
         self.times, self.segments = cpu_times(), tcp_segments_sent()
         return self
 
@@ -77,6 +81,9 @@ class Counted:
         if self.perf is not None:
             self.perf.send_signal(signal.SIGINT)  # perf stat writes its counts and ends
             self.perf.wait(timeout=30)
+            if not os.path.exists(self.output):  # perf could not count: say so, keep the rest
+                print("ucx_tcp_rate: perf stat wrote no counts", file=sys.stderr)
+                return
             with open(self.output) as counts:
                 for line in counts:
                     fields = line.strip().split(",")
@@ -149,7 +156,7 @@ def main():
                 fidelity.mmsg_per_s)))]
         results = fidelity.rotating_rounds(runners, args.rounds, "ucx_tcp_rate")
 
-    columns = list(results["uniperf"][0][1])
+    columns = max((row for runs in results.values() for _, row in runs), key=len).keys()
     print("8 B tag stream over UCX tcp, per message (µs of CPU time, or calls)")
     print(f"{'run':<20} {'Mmsg/s':>7} " + " ".join(f"{c:>{max(len(c), 8)}}" for c in columns))
     every = []
@@ -157,8 +164,9 @@ def main():
         for rate, row in results[name]:
             every.append((rate, row))
             print(f"{name:<20} {rate:>7.3f} " +
-                  " ".join(f"{row[c]:>{max(len(c), 8)}.3f}" for c in columns))
-        medians = {c: statistics.median(row[c] for _, row in results[name]) for c in columns}
+                  " ".join(f"{row.get(c, float('nan')):>{max(len(c), 8)}.3f}" for c in columns))
+        medians = {c: statistics.median(row.get(c, float("nan")) for _, row in results[name])
+                   for c in columns}
         print(f"{name + ' median':<20} {statistics.median(r for r, _ in results[name]):>7.3f} " +
               " ".join(f"{medians[c]:>{max(len(c), 8)}.3f}" for c in columns))
     print("rank correlation of the rate with each figure: over every run, and each tool's runs")
@@ -167,7 +175,7 @@ def main():
     for column in [c for c in ("sender user us", "sender kernel us", "TCP segments",
                                "recvfrom (receiver)") if c in columns]:
         print(f"  {column:<20} " + " ".join(
-            f"{spearman([r for r, _ in runs], [row[column] for _, row in runs]):>+12.2f}"
+            f"{spearman([r for r, _ in runs], [row.get(column, 0.0) for _, row in runs]):>+12.2f}"
             for _, runs in groups))
 
 if __name__ == "__main__":
