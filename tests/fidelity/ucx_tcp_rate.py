@@ -2,11 +2,13 @@
 """Where an 8-byte tag stream over UCX's tcp transport spends its time, in
 uniperf and in ucx_perftest (docs/fidelity.md, note (e)).
 
-    tests/fidelity/ucx_tcp_rate.py [--rounds 6] [-n 1000000]
+    tests/fidelity/ucx_tcp_rate.py [--rounds 6] [--length 10]
 
 Runs fidelity.py's row "ucx-tcp send rate 8" (uniperf against ucx_perftest's
-tag_bw, both with 1000 warm-up messages and peer error handling) in rotating
-rounds, the sender pinned to CPU 0 and the receiver to CPU 1. Around each
+tag_bw, with peer error handling), taken from fidelity.py at --length K
+(100,000 messages times K) and with ucx_perftest given uniperf's 1000 warm-up
+messages, in rotating rounds, the sender pinned to CPU 0 and the receiver to
+CPU 1. Around each
 run it reads, per CPU, the user and the kernel time (/proc/stat: user and
 nice; system, irq and softirq), the kernel's count of sendto and recvfrom
 calls (perf's syscall tracepoints; needs perf and root), and the TCP
@@ -28,6 +30,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity  # noqa: E402  (ROOT, the runners, the rounds)
 
+ROW = "ucx-tcp send rate 8"
+WARM_UP = 1000  # uniperf's in that row (-w 1000), given to ucx_perftest too
 SENDER_CPU, RECEIVER_CPU = 0, 1
 SYSCALLS = ("sendto", "recvfrom")
 
@@ -126,10 +130,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(fidelity.ROOT, "build"))
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("-n", "--iterations", type=int, default=1000000)
+    parser.add_argument("--length", type=int, default=10, metavar="K",
+                        help="fidelity.py's --length: 100,000 messages times K a run")
     args = parser.parse_args()
-    if args.rounds < 1 or args.iterations < 1:
-        parser.error("--rounds and --iterations are at least 1")
+    if args.rounds < 1 or args.length < 1:
+        parser.error("--rounds and --length are at least 1")
     if not fidelity.TWO_CORES:
         sys.exit("needs two CPUs: the sender on CPU 0, the receiver on CPU 1")
     with_perf = os.geteuid() == 0 and shutil.which("perf") is not None
@@ -137,23 +142,23 @@ def main():
         print("ucx_tcp_rate: no perf as root: the system call counts are left out",
               file=sys.stderr)
 
-    n = args.iterations
+    # The row as fidelity.py runs it: (name, tool, metric, uniperf's
+    # arguments, uniperf's figure, the native run, what it needs).
+    name, _, metric, argv, figure, native, _ = next(
+        row for row in fidelity.comparisons(args.length, ["-w", str(WARM_UP)])
+        if row[0] == ROW)
+    # Both send their warm-up messages as well, one sendto each.
+    messages = int(argv[argv.index("-n") + 1]) + WARM_UP
     with tempfile.TemporaryDirectory() as work:
         uniperf = fidelity.Uniperf(args.build, work)
 
         def counted(run):
             with Counted(work, with_perf) as counts:
                 rate = run()
-            # Both send their 1000 warm-up messages as well.
-            return rate, counts.per_message(n + 1000)
+            return rate, counts.per_message(messages)
 
-        runners = [
-            ("ucx_perftest", lambda: counted(lambda: fidelity.ucx_perftest(
-                "tcp,self", "tag_bw", 8, n, "rate", peer_errors=True, extra=["-w", "1000"]))),
-            ("uniperf", lambda: counted(lambda: uniperf.run(
-                "rate", ["bw", "--op", "send", "-s", "8", "-n", str(n), "--buffers", "single",
-                         "-t", "32", "-w", "1000", "-c", "configs/ucx-tcp.yaml"],
-                fidelity.mmsg_per_s)))]
+        runners = [("ucx_perftest", lambda: counted(lambda: native(metric))),
+                   ("uniperf", lambda: counted(lambda: uniperf.run(name, argv, figure)))]
         results = fidelity.rotating_rounds(runners, args.rounds, "ucx_tcp_rate")
 
     columns = max((row for runs in results.values() for _, row in runs), key=len).keys()
@@ -177,6 +182,7 @@ def main():
         print(f"  {column:<20} " + " ".join(
             f"{spearman([r for r, _ in runs], [row.get(column, 0.0) for _, row in runs]):>+12.2f}"
             for _, runs in groups))
+
 
 if __name__ == "__main__":
     main()
