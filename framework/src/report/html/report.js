@@ -212,23 +212,22 @@
     for (const config of plotted) {
       const color = colorOf(config);
       if (pattern === "latency") {
-        const value = (key, kept) => sizes.map((s) => {
-          const r = at(config, s);
-          return r && kept(r) ? positive(subject(r).latency_us[key]) : null;
-        });
-        trialBand(config, color, sizes.map((s) => at(config, s)));
+        const bySize = sizes.map((s) => at(config, s));
+        const withMedian = (r) => !holdsMeanOnly(r);
+        const value = (key, kept) =>
+          bySize.map((r) => (r && kept(r) ? positive(subject(r).latency_us[key]) : null));
+        trialBand(config, color, bySize);
         // Sizes where the config kept only a mean: a line of its own, so a
         // mean is never drawn as if it were a median.
-        if (sizes.some((s) => at(config, s) && holdsMeanOnly(at(config, s)))) {
+        if (bySize.some((r) => r && holdsMeanOnly(r))) {
           columns.push(value("mean", holdsMeanOnly));
           series.push({ label: `${config} mean`, stroke: color, width: 2.5, dash: [10, 4],
                         spanGaps: true, points: { show: true, size: 6, fill: "#fff" },
                         value: (u, v) => formatNumber(v) });
           meanLines += 1;
         }
-        if (!sizes.some((s) => at(config, s) && !holdsMeanOnly(at(config, s)))) continue;
+        if (!bySize.some((r) => r && withMedian(r))) continue;
         const base = columns.length;
-        const withMedian = (r) => !holdsMeanOnly(r);
         columns.push(value("p99", withMedian), value("p90", withMedian), value("p50", withMedian));
         series.push(
           { label: `${config} p99`, stroke: withAlpha(color, 0.45), width: 1, spanGaps: true,
