@@ -182,8 +182,10 @@ class Proc:
         self.lines = queue.Queue()
         self.out, self.err = [], []
         self.ended_at = None
-        self.readers = [threading.Thread(target=self._read, args=(s, b), daemon=True)
-                        for s, b in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
+        self.stdout_reader, self.stderr_reader = (
+            threading.Thread(target=self._read, args=(s, b), daemon=True)
+            for s, b in ((self.p.stdout, self.out), (self.p.stderr, self.err)))
+        self.readers = (self.stdout_reader, self.stderr_reader)
         for t in self.readers:
             t.start()
 
@@ -203,7 +205,7 @@ class Proc:
                 # that printed the line and exited may still have it in the
                 # pipe, its reader not yet scheduled (a CPU hog beside it
                 # made the marker test "never finish" with exit 0).
-                if self.p.poll() is not None and not self.readers[0].is_alive() and \
+                if self.p.poll() is not None and not self.stdout_reader.is_alive() and \
                         self.lines.empty():
                     return False
                 continue
