@@ -917,6 +917,35 @@ TEST(ComparisonTable, AMeanOnlyRecordHeadsWithItsMean) {
   EXPECT_NE(lines[1].find("0.929"), std::string::npos) << out.str();  // 3.25 / 3.5
 }
 
+// A row whose configs kept different statistics (uniperf's p50 beside a
+// native tool's mean) names each value's statistic and gives no ratio: a
+// mean over a median is no like-for-like ratio. Rows that agree keep theirs.
+TEST(ComparisonTable, ARowMixingAP50AndAMeanNamesEachAndHasNoRatio) {
+  Record mean_only = latency_record("fi_pingpong", "send_lat", 8, 1.0);
+  mean_only.latency->p50 = std::numeric_limits<double>::quiet_NaN();
+  mean_only.latency->mean = 3.25;
+  ComparisonTable table;
+  table.add(latency_record("uniperf", "send_lat", 8, 2.0));
+  table.add(mean_only);
+  table.add(latency_record("uniperf", "send_lat", 64, 2.0));
+  table.add(latency_record("fi_pingpong", "send_lat", 64, 3.0));
+  const auto cells = table.cells();
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[1][2], "p50 one-way us / mean one-way us");
+  EXPECT_EQ(cells[1][3], "2.000 [p50]");
+  EXPECT_EQ(cells[1][4], "3.250 [mean]");
+  EXPECT_EQ(cells[1][5], "-") << "no ratio of a mean to a p50";
+  EXPECT_EQ(cells[2][2], "p50 one-way us");
+  EXPECT_EQ(cells[2][3], "2.000");
+  EXPECT_EQ(cells[2][5], "1.500");
+  EXPECT_NE(table.legend().find("[p50], [mean]"), std::string::npos) << table.legend();
+
+  ComparisonTable alike;
+  alike.add(latency_record("uniperf", "send_lat", 64, 2.0));
+  alike.add(latency_record("fi_pingpong", "send_lat", 64, 3.0));
+  EXPECT_EQ(alike.legend().find("[mean]"), std::string::npos) << alike.legend();
+}
+
 // With trials the headline carries half its 95% confidence interval (the
 // records kept it, and nothing showed it), and the legend says what it is.
 TEST(ComparisonTable, TrialsShowTheirConfidenceInterval) {

@@ -41,6 +41,14 @@ bool holds_mean_only(const Record& r) {
   return r.latency && std::isnan(r.latency->p50) && !std::isnan(r.latency->mean);
 }
 
+/// The statistic a latency headline holds ("p50 one-way us" -> "p50"), to
+/// name it beside a value in a row whose configs kept different ones.
+std::string statistic_of(const std::string& metric) {
+  if (metric.starts_with("mean")) return "mean";
+  if (metric.find("p50") != std::string::npos) return "p50";
+  return metric;
+}
+
 /// Exception texts may span lines; a live row and a table cell must not.
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -355,7 +363,11 @@ void ComparisonTable::add(const Record& r) {
                                                        : r.bandwidth.has_value())
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
-    cell = Cell{true, value, ""};
+    cell = Cell{true, value, "", std::nullopt, metric};
+    with_mixed_rows_ = with_mixed_rows_ ||
+                       std::any_of(row->cells.begin(), row->cells.end(), [&](const Cell& other) {
+                         return other.has_value && other.metric != metric;
+                       });
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
     const char* metric_name = r.flow.pattern == model::Pattern::latency
@@ -384,23 +396,38 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
   }
   std::vector<std::vector<std::string>> lines = {std::move(header)};
   for (const auto& row : rows_) {
-    std::vector<std::string> line = {row.test, std::to_string(row.size), row.metric};
+    const auto measured = [&](std::size_t c) {
+      return c < row.cells.size() && row.cells[c].has_value;
+    };
+    // The metrics the row's values hold, in order of appearance: one but
+    // where a config kept only a mean beside another's p50 (a native tool's
+    // record); each value then names its statistic.
+    std::vector<std::string> metrics;
+    for (std::size_t c = 0; c < configs_.size(); ++c) {
+      if (measured(c) &&
+          std::find(metrics.begin(), metrics.end(), row.cells[c].metric) == metrics.end()) {
+        metrics.push_back(row.cells[c].metric);
+      }
+    }
+    const bool mixed = metrics.size() > 1;
+    std::vector<std::string> line = {
+        row.test, std::to_string(row.size),
+        mixed ? fmt::format("{}", fmt::join(metrics, " / ")) : row.metric};
     for (std::size_t c = 0; c < configs_.size(); ++c) {
       const Cell cell = c < row.cells.size() ? row.cells[c] : Cell{false, 0, "-"};
       std::string text = cell.has_value ? fmt::format("{:.{}f}", cell.value, row.decimals)
                                         : (cell.note.empty() ? "-" : cell.note);
       if (cell.has_value && cell.half_ci)
         text += fmt::format(" ±{:.{}f}", *cell.half_ci, row.decimals);
+      if (cell.has_value && mixed) text += fmt::format(" [{}]", statistic_of(cell.metric));
       line.push_back(std::move(text));
     }
-    const auto measured = [&](std::size_t c) {
-      return c < row.cells.size() && row.cells[c].has_value;
-    };
     for (std::size_t c = 1; c < configs_.size(); ++c) {
       const std::size_t base = bases[c];
       const bool has_base = measured(base) && row.cells[base].value > 0;
-      line.push_back(
-          has_base && measured(c) ? format_ratio(row.cells[c].value / row.cells[base].value) : "-");
+      // A mean over a p50 compares two different statistics: no ratio.
+      const bool alike = has_base && measured(c) && row.cells[c].metric == row.cells[base].metric;
+      line.push_back(alike ? format_ratio(row.cells[c].value / row.cells[base].value) : "-");
     }
     lines.push_back(std::move(line));
   }
@@ -439,6 +466,11 @@ std::string ComparisonTable::legend() const {
                             "several files hold: against the first file's)")
                       : fmt::format("ratio = config / {}", configs_.front());
     text += ": for latency below 1 is faster, for MB/s and Mmsg/s above 1 is faster";
+  }
+  if (with_mixed_rows_) {
+    text += std::string(text.empty() ? "" : "\n") +
+            "[p50], [mean]: the statistic each config kept where a row's differ (a native "
+            "tool's mean); no ratio between different ones";
   }
   if (with_intervals_) {
     text += std::string(text.empty() ? "" : "\n") +

@@ -83,6 +83,9 @@ class ComparisonTable {
     /// With trials: half the 95% confidence interval of the headline's mean
     /// over them, printed as "±x" after the value.
     std::optional<double> half_ci = std::nullopt;
+    /// Its record's headline metric: a row's configs may have kept
+    /// different statistics (a p50 beside a native tool's mean).
+    std::string metric = {};
   };
   struct Row {
     std::string test;
@@ -93,7 +96,8 @@ class ComparisonTable {
   };
   std::vector<std::string> configs_;
   std::vector<Row> rows_;
-  bool with_intervals_ = false;  ///< some cell has a confidence interval
+  bool with_intervals_ = false;   ///< some cell has a confidence interval
+  bool with_mixed_rows_ = false;  ///< some row's cells hold different statistics
   BandwidthUnit unit_;
 };
 
