@@ -364,10 +364,9 @@ void ComparisonTable::add(const Record& r) {
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, "", std::nullopt, metric};
-    with_mixed_rows_ = with_mixed_rows_ ||
-                       std::any_of(row->cells.begin(), row->cells.end(), [&](const Cell& other) {
-                         return other.has_value && other.metric != metric;
-                       });
+    for (const Cell& other : row->cells) {
+      with_mixed_rows_ = with_mixed_rows_ || (other.has_value && other.metric != metric);
+    }
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
     const char* metric_name = r.flow.pattern == model::Pattern::latency
