@@ -153,16 +153,47 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from servers import free_port  # noqa: E402
 
 
+def listening(port):
+    """Whether a TCP socket listens on `port` on this host (IPv4 or IPv6),
+    read from /proc/net rather than probed: a probing connection would be
+    the one client a ucx_perftest server takes."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as f:
+                next(f)
+                for line in f:
+                    local, state = line.split()[1], line.split()[3]
+                    if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
 class Server:
     """A native tool's server on CPU 1 (or `cpu`), stopped when the client is
     done; one that ends by itself after its test may first take up to
-    `grace` seconds to do so (what it writes at exit is then complete)."""
+    `grace` seconds to do so (what it writes at exit is then complete).
+    The clients do not retry, so the client starts only once the server
+    listens on `port` (up to 20 s; a fixed pause is a guess a loaded host
+    can miss), and `settle` seconds later: some servers listen before their
+    provider is open. Without a port, `settle` alone."""
 
-    def __init__(self, argv, env=None, settle=0.4, cpu=1, grace=0):
+    def __init__(self, argv, env=None, settle=0.4, cpu=1, grace=0, port=None):
         self.process = subprocess.Popen(pinned(cpu, argv), stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, env=env)
         self.grace = grace
-        time.sleep(settle)  # until it listens: the clients do not retry
+        if port is not None:
+            deadline = time.monotonic() + 20
+            while not listening(port):
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{argv[0]} server ended with {self.process.returncode} "
+                                       "before it listened")
+                if time.monotonic() > deadline:
+                    self.__exit__()
+                    raise RuntimeError(f"{argv[0]} server did not listen on {port} in 20 s")
+                time.sleep(0.02)
+        time.sleep(settle)
 
     def __enter__(self):
         return self
@@ -190,6 +221,15 @@ def client(argv, env=None, timeout=120, cpu=0):
 
 # --- the tools -------------------------------------------------------------
 
+def figure(tool, pattern, out):
+    """`pattern`'s match in a tool's output, or an error that shows how the
+    output ended (a client that could not connect prints no figure)."""
+    found = re.search(pattern, out)
+    if not found:
+        raise RuntimeError(f"{tool} gave no figure: {out.strip()[-300:] or 'nothing'}")
+    return found
+
+
 def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace=0,
                  peer_errors=False, server_env=None, extra=()):
     """Its server (index 0: a ping-pong's initiator, a stream's receiver) on
@@ -201,7 +241,7 @@ def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace
     env = dict(os.environ, UCX_TLS=tls)
     port = free_port()
     with Server(["ucx_perftest", "-p", str(port)], dict(env, **(server_env or {})),
-                cpu=server_cpu, grace=server_grace):
+                cpu=server_cpu, grace=server_grace, settle=0.1, port=port):
         out = client(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
                       "-n", str(iterations), "-f"] + (["-e"] if peer_errors else []) + list(extra),
                      env,
@@ -209,6 +249,8 @@ def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace
     # -f: one final line: iterations, p50, avg, overall latency (us),
     # avg, overall bandwidth (2^20 B/s), avg, overall message rate (1/s)
     columns = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+[\d.]", line)]
+    if not columns:
+        raise RuntimeError(f"ucx_perftest gave no figure: {out.strip()[-300:] or 'nothing'}")
     last = columns[-1]
     return {"latency": float(last[1]), "bandwidth": float(last[5]) * 1.048576,
             "rate": float(last[7]) / 1e6}[metric]
@@ -217,9 +259,9 @@ def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace
 def fi_pingpong(provider, endpoint, size, iterations, _metric):
     port = free_port()
     common = ["-p", provider, "-e", endpoint, "-I", str(iterations), "-S", str(size)]
-    # Its client does not retry: give the server time to open the provider
-    # and listen (with 0.4 s, one client of 22 printed nothing).
-    with Server(["fi_pingpong"] + common + ["-B", str(port)], settle=1.0):
+    # Its client does not retry (with 0.4 s of settling and no look at the
+    # port, one client of 22 printed nothing).
+    with Server(["fi_pingpong"] + common + ["-B", str(port)], settle=0.2, port=port):
         out = client(["fi_pingpong"] + common + ["-P", str(port), "127.0.0.1"])
     rows = [line.split() for line in out.splitlines() if re.match(r"^\d+[kmg]?\s", line)]
     if not rows:
@@ -235,20 +277,20 @@ def sockperf(mode, size, seconds, _metric):
     if mode == "ping-pong":
         server.append("--nonblocked")
         test += ["--nonblocked", "--mps=max"]
-    with Server(server):
+    with Server(server, settle=0.1, port=port):
         out = client(test)
     if mode == "ping-pong":
-        return float(re.search(r"percentile 50\.000 =\s*([\d.]+)", out).group(1))
-    rate = float(re.search(r"Message Rate is ([\d.]+) \[msg/sec\]", out).group(1))
+        return float(figure("sockperf", r"percentile 50\.000 =\s*([\d.]+)", out).group(1))
+    rate = float(figure("sockperf", r"Message Rate is ([\d.]+) \[msg/sec\]", out).group(1))
     return rate * size / 1e6  # MB/s, 10^6 B/s
 
 
 def qperf(test, size, seconds, _metric):
     port = free_port()
-    with Server(["qperf", "-lp", str(port)]):
+    with Server(["qperf", "-lp", str(port)], settle=0.1, port=port):
         out = client(["qperf", "127.0.0.1", "-lp", str(port), "-m", str(size), "-t", str(seconds),
                       test])
-    value, unit = re.search(r"(?:latency|bw)\s*=\s*([\d.]+)\s*(\S+)", out).groups()
+    value, unit = figure("qperf", r"(?:latency|bw)\s*=\s*([\d.]+)\s*(\S+)", out).groups()
     scale = {"ns": 1e-3, "us": 1, "ms": 1e3, "sec": 1e6,
              "KB/sec": 1e-3, "MB/sec": 1, "GB/sec": 1e3}[unit]
     return float(value) * scale
