@@ -221,12 +221,17 @@ def client(argv, env=None, timeout=120, cpu=0):
 
 # --- the tools -------------------------------------------------------------
 
-def figure(tool, pattern, out):
-    """`pattern`'s match in a tool's output, or an error that shows how the
+def no_figure(tool, out):
+    """The error of a run whose output holds no figure, showing how that
     output ended (a client that could not connect prints no figure)."""
+    return RuntimeError(f"{tool} gave no figure: {out.strip()[-300:] or 'nothing'}")
+
+
+def figure(tool, pattern, out):
+    """`pattern`'s match in a tool's output, or no_figure's error."""
     found = re.search(pattern, out)
     if not found:
-        raise RuntimeError(f"{tool} gave no figure: {out.strip()[-300:] or 'nothing'}")
+        raise no_figure(tool, out)
     return found
 
 
@@ -250,7 +255,7 @@ def ucx_perftest(tls, test, size, iterations, metric, server_cpu=1, server_grace
     # avg, overall bandwidth (2^20 B/s), avg, overall message rate (1/s)
     columns = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+[\d.]", line)]
     if not columns:
-        raise RuntimeError(f"ucx_perftest gave no figure: {out.strip()[-300:] or 'nothing'}")
+        raise no_figure("ucx_perftest", out)
     last = columns[-1]
     return {"latency": float(last[1]), "bandwidth": float(last[5]) * 1.048576,
             "rate": float(last[7]) / 1e6}[metric]
@@ -265,7 +270,7 @@ def fi_pingpong(provider, endpoint, size, iterations, _metric):
         out = client(["fi_pingpong"] + common + ["-P", str(port), "127.0.0.1"])
     rows = [line.split() for line in out.splitlines() if re.match(r"^\d+[kmg]?\s", line)]
     if not rows:
-        raise RuntimeError("fi_pingpong printed no result: " + (out.strip()[-300:] or "nothing"))
+        raise no_figure("fi_pingpong", out)
     return float(rows[-1][6])  # usec/xfer
 
 
@@ -333,7 +338,7 @@ def perftest(tool, size, iterations, metric, extra=()):
     # bw: bytes, iterations, BW peak, BW average (2^20 B/s), MsgRate
     rows = [line.split() for line in out.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]", line)]
     if not rows:
-        raise RuntimeError(f"{tool} gave no figure: {out.strip()[-300:]}")
+        raise no_figure(tool, out)
     last = rows[-1]
     return float(last[4]) if metric == "latency" else float(last[3]) * 1.048576
 
@@ -346,10 +351,7 @@ def dapltest(size, iterations, _metric):
         out = client(["dapltest", "-T", "P", "-D", ia, "-s", address, "-i", str(iterations),
                       "-p", "16", "-m", "p", "RW", str(size), "1"], env)
         client(["dapltest", "-T", "Q", "-D", ia, "-s", address], env, timeout=30)  # server, quit
-    bandwidth = re.search(r"Bandwidth\s*:?\s*([\d.]+)", out)
-    if not bandwidth:
-        raise RuntimeError(f"dapltest gave no bandwidth: {out.strip()[-300:]}")
-    return float(bandwidth.group(1)) * 1.048576
+    return float(figure("dapltest", r"Bandwidth\s*:?\s*([\d.]+)", out).group(1)) * 1.048576
 
 
 # --- uniperf ---------------------------------------------------------------
