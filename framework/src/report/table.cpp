@@ -364,9 +364,6 @@ void ComparisonTable::add(const Record& r) {
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
     cell = Cell{true, value, "", std::nullopt, metric};
-    for (const Cell& other : row->cells) {
-      with_mixed_rows_ = with_mixed_rows_ || (other.has_value && other.metric != metric);
-    }
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
     const char* metric_name = r.flow.pattern == model::Pattern::latency
@@ -398,16 +395,8 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
     const auto measured = [&](std::size_t c) {
       return c < row.cells.size() && row.cells[c].has_value;
     };
-    // The metrics the row's values hold, in order of appearance: one but
-    // where a config kept only a mean beside another's p50 (a native tool's
-    // record); each value then names its statistic.
-    std::vector<std::string> metrics;
-    for (std::size_t c = 0; c < configs_.size(); ++c) {
-      if (measured(c) &&
-          std::find(metrics.begin(), metrics.end(), row.cells[c].metric) == metrics.end()) {
-        metrics.push_back(row.cells[c].metric);
-      }
-    }
+    // Values of different statistics each name theirs.
+    const std::vector<std::string> metrics = metrics_of(row);
     const bool mixed = metrics.size() > 1;
     std::vector<std::string> line = {
         row.test, std::to_string(row.size),
@@ -431,6 +420,16 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
     lines.push_back(std::move(line));
   }
   return lines;
+}
+
+std::vector<std::string> ComparisonTable::metrics_of(const Row& row) {
+  std::vector<std::string> metrics;
+  for (const Cell& cell : row.cells) {
+    if (cell.has_value && std::find(metrics.begin(), metrics.end(), cell.metric) == metrics.end()) {
+      metrics.push_back(cell.metric);
+    }
+  }
+  return metrics;
 }
 
 std::vector<std::size_t> ComparisonTable::ratio_bases() const {
@@ -466,7 +465,8 @@ std::string ComparisonTable::legend() const {
                       : fmt::format("ratio = config / {}", configs_.front());
     text += ": for latency below 1 is faster, for MB/s and Mmsg/s above 1 is faster";
   }
-  if (with_mixed_rows_) {
+  if (std::any_of(rows_.begin(), rows_.end(),
+                  [](const Row& row) { return metrics_of(row).size() > 1; })) {
     text += std::string(text.empty() ? "" : "\n") +
             "[p50], [mean]: the statistic each config kept where a row's differ (a native "
             "tool's mean); no ratio between different ones";

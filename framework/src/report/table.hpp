@@ -96,9 +96,13 @@ class ComparisonTable {
   };
   std::vector<std::string> configs_;
   std::vector<Row> rows_;
-  bool with_intervals_ = false;   ///< some cell has a confidence interval
-  bool with_mixed_rows_ = false;  ///< some row's cells hold different statistics
+  bool with_intervals_ = false;  ///< some cell has a confidence interval
   BandwidthUnit unit_;
+
+  /// The headline metrics a row's values hold, in order of appearance: one,
+  /// but where a config kept only a mean beside another's p50 (a native
+  /// tool's record).
+  static std::vector<std::string> metrics_of(const Row& row);
 };
 
 /// A transient "[ 3/24] write_bw 65536 B ..." line, rewritten in place with
