@@ -902,6 +902,11 @@ TEST(ComparisonTable, AMeanOnlyRecordHeadsWithItsMean) {
   EXPECT_EQ(headline(latency_record("uniperf", "send_lat", 8, 2.0)),
             std::make_pair(2.0, std::string("p50 one-way us")))
       << "a record with its percentiles heads with its p50";
+  EXPECT_EQ(headline_statistic(mean_only("uniperf", 3.5)), "mean");
+  EXPECT_EQ(headline_statistic(round_trips), "mean");
+  EXPECT_EQ(headline_statistic(latency_record("uniperf", "send_lat", 8, 2.0)), "p50");
+  EXPECT_EQ(headline_statistic(bandwidth_record("uniperf", "send_bw", 65536, 0.5)), "")
+      << "a bandwidth is no statistic of samples";
 
   ComparisonTable table;
   table.add(mean_only("uniperf", 3.5));

@@ -41,14 +41,6 @@ bool holds_mean_only(const Record& r) {
   return r.latency && std::isnan(r.latency->p50) && !std::isnan(r.latency->mean);
 }
 
-/// The statistic a latency headline holds ("p50 one-way us" -> "p50"), to
-/// name it beside a value in a row whose configs kept different ones.
-std::string statistic_of(const std::string& metric) {
-  if (metric.starts_with("mean")) return "mean";
-  if (metric.find("p50") != std::string::npos) return "p50";
-  return metric;
-}
-
 /// Exception texts may span lines; a live row and a table cell must not.
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -152,15 +144,23 @@ double in_unit(double mb_per_s, BandwidthUnit unit) {
   return unit == BandwidthUnit::mib ? mb_per_s * kMiBInMB : mb_per_s;
 }
 
+std::string_view headline_statistic(const Record& r) {
+  const model::Pattern pattern = r.flows.empty() ? r.flow.pattern : r.flows.front().flow.pattern;
+  if (pattern != model::Pattern::latency) return {};
+  return r.flows.empty() && holds_mean_only(r) ? "mean" : "p50";
+}
+
 std::pair<double, std::string> headline(const Record& r) {
+  // The latency labels start from headline_statistic(), which the
+  // comparison table also keeps per cell: the two cannot disagree.
+  const std::string statistic(headline_statistic(r));
   // Concurrent flows: the first flow is the one studied (the victim of the
   // competing ones), so its own number heads the comparison.
   if (!r.flows.empty()) {
     const FlowResult& first = r.flows.front();
     if (first.flow.pattern == model::Pattern::latency) {
-      return {first.latency ? first.latency->p50 : 0, first.latency && !first.latency->one_way
-                                                          ? "flow 1 p50 RTT us"
-                                                          : "flow 1 p50 one-way us"};
+      const char* kind = first.latency && !first.latency->one_way ? " RTT us" : " one-way us";
+      return {first.latency ? first.latency->p50 : 0, "flow 1 " + statistic + kind};
     }
     if (first.flow.pattern == model::Pattern::message_rate) {
       return {first.bandwidth ? first.bandwidth->mmsg_per_s : 0, "flow 1 Mmsg/s"};
@@ -170,8 +170,8 @@ std::pair<double, std::string> headline(const Record& r) {
   switch (r.flow.pattern) {
     case model::Pattern::latency: {
       const char* kind = is_one_way(r) ? " one-way us" : " RTT us";
-      if (holds_mean_only(r)) return {r.latency->mean, std::string("mean") + kind};
-      return {r.latency ? r.latency->p50 : 0, std::string("p50") + kind};
+      if (holds_mean_only(r)) return {r.latency->mean, statistic + kind};
+      return {r.latency ? r.latency->p50 : 0, statistic + kind};
     }
     case model::Pattern::bandwidth:
       return {r.bandwidth ? r.bandwidth->mb_per_s : 0, "MB/s"};
@@ -363,7 +363,7 @@ void ComparisonTable::add(const Record& r) {
                                                        : r.bandwidth.has_value())
           : (r.flows.front().latency.has_value() || r.flows.front().bandwidth.has_value());
   if (r.status == Status::ok && measured) {
-    cell = Cell{true, value, "", std::nullopt, metric};
+    cell = Cell{true, value, "", std::nullopt, metric, std::string(headline_statistic(r))};
     // The headline's confidence interval, where trials gave one (a single
     // flow's record: the intervals are the record's, not flow 1's).
     const char* metric_name = r.flow.pattern == model::Pattern::latency
@@ -407,7 +407,8 @@ std::vector<std::vector<std::string>> ComparisonTable::cells() const {
                                         : (cell.note.empty() ? "-" : cell.note);
       if (cell.has_value && cell.half_ci)
         text += fmt::format(" ±{:.{}f}", *cell.half_ci, row.decimals);
-      if (cell.has_value && mixed) text += fmt::format(" [{}]", statistic_of(cell.metric));
+      if (cell.has_value && mixed && !cell.statistic.empty())
+        text += fmt::format(" [{}]", cell.statistic);
       line.push_back(std::move(text));
     }
     for (std::size_t c = 1; c < configs_.size(); ++c) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,6 +87,9 @@ class ComparisonTable {
     /// Its record's headline metric: a row's configs may have kept
     /// different statistics (a p50 beside a native tool's mean).
     std::string metric = {};
+    /// The statistic the value is ("p50", "mean"; "" for a bandwidth or a
+    /// rate): named beside the value in a row that mixes them.
+    std::string statistic = {};
   };
   struct Row {
     std::string test;
@@ -142,5 +146,9 @@ class Progress {
 /// records); bandwidth "MB/s", message rate "Mmsg/s". The value is 0 when
 /// the record carries no such measurement.
 std::pair<double, std::string> headline(const Record& record);
+
+/// The statistic headline() reports for a latency record ("p50", or "mean"
+/// for a record that holds a mean alone); "" for a bandwidth or a rate.
+std::string_view headline_statistic(const Record& record);
 
 }  // namespace uniperf::report
