@@ -170,8 +170,8 @@ std::pair<double, std::string> headline(const Record& r) {
   switch (r.flow.pattern) {
     case model::Pattern::latency: {
       const char* kind = is_one_way(r) ? " one-way us" : " RTT us";
-      if (holds_mean_only(r)) return {r.latency->mean, statistic + kind};
-      return {r.latency ? r.latency->p50 : 0, statistic + kind};
+      const double value = !r.latency ? 0 : holds_mean_only(r) ? r.latency->mean : r.latency->p50;
+      return {value, statistic + kind};
     }
     case model::Pattern::bandwidth:
       return {r.bandwidth ? r.bandwidth->mb_per_s : 0, "MB/s"};
