@@ -162,7 +162,8 @@ def listening(port):
             with open(table, encoding="ascii") as f:
                 next(f)
                 for line in f:
-                    local, state = line.split()[1], line.split()[3]
+                    fields = line.split()
+                    local, state = fields[1], fields[3]
                     if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
                         return True
         except OSError:
